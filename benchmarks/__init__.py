@@ -1,0 +1,1 @@
+"""Benchmarks, run on demand (never in the test suite): ``python -m benchmarks.<name>``."""

@@ -1,0 +1,70 @@
+"""The shared machinery of exercise checks: a friendly failure type and comparisons."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+class CheckFailed(AssertionError):
+    """An exercise answer is missing or differs from the reference.
+
+    IPython calls ``_render_traceback_`` instead of printing a traceback, so a student sees
+    one short message that says what to fix.
+    """
+
+    def __init__(self, exercise: str, message: str):
+        self.exercise = exercise
+        self.message = message
+        super().__init__(f"{exercise}: {message}")
+
+    def _render_traceback_(self) -> list[str]:
+        return [f"\u2717 {self.exercise} not passed yet: {self.message}"]
+
+
+def passed(exercise: str, detail: str = "") -> bool:
+    """Print the success line of a check and return True."""
+    print(f"\u2713 {exercise} passed." + (f" {detail}" if detail else ""))
+    return True
+
+
+def run_student_code(exercise: str, function: Callable[..., Any], *args, **kwargs) -> Any:
+    """Call a student's function; turn 'not done yet' and crashes into :class:`CheckFailed`."""
+    try:
+        return function(*args, **kwargs)
+    except NotImplementedError:
+        raise CheckFailed(
+            exercise,
+            "the solution is still the placeholder. Replace `raise NotImplementedError(...)` "
+            "with your code, run that cell, then run this check again.",
+        ) from None
+    except CheckFailed:
+        raise
+    except Exception as error:  # noqa: BLE001 - any crash becomes feedback, not a traceback
+        raise CheckFailed(
+            exercise, f"your code raised {type(error).__name__}: {error}"
+        ) from None
+
+
+def assert_close(exercise: str, got, expected, *, what: str = "output",
+                 atol: float = 1e-5, rtol: float = 1e-5) -> None:
+    """Compare arrays; on mismatch say whether the shape or which value differs."""
+    got = np.asarray(got)
+    expected = np.asarray(expected)
+    if got.shape != expected.shape:
+        raise CheckFailed(
+            exercise, f"{what} has shape {got.shape}, expected {expected.shape}."
+        )
+    if not np.all(np.isfinite(got)) and np.all(np.isfinite(expected)):
+        index = tuple(int(i) for i in np.argwhere(~np.isfinite(got))[0])
+        raise CheckFailed(exercise, f"{what} is {got[index]} at position {index}; expected a finite number.")
+    close = np.isclose(got, expected, atol=atol, rtol=rtol)
+    if not close.all():
+        index = tuple(int(i) for i in np.argwhere(~close)[0])
+        raise CheckFailed(
+            exercise,
+            f"{what} differs at position {index}: got {got[index]:.6g}, expected "
+            f"{expected[index]:.6g} ({int((~close).sum())} of {close.size} values differ).",
+        )

@@ -1,0 +1,68 @@
+"""Project-wide settings: the FAST flag, repository paths, seeds and the Colab source.
+
+FAST mode (``SEQLAB_FAST=1`` in the environment, or the ``FAST`` notebook parameter) runs every
+notebook offline in about a minute on two CPU cores: small data shipped in ``data/`` and a
+stand-in TF-Hub module built by this project instead of the real downloads.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: The one place that says where the notebooks fetch seqlab from on Colab. Notebook setup
+#: cells and "Open in Colab" badges are generated from these two values
+#: (``python -m seqlab.notebook sync``); a test fails if a notebook drifts from them.
+REPOSITORY_URL = "https://github.com/seqlab-course/seqlab"
+REPOSITORY_REF = "main"
+
+#: Seed used by :func:`seqlab.notebook.setup` and by every data split in the package.
+SEED = 42
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _find_repo_root() -> Path:
+    """The checkout that holds ``data/`` and ``models/`` (``SEQLAB_HOME`` overrides)."""
+    override = os.environ.get("SEQLAB_HOME")
+    if override:
+        return Path(override).expanduser().resolve()
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "data").is_dir() and (parent / "pyproject.toml").is_file():
+            return parent
+    # Installed without the checkout (e.g. a wheel): fall back to the working directory.
+    return Path.cwd()
+
+
+REPO_ROOT: Path = _find_repo_root()
+DATA_DIR: Path = REPO_ROOT / "data"
+MODELS_DIR: Path = REPO_ROOT / "models"
+RUNS_DIR: Path = REPO_ROOT / "runs"
+
+
+def is_fast(default: bool = False) -> bool:
+    """True when ``SEQLAB_FAST`` asks for FAST (offline, small) mode.
+
+    Raises:
+        ValueError: if ``SEQLAB_FAST`` holds something other than a yes/no value, so a typo
+            never silently switches a class into a 30-minute full run.
+    """
+    raw = os.environ.get("SEQLAB_FAST")
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(
+        f"SEQLAB_FAST must be one of 1/0, true/false, yes/no, on/off; got {raw!r}."
+    )
+
+
+def models_dir() -> Path:
+    """``models/``, created on first use (trained artifacts and the stand-in land here)."""
+    MODELS_DIR.mkdir(parents=True, exist_ok=True)
+    return MODELS_DIR

@@ -1,0 +1,6 @@
+"""Reusable Keras 3 layers: recurrent cells, attention, Transformer blocks, the TF-Hub embedding.
+
+Each layer computes with ``keras.ops`` (so it also runs on the JAX and PyTorch backends),
+cites the slide equation it implements, registers as serializable and round-trips through
+``model.save`` / ``keras.models.load_model``. The TF-Hub layer is TensorFlow-only by nature.
+"""

@@ -1,0 +1,1 @@
+"""Models assembled from :mod:`seqlab.layers`: sentiment classifier, RNN and Transformer translators."""

@@ -1,0 +1,99 @@
+"""Plots a person would rather see than read: learning curves, attention heatmaps, encodings.
+
+Every function returns the matplotlib ``Figure`` so notebooks can save it and tests can
+inspect it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+
+def _history_dict(history) -> Mapping[str, Sequence[float]]:
+    """Accept a ``keras.callbacks.History`` or its ``.history`` dict."""
+    return getattr(history, "history", history)
+
+
+def plot_learning_curves(histories, metrics: Sequence[str] = ("loss", "accuracy"),
+                         titles: Sequence[str] | None = None, *, suptitle: str | None = None):
+    """Training and validation curves, one column per history, one row per metric.
+
+    Args:
+        histories: a ``History`` (or dict), or a list of them to draw side by side with shared
+            y axes (e.g. before/after unfreezing).
+        metrics: metric names as Keras logs them; ``val_`` curves are drawn when present.
+        titles: a title per history.
+    """
+    if not isinstance(histories, (list, tuple)):
+        histories = [histories]
+    if not histories:
+        raise ValueError("plot_learning_curves needs at least one history.")
+    dicts = [_history_dict(h) for h in histories]
+    metrics = [m for m in metrics if any(m in d for d in dicts)]
+    if not metrics:
+        raise ValueError(f"None of the metrics were logged; logged keys: {sorted(dicts[0])}")
+    fig, axes = plt.subplots(len(metrics), len(dicts), squeeze=False, sharey="row",
+                             figsize=(4.5 * len(dicts), 3.2 * len(metrics)))
+    for col, values in enumerate(dicts):
+        for row, metric in enumerate(metrics):
+            ax = axes[row][col]
+            for key, style in ((metric, "-o"), (f"val_{metric}", "--s")):
+                if key in values:
+                    epochs = np.arange(1, len(values[key]) + 1)
+                    ax.plot(epochs, values[key], style, markersize=3,
+                            label="validation" if key.startswith("val_") else "training")
+            ax.set_xlabel("epoch")
+            ax.set_ylabel(metric)
+            ax.legend()
+            if titles and row == 0:
+                ax.set_title(titles[col])
+    if suptitle:
+        fig.suptitle(suptitle)
+    fig.tight_layout()
+    return fig
+
+
+def plot_attention(weights, source_tokens: Sequence[str], target_tokens: Sequence[str],
+                   *, ax=None, title: str | None = None, cmap: str = "viridis"):
+    """Heatmap of attention weights: output tokens down the side, source tokens across.
+
+    Args:
+        weights: array ``(target_len, source_len)``; extra rows/columns beyond the given
+            tokens (padding) are cropped.
+    """
+    weights = np.asarray(weights)
+    if weights.ndim != 2:
+        raise ValueError(f"plot_attention expects weights of rank 2 (target, source); got shape {weights.shape}")
+    weights = weights[: len(target_tokens), : len(source_tokens)]
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(0.5 * len(source_tokens) + 2, 0.45 * len(target_tokens) + 1.5))
+    else:
+        fig = ax.figure
+    image = ax.imshow(weights, cmap=cmap, vmin=0.0, vmax=max(float(weights.max()), 1e-9))
+    ax.set_xticks(range(len(source_tokens)), labels=list(source_tokens), rotation=60, ha="right")
+    ax.set_yticks(range(len(target_tokens)), labels=list(target_tokens))
+    ax.set_xlabel("source")
+    ax.set_ylabel("output")
+    ax.grid(False)
+    if title:
+        ax.set_title(title)
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return fig
+
+
+def plot_positional_encoding(encoding, *, title: str = "Positional encodings (eq. 15)"):
+    """Heatmap of a ``(length, depth)`` positional-encoding matrix."""
+    encoding = np.asarray(encoding)
+    if encoding.ndim != 2:
+        raise ValueError(f"expected a (length, depth) matrix; got shape {encoding.shape}")
+    fig, ax = plt.subplots(figsize=(8, 4))
+    image = ax.pcolormesh(encoding, cmap="RdBu", vmin=-1, vmax=1)
+    ax.set_xlabel("encoding dimension i")
+    ax.set_ylabel("position p")
+    ax.set_title(title)
+    ax.grid(False)
+    fig.colorbar(image, ax=ax)
+    return fig

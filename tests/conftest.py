@@ -1,0 +1,8 @@
+"""Test-wide settings: offline FAST mode, quiet TensorFlow, and the notebook lists."""
+
+import os
+
+# Before TensorFlow is imported anywhere: quiet logs, and never try a download in tests.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("SEQLAB_FAST", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")

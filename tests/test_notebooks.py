@@ -1,0 +1,118 @@
+"""Every notebook runs top to bottom in FAST mode with a real Jupyter kernel, and is tidy.
+
+Instructor notebooks (``notebooks/``) must run with every exercise check passing. Student
+copies (``assignments/``) must run to the end too, each check cell failing with its friendly
+``CheckFailed`` message while the exercise is unsolved.
+"""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+
+from seqlab import config
+from seqlab.assignments import ALLOWED_ERROR_TAG, CHECK_TAG, EXERCISE_TAG, exercise_name
+from seqlab.notebook import PARAMETERS_TAG, SETUP_TAG, notebook_paths, sync_notebook
+from seqlab.runner import run_notebook
+
+NOTEBOOKS = notebook_paths(config.REPO_ROOT / "notebooks")
+STUDENT_COPIES = notebook_paths(config.REPO_ROOT / "assignments")
+
+
+def _ids(paths):
+    return [p.stem for p in paths]
+
+
+def _tags(cell):
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def test_the_course_has_its_five_notebooks():
+    numbers = sorted(p.name[:2] for p in NOTEBOOKS)
+    assert numbers == ["01", "02", "03", "04", "05"], numbers
+
+
+# ----------------------------------------------------------------------------- hygiene
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + STUDENT_COPIES, ids=_ids(NOTEBOOKS + STUDENT_COPIES))
+def test_notebook_hygiene(path):
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    notebook = nbformat.reads(json.dumps(raw), as_version=4)
+    nbformat.validate(notebook)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    with_outputs = [i for i, c in enumerate(code) if c.get("outputs") or c.get("execution_count")]
+    assert not with_outputs, f"{path.name}: code cells {with_outputs} carry outputs; clear them"
+    assert sync_notebook(path, write=False) == [], "run `python -m seqlab.notebook sync`"
+    assert sum(SETUP_TAG in _tags(c) for c in code) == 1
+    parameters = [c for c in code if PARAMETERS_TAG in _tags(c)]
+    assert len(parameters) == 1, f"{path.name}: needs exactly one cell tagged 'parameters'"
+    assert "FAST" in parameters[0].source
+    setup_index = next(i for i, c in enumerate(notebook.cells) if SETUP_TAG in _tags(c))
+    parameters_index = notebook.cells.index(parameters[0])
+    assert setup_index < parameters_index, "the setup cell comes before the parameters cell"
+    assert "## Exercises" in "".join(c.source for c in notebook.cells if c.cell_type == "markdown")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_every_exercise_has_a_solution_region_and_a_check(path):
+    notebook = nbformat.read(path, as_version=4)
+    cells = notebook.cells
+    exercises = [i for i, c in enumerate(cells) if EXERCISE_TAG in _tags(c)]
+    assert exercises, f"{path.name} has no exercise cell"
+    for i in exercises:
+        source = cells[i].source
+        assert "### BEGIN SOLUTION" in source and "### END SOLUTION" in source
+        assert exercise_name(cells[i]), f"cell {i} lacks metadata.seqlab.exercise"
+        following = next((c for c in cells[i + 1:] if c.cell_type == "code"), None)
+        assert following is not None and CHECK_TAG in _tags(following), (
+            f"{path.name}: exercise cell {i} must be followed by a check cell"
+        )
+        assert "checks.check_" in following.source
+    # In the instructor notebook nothing may be allowed to fail.
+    assert not [c for c in cells if ALLOWED_ERROR_TAG in _tags(c)]
+
+
+# ----------------------------------------------------------------------------- execution
+
+
+def _errors(notebook):
+    return [
+        (i, output)
+        for i, cell in enumerate(notebook.cells)
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "error"
+    ]
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_notebook_runs_in_fast_mode(path, tmp_path):
+    run = run_notebook(path, tmp_path, fast=True)
+    executed = nbformat.read(run.output, as_version=4)
+    assert _errors(executed) == []
+    check_cells = [c for c in executed.cells if CHECK_TAG in _tags(c)]
+    for cell in check_cells:
+        text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
+        assert "passed" in text, f"{path.name}: a check did not report success: {cell.source!r}"
+    print(f"{path.name}: {run.seconds:.1f} s")
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", STUDENT_COPIES, ids=_ids(STUDENT_COPIES))
+def test_student_copy_runs_and_each_check_explains_what_is_missing(path, tmp_path):
+    run = run_notebook(path, tmp_path, fast=True)
+    executed = nbformat.read(run.output, as_version=4)
+    errors = _errors(executed)
+    checks = [i for i, c in enumerate(executed.cells) if CHECK_TAG in _tags(c)]
+    assert checks
+    failing_checks = {i for i, output in errors if i in checks}
+    assert failing_checks == set(checks), "every check must fail while its exercise is unsolved"
+    for i, output in errors:
+        assert i in checks, f"cell {i} failed unexpectedly: {output['ename']}: {output['evalue']}"
+        assert output["ename"] == "CheckFailed", output
+        rendered = "\n".join(output["traceback"])
+        assert "not passed yet" in rendered and "Traceback" not in rendered

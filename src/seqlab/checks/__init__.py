@@ -9,6 +9,6 @@ The check functions live in per-notebook modules and are re-exported here, so no
 ``from seqlab import checks; checks.check_coupled_lstm_cell(MyCell)``.
 """
 
-from seqlab.checks.core import CheckFailed, assert_close, run_student_code, passed
+from seqlab.checks.core import CheckFailed, assert_close, passed, run_student_code
 
 __all__ = ["CheckFailed", "assert_close", "passed", "run_student_code"]

@@ -4,3 +4,11 @@ Each layer computes with ``keras.ops`` (so it also runs on the JAX and PyTorch b
 cites the slide equation it implements, registers as serializable and round-trips through
 ``model.save`` / ``keras.models.load_model``. The TF-Hub layer is TensorFlow-only by nature.
 """
+
+from seqlab.layers.recurrent import (
+    GRUCell,
+    LSTMCell,
+    RecurrentCell,
+    SimpleRNNCell,
+    copy_weights_from_keras,
+)

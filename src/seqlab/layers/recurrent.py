@@ -1,0 +1,393 @@
+"""Recurrent cells written from the slide equations (1)–(11), and a weight bridge to Keras.
+
+Each cell computes **one time step**: ``cell(x_t, states) -> (y_t, new_states)`` with
+``x_t`` of shape ``(batch, features)``. Wrap it in ``keras.layers.RNN`` to run it over a
+sequence ``(batch, time, features)``; the wrapper loops over time, honours masks (a masked
+step keeps the previous state and output), and provides ``return_sequences``,
+``return_state``, ``go_backwards`` and ``keras.layers.Bidirectional``::
+
+    layer = keras.layers.RNN(LSTMCell(32), return_sequences=True)
+
+These cells are for understanding. Train real models with Keras's fused layers
+(``keras.layers.LSTM``/``GRU``, cuDNN on a GPU); :func:`copy_weights_from_keras` and the tests
+prove the two compute the same thing (``python -m benchmarks.recurrent`` says how much slower
+ours are).
+
+Weight layout
+-------------
+One weight per symbol on the slides, named after it, so ``cell.W_xf`` *is* ``W_xf`` of eq. (3):
+
+=====================  ====================================================  =================
+cell                   our weights (each gate ``k``: ``W_xk``, ``W_hk``, ``b_k``)  Keras's fused weights
+=====================  ====================================================  =================
+``SimpleRNNCell``      ``W_x (d, u)``, ``W_y (u, u)``, ``b (u,)``            ``kernel``, ``recurrent_kernel``, ``bias``
+``LSTMCell``           gates ``i, f, g, o``; peephole: ``p_i, p_f, p_o (u,)``   columns ``[i | f | c | o]``
+``GRUCell``            gates ``z, r, g``                                      columns ``[z | r | h]``
+=====================  ====================================================  =================
+
+(``d`` = input features, ``u`` = units.) Keras stores the blocks side by side in one
+``kernel (d, k·u)``, ``recurrent_kernel (u, k·u)`` and ``bias (k·u,)``; its ``c`` (LSTM) and
+``h`` (GRU) block is the slides' main layer ``g``. The slides write column vectors,
+``W_x x^T``, so their ``W_x`` is ``(u, d)``; Keras and we multiply row vectors from the left,
+``x @ W_x`` with ``W_x`` of shape ``(d, u)`` — the transpose, same numbers.
+
+GRU and ``reset_after``
+-----------------------
+Eq. (10) applies the reset gate to ``h(t-1)`` *before* the recurrent weights,
+``W_hg (r ⊙ h(t-1))``. That is Keras's ``GRU(reset_after=False)``. Keras's default,
+``reset_after=True`` (the cuDNN variant), computes ``r ⊙ (W_hg h(t-1) + b_hg)`` with a second
+bias; it is a different cell, and :func:`copy_weights_from_keras` refuses it.
+
+Initial weights mirror Keras's defaults: Glorot-uniform input weights, orthogonal recurrent
+weights, zero biases, and a forget-gate bias of one in the LSTM (``unit_forget_bias``).
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+from keras import ops
+
+__all__ = [
+    "GRUCell",
+    "LSTMCell",
+    "RecurrentCell",
+    "SimpleRNNCell",
+    "copy_weights_from_keras",
+]
+
+
+@keras.saving.register_keras_serializable(package="seqlab")
+class RecurrentCell(keras.layers.Layer):
+    """What every cell here shares: ``units``, input checks, and per-gate weights.
+
+    A gate ``k`` is a fully connected layer on ``x(t)`` and the previous state: its net input
+    is ``x(t) W_xk + h(t-1) W_hk + b_k`` (:meth:`net_input`); :meth:`add_gate` creates its
+    three weights. Subclasses set ``state_size`` and ``output_size`` and write ``call``.
+
+    Args:
+        units: size of the state ``h(t)`` (and of the output), a positive integer.
+        kernel_initializer: initializer of the input weights ``W_x…``.
+        recurrent_initializer: initializer of the recurrent weights ``W_h…``.
+        bias_initializer: initializer of the biases ``b_…``.
+    """
+
+    def __init__(self, units: int, kernel_initializer="glorot_uniform",
+                 recurrent_initializer="orthogonal", bias_initializer="zeros", **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(units, bool) or not isinstance(units, int) or units <= 0:
+            raise ValueError(f"units must be a positive integer; got {units!r}.")
+        self.units = units
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.recurrent_initializer = keras.initializers.get(recurrent_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.input_dim: int | None = None
+
+    def build(self, input_shape):
+        input_shape = tuple(input_shape)
+        if len(input_shape) != 2:
+            raise ValueError(
+                f"{type(self).__name__} computes one time step and expects inputs of rank 2, "
+                f"(batch, features); got shape {input_shape}. Run it over sequences of shape "
+                "(batch, time, features) with keras.layers.RNN(cell); a (batch, features) "
+                "tensor given to RNN has no time axis: add one, e.g. x[:, None, :]."
+            )
+        if input_shape[-1] is None:
+            raise ValueError(
+                f"{type(self).__name__} needs the number of input features; got shape "
+                f"{input_shape}. Give the last axis a size, e.g. keras.Input((None, 8))."
+            )
+        self.input_dim = int(input_shape[-1])
+
+    def add_gate(self, gate: str, *, state: str = "h", bias_initializer=None) -> None:
+        """Create ``W_x<gate> (d, u)``, ``W_<state><gate> (u, u)`` and ``b_<gate> (u,)``.
+
+        They become attributes named the same way, e.g. ``add_gate("f")`` gives ``self.W_xf``,
+        ``self.W_hf`` and ``self.b_f``. ``gate=""`` with ``state="y"`` gives eq. (1)'s ``W_x``,
+        ``W_y`` and ``b``.
+        """
+        if self.input_dim is None:
+            raise RuntimeError("add_gate needs the input size: call it from build(), after "
+                               "super().build(input_shape).")
+        bias_name = f"b_{gate}" if gate else "b"
+        shapes = {
+            f"W_x{gate}": ((self.input_dim, self.units), self.kernel_initializer),
+            f"W_{state}{gate}": ((self.units, self.units), self.recurrent_initializer),
+            bias_name: ((self.units,), bias_initializer or self.bias_initializer),
+        }
+        for name, (shape, initializer) in shapes.items():
+            setattr(self, name, self.add_weight(shape=shape, initializer=initializer, name=name))
+        self._gates = {**getattr(self, "_gates", {}), gate: tuple(shapes)}
+
+    def net_input(self, gate: str, x, state):
+        """``x W_x<gate> + state W_h<gate> + b_<gate>``: ``(batch, d), (batch, u) -> (batch, u)``."""
+        input_weights, recurrent_weights, bias = (getattr(self, n) for n in self._gates[gate])
+        return ops.matmul(x, input_weights) + ops.matmul(state, recurrent_weights) + bias
+
+    def check_step_input(self, inputs):
+        """Raise a ValueError that says what to do when a step input is not ``(batch, d)``."""
+        shape = tuple(inputs.shape)
+        if len(shape) != 2 or (shape[-1] is not None and shape[-1] != self.input_dim):
+            raise ValueError(
+                f"{type(self).__name__} was built for steps of shape (batch, {self.input_dim}) "
+                f"and got {shape}. Pass sequences (batch, time, {self.input_dim}) to "
+                "keras.layers.RNN(cell), or call the cell on one step x[:, t, :]."
+            )
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "units": self.units,
+            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            "recurrent_initializer": keras.initializers.serialize(self.recurrent_initializer),
+            "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+        }
+
+
+@keras.saving.register_keras_serializable(package="seqlab")
+class SimpleRNNCell(RecurrentCell):
+    r"""The recurrent layer of eq. (1): a memory cell whose state is its output.
+
+    .. math:: \mathbf{y}_{(t)} = f(\mathbf{W}_x \mathbf{x}_{(t)}^\top
+              + \mathbf{W}_y \mathbf{y}_{(t-1)}^\top + \mathbf{b})
+
+    Args:
+        units: number of recurrent perceptrons ``u``.
+        activation: ``f`` (default ``"tanh"``, as Keras's ``SimpleRNN``).
+
+    Weights: ``W_x (d, u)``, ``W_y (u, u)``, ``b (u,)``. State: ``[y(t)]``, ``(batch, u)``.
+    """
+
+    def __init__(self, units: int, activation="tanh", **kwargs):
+        super().__init__(units, **kwargs)
+        self.activation = keras.activations.get(activation)
+        self.state_size = units
+        self.output_size = units
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        self.add_gate("", state="y")
+
+    def call(self, inputs, states):
+        self.check_step_input(inputs)
+        y_previous = states[0]                                   # (batch, u)
+        y = self.activation(self.net_input("", inputs, y_previous))   # eq. (1)
+        return y, [y]
+
+    def get_config(self):
+        return {**super().get_config(),
+                "activation": keras.activations.serialize(self.activation)}
+
+
+@keras.saving.register_keras_serializable(package="seqlab")
+class LSTMCell(RecurrentCell):
+    r"""The LSTM cell of eqs. (2)–(7), optionally with peephole connections.
+
+    .. math::
+        \mathbf{i}_{(t)} &= \sigma(\mathbf{W}_{xi}\mathbf{x}_{(t)} + \mathbf{W}_{hi}\mathbf{h}_{(t-1)} + \mathbf{b}_i) \quad (2)\\
+        \mathbf{f}_{(t)} &= \sigma(\mathbf{W}_{xf}\mathbf{x}_{(t)} + \mathbf{W}_{hf}\mathbf{h}_{(t-1)} + \mathbf{b}_f) \quad (3)\\
+        \mathbf{o}_{(t)} &= \sigma(\mathbf{W}_{xo}\mathbf{x}_{(t)} + \mathbf{W}_{ho}\mathbf{h}_{(t-1)} + \mathbf{b}_o) \quad (4)\\
+        \mathbf{g}_{(t)} &= \tanh(\mathbf{W}_{xg}\mathbf{x}_{(t)} + \mathbf{W}_{hg}\mathbf{h}_{(t-1)} + \mathbf{b}_g) \quad (5)\\
+        \mathbf{c}_{(t)} &= \mathbf{f}_{(t)} \otimes \mathbf{c}_{(t-1)} + \mathbf{i}_{(t)} \otimes \mathbf{g}_{(t)} \quad (6)\\
+        \mathbf{y}_{(t)} = \mathbf{h}_{(t)} &= \mathbf{o}_{(t)} \otimes \tanh(\mathbf{c}_{(t)}) \quad (7)
+
+    With ``peephole=True`` (Gers & Schmidhuber, 2000) the gate controllers also see the
+    long-term state: ``p_i ⊙ c(t-1)`` is added inside eq. (2), ``p_f ⊙ c(t-1)`` inside eq. (3),
+    and ``p_o ⊙ c(t)`` inside eq. (4) — so ``o`` is computed after eq. (6). The peephole
+    weights ``p_i, p_f, p_o`` are vectors ``(u,)`` (one weight per cell, the "diagonal"
+    connections of the paper and of TensorFlow 2's ``PeepholeLSTMCell``).
+
+    Args:
+        units: size ``u`` of both states ``h(t)`` and ``c(t)``.
+        peephole: add the peephole connections.
+        unit_forget_bias: start ``b_f`` at one so the cell remembers by default (as Keras).
+
+    States: ``[h(t), c(t)]``, each ``(batch, u)``; output ``h(t)``.
+    """
+
+    GATES = ("i", "f", "g", "o")
+
+    def __init__(self, units: int, peephole: bool = False, unit_forget_bias: bool = True,
+                 **kwargs):
+        super().__init__(units, **kwargs)
+        self.peephole = bool(peephole)
+        self.unit_forget_bias = bool(unit_forget_bias)
+        self.state_size = [units, units]
+        self.output_size = units
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        for gate in self.GATES:
+            forget = gate == "f" and self.unit_forget_bias
+            self.add_gate(gate, bias_initializer="ones" if forget else None)
+        if self.peephole:
+            for name in ("p_i", "p_f", "p_o"):
+                setattr(self, name, self.add_weight(
+                    shape=(self.units,), initializer=self.kernel_initializer, name=name))
+
+    def call(self, inputs, states):
+        self.check_step_input(inputs)
+        h_previous, c_previous = states                              # (batch, u) each
+        i = self.net_input("i", inputs, h_previous)
+        f = self.net_input("f", inputs, h_previous)
+        o = self.net_input("o", inputs, h_previous)
+        if self.peephole:
+            i = i + self.p_i * c_previous
+            f = f + self.p_f * c_previous
+        i = ops.sigmoid(i)                                           # eq. (2)
+        f = ops.sigmoid(f)                                           # eq. (3)
+        g = ops.tanh(self.net_input("g", inputs, h_previous))        # eq. (5)
+        c = f * c_previous + i * g                                   # eq. (6)
+        if self.peephole:
+            o = o + self.p_o * c
+        o = ops.sigmoid(o)                                           # eq. (4)
+        h = o * ops.tanh(c)                                          # eq. (7)
+        return h, [h, c]
+
+    def get_config(self):
+        return {**super().get_config(), "peephole": self.peephole,
+                "unit_forget_bias": self.unit_forget_bias}
+
+
+@keras.saving.register_keras_serializable(package="seqlab")
+class GRUCell(RecurrentCell):
+    r"""The GRU cell of eqs. (8)–(11), exactly as on the slides.
+
+    .. math::
+        \mathbf{z}_{(t)} &= \sigma(\mathbf{W}_{xz}\mathbf{x}_{(t)} + \mathbf{W}_{hz}\mathbf{h}_{(t-1)} + \mathbf{b}_z) \quad (8)\\
+        \mathbf{r}_{(t)} &= \sigma(\mathbf{W}_{xr}\mathbf{x}_{(t)} + \mathbf{W}_{hr}\mathbf{h}_{(t-1)} + \mathbf{b}_r) \quad (9)\\
+        \mathbf{g}_{(t)} &= \tanh(\mathbf{W}_{xg}\mathbf{x}_{(t)} + \mathbf{W}_{hg}(\mathbf{r}_{(t)} \otimes \mathbf{h}_{(t-1)}) + \mathbf{b}_g) \quad (10)\\
+        \mathbf{y}_{(t)} = \mathbf{h}_{(t)} &= \mathbf{z}_{(t)} \otimes \mathbf{h}_{(t-1)} + (1 - \mathbf{z}_{(t)}) \otimes \mathbf{g}_{(t)} \quad (11)
+
+    The reset gate acts on ``h(t-1)`` before ``W_hg``: Keras's ``GRU(reset_after=False)``.
+    ``z`` keeps the old state (Keras's convention too; some texts swap ``z`` and ``1 - z``).
+
+    Args:
+        units: size ``u`` of the state ``h(t)``.
+
+    State: ``[h(t)]``, ``(batch, u)``; output ``h(t)``.
+    """
+
+    GATES = ("z", "r", "g")
+
+    def __init__(self, units: int, **kwargs):
+        super().__init__(units, **kwargs)
+        self.state_size = units
+        self.output_size = units
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        for gate in self.GATES:
+            self.add_gate(gate)
+
+    def call(self, inputs, states):
+        self.check_step_input(inputs)
+        h_previous = states[0]                                       # (batch, u)
+        z = ops.sigmoid(self.net_input("z", inputs, h_previous))     # eq. (8)
+        r = ops.sigmoid(self.net_input("r", inputs, h_previous))     # eq. (9)
+        g = ops.tanh(self.net_input("g", inputs, r * h_previous))    # eq. (10)
+        h = z * h_previous + (1.0 - z) * g                           # eq. (11)
+        return h, [h]
+
+
+# --------------------------------------------------------------------------------------------
+# Weight bridge: Keras's fused layers -> our cells
+# --------------------------------------------------------------------------------------------
+
+#: Our cell class -> (Keras cell class, our gates in the order of Keras's column blocks).
+_KERAS_TWINS = {
+    SimpleRNNCell: (keras.layers.SimpleRNNCell, ("",)),
+    LSTMCell: (keras.layers.LSTMCell, ("i", "f", "g", "o")),
+    GRUCell: (keras.layers.GRUCell, ("z", "r", "g")),
+}
+
+
+def _cell_of(layer):
+    return layer.cell if isinstance(layer, keras.layers.RNN) else layer
+
+
+def copy_weights_from_keras(source, target):
+    """Copy trained weights from Keras's ``SimpleRNN``/``LSTM``/``GRU`` into our cell.
+
+    After the copy, ``target`` computes what ``source`` computes (tested to 1e-5, with and
+    without masks). Keras's fused ``kernel``/``recurrent_kernel``/``bias`` are cut into the
+    per-gate blocks listed in the module docstring; an ``LSTMCell(peephole=True)`` gets zero
+    peephole weights, which makes it a plain LSTM.
+
+    Args:
+        source: a built ``keras.layers.SimpleRNN``, ``LSTM`` or ``GRU(reset_after=False)``, its
+            cell, or a ``keras.layers.Bidirectional`` of one.
+        target: the matching :class:`SimpleRNNCell`, :class:`LSTMCell` or :class:`GRUCell`, a
+            ``keras.layers.RNN`` of one, or a ``Bidirectional`` of such an ``RNN`` (when
+            ``source`` is bidirectional). Built here if it is not built yet.
+
+    Returns:
+        ``target``.
+
+    Raises:
+        ValueError: if the layers do not match (kind of cell, sizes, activations), if
+            ``source`` is not built, or if it is a GRU with ``reset_after=True``.
+    """
+    bidirectional = [isinstance(layer, keras.layers.Bidirectional) for layer in (source, target)]
+    if any(bidirectional):
+        if not all(bidirectional):
+            raise ValueError("copy_weights_from_keras: source and target must both be "
+                             "Bidirectional, or neither.")
+        copy_weights_from_keras(source.forward_layer, target.forward_layer)
+        copy_weights_from_keras(source.backward_layer, target.backward_layer)
+        return target
+
+    ours, theirs = _cell_of(target), _cell_of(source)
+    if type(ours) not in _KERAS_TWINS:
+        raise ValueError(f"copy_weights_from_keras: target must hold a seqlab SimpleRNNCell, "
+                         f"LSTMCell or GRUCell; got {type(ours).__name__}.")
+    keras_class, gates = _KERAS_TWINS[type(ours)]
+    if not isinstance(theirs, keras_class):
+        raise ValueError(f"copy_weights_from_keras: {type(ours).__name__} takes its weights "
+                         f"from a Keras {keras_class.__name__} (or its layer); got "
+                         f"{type(theirs).__name__}.")
+    if not theirs.built:
+        raise ValueError("copy_weights_from_keras: the Keras layer has no weights yet; call it "
+                         "on a batch (or build it) first.")
+    if getattr(theirs, "reset_after", False):
+        raise ValueError(
+            "copy_weights_from_keras: this Keras GRU has reset_after=True (Keras's default), "
+            "which applies the reset gate after W_hg: r * (h W_hg + b_hg). The slides' eq. (10) "
+            "applies it before, W_hg (r * h): use keras.layers.GRU(units, reset_after=False)."
+        )
+    _check_same_activations(ours, theirs)
+    input_dim, units = int(theirs.kernel.shape[0]), int(theirs.units)
+    if ours.units != units:
+        raise ValueError(f"copy_weights_from_keras: Keras layer has {units} units, "
+                         f"our cell {ours.units}.")
+    if not ours.built:
+        ours.build((None, input_dim))
+    elif ours.input_dim != input_dim:
+        raise ValueError(f"copy_weights_from_keras: Keras layer takes {input_dim} input "
+                         f"features, our cell {ours.input_dim}.")
+
+    kernel = ops.convert_to_numpy(theirs.kernel)                     # (d, k*u)
+    recurrent = ops.convert_to_numpy(theirs.recurrent_kernel)        # (u, k*u)
+    bias = (ops.convert_to_numpy(theirs.bias) if theirs.bias is not None
+            else np.zeros(kernel.shape[-1], kernel.dtype))           # (k*u,)
+    for block, gate in enumerate(gates):
+        columns = slice(block * units, (block + 1) * units)
+        for name, values in zip(ours._gates[gate], (kernel, recurrent, bias)):
+            getattr(ours, name).assign(values[..., columns])
+    if getattr(ours, "peephole", False):
+        for name in ("p_i", "p_f", "p_o"):
+            getattr(ours, name).assign(np.zeros(units, kernel.dtype))
+    return target
+
+
+def _check_same_activations(ours, theirs) -> None:
+    expected = {"activation": getattr(ours, "activation", keras.activations.tanh)}
+    if not isinstance(ours, SimpleRNNCell):
+        expected["recurrent_activation"] = keras.activations.sigmoid
+    for attribute, activation in expected.items():
+        name = keras.activations.serialize(getattr(theirs, attribute))
+        if name != keras.activations.serialize(activation):
+            raise ValueError(
+                f"copy_weights_from_keras: the Keras layer's {attribute} is {name!r}, our "
+                f"{type(ours).__name__} uses {keras.activations.serialize(activation)!r}."
+            )

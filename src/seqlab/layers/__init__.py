@@ -5,10 +5,8 @@ cites the slide equation it implements, registers as serializable and round-trip
 ``model.save`` / ``keras.models.load_model``. The TF-Hub layer is TensorFlow-only by nature.
 """
 
-from seqlab.layers.recurrent import (
-    GRUCell,
-    LSTMCell,
-    RecurrentCell,
-    SimpleRNNCell,
-    copy_weights_from_keras,
-)
+from seqlab.layers.recurrent import GRUCell as GRUCell
+from seqlab.layers.recurrent import LSTMCell as LSTMCell
+from seqlab.layers.recurrent import RecurrentCell as RecurrentCell
+from seqlab.layers.recurrent import SimpleRNNCell as SimpleRNNCell
+from seqlab.layers.recurrent import copy_weights_from_keras as copy_weights_from_keras

@@ -372,7 +372,7 @@ def copy_weights_from_keras(source, target):
             else np.zeros(kernel.shape[-1], kernel.dtype))           # (k*u,)
     for block, gate in enumerate(gates):
         columns = slice(block * units, (block + 1) * units)
-        for name, values in zip(ours._gates[gate], (kernel, recurrent, bias)):
+        for name, values in zip(ours._gates[gate], (kernel, recurrent, bias), strict=True):
             getattr(ours, name).assign(values[..., columns])
     if getattr(ours, "peephole", False):
         for name in ("p_i", "p_f", "p_o"):

@@ -12,3 +12,12 @@ The check functions live in per-notebook modules and are re-exported here, so no
 from seqlab.checks.core import CheckFailed, assert_close, passed, run_student_code
 
 __all__ = ["CheckFailed", "assert_close", "passed", "run_student_code"]
+
+from seqlab.checks.recurrent import (
+    check_coupled_lstm_cell,
+    check_gru_without_reset_gate,
+    check_reset_gate_comparison,
+)
+
+__all__ += ["check_coupled_lstm_cell", "check_gru_without_reset_gate",
+            "check_reset_gate_comparison"]

@@ -1,0 +1,173 @@
+"""Checks for notebook 03's exercises: two recurrent cells and the reset-gate comparison.
+
+A student's cell subclasses :class:`seqlab.layers.RecurrentCell` and creates its weights with
+``add_gate``, so they carry the slides' names (``W_xf``, ``W_hf``, ``b_f``, ...). A check runs
+the cell inside ``keras.layers.RNN`` on a small random batch, gives every weight a random
+value, and compares the outputs and final states with a NumPy version of the equations.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+from seqlab.checks.core import CheckFailed, assert_close, passed, run_student_code
+
+UNITS, FEATURES, STEPS, BATCH = 3, 4, 5, 2
+
+COUPLED_LSTM = "Exercise 1: the coupled-gate LSTM cell"
+GRU_WITHOUT_RESET = "Exercise 2a: a GRU cell without reset gate"
+RESET_GATE_COMPARISON = "Exercise 2b: GRU with and without reset gate"
+
+
+def _sigmoid(a):
+    return 1.0 / (1.0 + np.exp(-a))
+
+
+def _coupled_lstm_reference(w: Mapping[str, np.ndarray], x: np.ndarray):
+    """Eqs. (3)-(7) with the input gate coupled to the forget gate, i = 1 - f."""
+    h = c = np.zeros((x.shape[0], UNITS))
+    outputs = []
+    for t in range(x.shape[1]):
+        net = {k: x[:, t] @ w[f"W_x{k}"] + h @ w[f"W_h{k}"] + w[f"b_{k}"] for k in "fog"}
+        f, o, g = _sigmoid(net["f"]), _sigmoid(net["o"]), np.tanh(net["g"])
+        c = f * c + (1.0 - f) * g
+        h = o * np.tanh(c)
+        outputs.append(h)
+    return np.stack(outputs, axis=1), [h, c]
+
+
+def _gru_without_reset_reference(w: Mapping[str, np.ndarray], x: np.ndarray):
+    """Eqs. (8), (10), (11) with r = 1: the main layer sees all of h(t-1)."""
+    h = np.zeros((x.shape[0], UNITS))
+    outputs = []
+    for t in range(x.shape[1]):
+        z = _sigmoid(x[:, t] @ w["W_xz"] + h @ w["W_hz"] + w["b_z"])
+        g = np.tanh(x[:, t] @ w["W_xg"] + h @ w["W_hg"] + w["b_g"])
+        h = z * h + (1.0 - z) * g
+        outputs.append(h)
+    return np.stack(outputs, axis=1), [h]
+
+
+def _run_cell(exercise: str, cell_class, needed: set[str], forbidden: set[str], why: str):
+    """Build ``cell_class`` in an RNN, randomize its weights, return (weights, x, results)."""
+    import keras
+
+    rng = np.random.default_rng(2000)
+    x = rng.normal(size=(BATCH, STEPS, FEATURES)).astype("float32")
+
+    def build_and_run():
+        layer = keras.layers.RNN(cell_class(UNITS), return_sequences=True, return_state=True)
+        layer(x)
+        return layer
+
+    layer = run_student_code(exercise, build_and_run)
+    names = {w.name for w in layer.cell.weights}
+    if names & forbidden:
+        raise CheckFailed(exercise, f"your cell has the weights {sorted(names & forbidden)}: "
+                                    f"{why}")
+    if not needed <= names:
+        raise CheckFailed(exercise, f"your cell lacks the weights {sorted(needed - names)}; "
+                                    "create them in build() with self.add_gate(...), as in the "
+                                    "cell's template.")
+    for weight in layer.cell.weights:
+        weight.assign(rng.normal(scale=0.6, size=weight.shape).astype("float32"))
+    results = run_student_code(exercise, layer, x)
+    weights = {w.name: np.asarray(w) for w in layer.cell.weights}
+    return weights, x, [np.asarray(r) for r in results], layer.count_params()
+
+
+def _compare(exercise: str, got: list, expected_sequence, expected_states, state_names):
+    if len(got) != 1 + len(expected_states):
+        raise CheckFailed(
+            exercise, f"the RNN returned {len(got) - 1} state(s), expected "
+                      f"{len(expected_states)} ({', '.join(state_names)}): check state_size "
+                      "and that call returns (output, [new states])."
+        )
+    assert_close(exercise, got[0], expected_sequence, what="the output sequence y(t)")
+    for value, expected, name in zip(got[1:], expected_states, state_names, strict=True):
+        assert_close(exercise, value, expected, what=f"the final state {name}")
+
+
+def _block_parameters(blocks: int) -> int:
+    return blocks * (FEATURES * UNITS + UNITS * UNITS + UNITS)
+
+
+def check_coupled_lstm_cell(cell_class) -> bool:
+    """Exercise 1: an LSTM whose input gate is ``i = 1 - f`` (the "simplified LSTM").
+
+    ``cell_class(units)`` must build the gates ``f``, ``o``, ``g`` (no input-gate weights),
+    keep the states ``[h, c]`` and compute eqs. (3)-(7) with ``i = 1 - f`` in eq. (6).
+    """
+    exercise = COUPLED_LSTM
+    weights, x, got, parameters = _run_cell(
+        exercise, cell_class,
+        needed={f"{w}{k}" for k in "fog" for w in ("W_x", "W_h")} | {"b_f", "b_o", "b_g"},
+        forbidden={"W_xi", "W_hi", "b_i"},
+        why="a coupled cell has no input gate of its own; i(t) = 1 - f(t) needs no weights.",
+    )
+    expected_sequence, expected_states = _coupled_lstm_reference(weights, x)
+    _compare(exercise, got, expected_sequence, expected_states, ["h(t)", "c(t)"])
+    if parameters != _block_parameters(3):
+        raise CheckFailed(exercise, f"your cell has {parameters} parameters; three gates of "
+                                    f"this size have {_block_parameters(3)}.")
+    return passed(exercise, f"Three weight blocks instead of four: {parameters} parameters "
+                            f"where an LSTM has {_block_parameters(4)}.")
+
+
+def check_gru_without_reset_gate(cell_class) -> bool:
+    """Exercise 2a: a GRU cell with ``r = 1``: eqs. (8), (10), (11) and no reset weights."""
+    exercise = GRU_WITHOUT_RESET
+    weights, x, got, parameters = _run_cell(
+        exercise, cell_class,
+        needed={f"{w}{k}" for k in "zg" for w in ("W_x", "W_h")} | {"b_z", "b_g"},
+        forbidden={"W_xr", "W_hr", "b_r"},
+        why="without a reset gate the cell needs no W_xr, W_hr or b_r.",
+    )
+    expected_sequence, expected_states = _gru_without_reset_reference(weights, x)
+    _compare(exercise, got, expected_sequence, expected_states, ["h(t)"])
+    if parameters != _block_parameters(2):
+        raise CheckFailed(exercise, f"your cell has {parameters} parameters; two gates of "
+                                    f"this size have {_block_parameters(2)}.")
+    return passed(exercise, f"{parameters} parameters where the GRU of eqs. (8)-(11) has "
+                            f"{_block_parameters(3)}.")
+
+
+def check_reset_gate_comparison(comparison: Mapping[str, Mapping[str, float]]) -> bool:
+    """Exercise 2b: both GRUs trained the same way, with their parameters and accuracy.
+
+    ``comparison`` maps ``"with reset gate"`` and ``"without reset gate"`` to dicts holding at
+    least ``cell_parameters`` (the recurrent layer's parameter count), ``val_accuracy`` and
+    ``epochs``. The cell without reset gate must have exactly 2/3 of the parameters, both
+    accuracies must be numbers in [0, 1], and both runs the same number of epochs.
+    """
+    exercise = RESET_GATE_COMPARISON
+    expected_keys = {"with reset gate", "without reset gate"}
+    if not isinstance(comparison, Mapping) or set(comparison) != expected_keys:
+        found = sorted(comparison) if isinstance(comparison, Mapping) else type(comparison)
+        raise CheckFailed(exercise, f"`comparison` must have the two entries "
+                                    f"{sorted(expected_keys)}; found {found}.")
+    for name, result in comparison.items():
+        missing = {"cell_parameters", "val_accuracy", "epochs"} - set(result)
+        if missing:
+            raise CheckFailed(exercise, f"the entry {name!r} lacks {sorted(missing)}.")
+        accuracy = result["val_accuracy"]
+        if not isinstance(accuracy, (int, float)) or not math.isfinite(accuracy) or not (
+                0.0 <= accuracy <= 1.0):
+            raise CheckFailed(exercise, f"{name!r}: val_accuracy is {accuracy!r}, expected a "
+                                        "number between 0 and 1.")
+    with_reset, without_reset = (comparison[k] for k in ("with reset gate", "without reset gate"))
+    if 3 * without_reset["cell_parameters"] != 2 * with_reset["cell_parameters"]:
+        raise CheckFailed(
+            exercise, f"the cells have {with_reset['cell_parameters']} and "
+                      f"{without_reset['cell_parameters']} parameters; without the reset gate "
+                      "there should be exactly 2/3 as many. Did both runs use the same units?"
+        )
+    if with_reset["epochs"] != without_reset["epochs"]:
+        raise CheckFailed(exercise, "train both cells for the same number of epochs, or the "
+                                    "comparison says nothing about the reset gate.")
+    difference = with_reset["val_accuracy"] - without_reset["val_accuracy"]
+    return passed(exercise, f"Validation accuracy with minus without reset gate: "
+                            f"{difference:+.3f}.")

@@ -1,0 +1,180 @@
+"""Notebook 03's checks accept the reference answers and reject stubs and plausible mistakes."""
+
+from __future__ import annotations
+
+import pytest
+from keras import ops
+
+from seqlab import checks
+from seqlab.checks import CheckFailed
+from seqlab.layers import RecurrentCell
+
+
+class CoupledLSTMCell(RecurrentCell):
+    """Reference answer of exercise 1; the mistakes below override one piece of it."""
+
+    def __init__(self, units, **kwargs):
+        super().__init__(units, **kwargs)
+        self.state_size = [units, units]
+        self.output_size = units
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        for gate in "fog":
+            self.add_gate(gate)
+
+    def input_gate(self, f):
+        return 1.0 - f
+
+    def squash(self, c):
+        return ops.tanh(c)
+
+    def call(self, inputs, states):
+        h_previous, c_previous = states
+        f = ops.sigmoid(self.net_input("f", inputs, h_previous))
+        o = ops.sigmoid(self.net_input("o", inputs, h_previous))
+        g = ops.tanh(self.net_input("g", inputs, h_previous))
+        c = f * c_previous + self.input_gate(f) * g
+        h = o * self.squash(c)
+        return h, [h, c]
+
+
+class InputGateEqualsForgetGate(CoupledLSTMCell):
+    def input_gate(self, f):
+        return f
+
+
+class NoTanhOnTheOutput(CoupledLSTMCell):
+    def squash(self, c):
+        return c
+
+
+class KeepsItsInputGateWeights(CoupledLSTMCell):
+    def build(self, input_shape):
+        super().build(input_shape)
+        self.add_gate("i")
+
+
+class ForgetsTheLongTermState(CoupledLSTMCell):
+    def __init__(self, units, **kwargs):
+        super().__init__(units, **kwargs)
+        self.state_size = units
+
+    def call(self, inputs, states):
+        h, _ = super().call(inputs, [states[0], ops.zeros_like(states[0])])
+        return h, [h]
+
+
+class CoupledStub(CoupledLSTMCell):
+    def call(self, inputs, states):
+        raise NotImplementedError("Exercise 1: replace this line with your solution.")
+
+
+class GRUCellWithoutResetGate(RecurrentCell):
+    """Reference answer of exercise 2a."""
+
+    def __init__(self, units, **kwargs):
+        super().__init__(units, **kwargs)
+        self.state_size = units
+        self.output_size = units
+
+    def build(self, input_shape):
+        super().build(input_shape)
+        for gate in "zg":
+            self.add_gate(gate)
+
+    def mix(self, z, h_previous, g):
+        return z * h_previous + (1.0 - z) * g
+
+    def call(self, inputs, states):
+        h_previous = states[0]
+        z = ops.sigmoid(self.net_input("z", inputs, h_previous))
+        g = ops.tanh(self.net_input("g", inputs, h_previous))
+        h = self.mix(z, h_previous, g)
+        return h, [h]
+
+
+class UpdateGateSwapped(GRUCellWithoutResetGate):
+    def mix(self, z, h_previous, g):
+        return (1.0 - z) * h_previous + z * g
+
+
+class GRUStub(GRUCellWithoutResetGate):
+    def call(self, inputs, states):
+        raise NotImplementedError("Exercise 2a: replace this line with your solution.")
+
+
+def test_reference_answers_pass(capsys):
+    assert checks.check_coupled_lstm_cell(CoupledLSTMCell) is True
+    assert checks.check_gru_without_reset_gate(GRUCellWithoutResetGate) is True
+    printed = capsys.readouterr().out
+    assert "Exercise 1: the coupled-gate LSTM cell passed" in printed
+    assert "Exercise 2a" in printed and "passed" in printed
+
+
+@pytest.mark.parametrize(
+    ("check", "stub"),
+    [(checks.check_coupled_lstm_cell, CoupledStub),
+     (checks.check_gru_without_reset_gate, GRUStub)],
+)
+def test_placeholders_fail_with_the_friendly_message(check, stub):
+    with pytest.raises(CheckFailed, match="still the placeholder") as failure:
+        check(stub)
+    assert "not passed yet" in failure.value._render_traceback_()[0]
+
+
+@pytest.mark.parametrize(
+    ("wrong", "message"),
+    [
+        (InputGateEqualsForgetGate, "output sequence y\\(t\\) differs"),
+        (NoTanhOnTheOutput, "output sequence y\\(t\\) differs"),
+        (KeepsItsInputGateWeights, "W_xi"),
+        (ForgetsTheLongTermState, "returned 1 state"),
+    ],
+    ids=["i_equals_f", "missing_tanh", "input_gate_weights", "no_long_term_state"],
+)
+def test_plausible_wrong_coupled_cells_are_rejected(wrong, message):
+    with pytest.raises(CheckFailed, match=message):
+        checks.check_coupled_lstm_cell(wrong)
+
+
+def test_wrong_gru_answers_are_rejected():
+    with pytest.raises(CheckFailed, match="differs"):
+        checks.check_gru_without_reset_gate(UpdateGateSwapped)
+    from seqlab.layers import GRUCell
+    with pytest.raises(CheckFailed, match="W_hr"):  # the full GRU still has its reset gate
+        checks.check_gru_without_reset_gate(GRUCell)
+    with pytest.raises(CheckFailed, match="lacks the weights"):
+        checks.check_gru_without_reset_gate(CoupledLSTMCell)
+
+
+def _comparison(with_parameters=75, without_parameters=50, accuracy=0.8, epochs=(3, 3)):
+    return {
+        "with reset gate": {"cell_parameters": with_parameters, "val_accuracy": accuracy,
+                            "epochs": epochs[0]},
+        "without reset gate": {"cell_parameters": without_parameters, "val_accuracy": 0.75,
+                               "epochs": epochs[1]},
+    }
+
+
+def test_reset_gate_comparison_accepts_a_fair_comparison(capsys):
+    assert checks.check_reset_gate_comparison(_comparison()) is True
+    assert "+0.050" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("comparison", "message"),
+    [
+        ({}, "two entries"),
+        (None, "two entries"),
+        ({"with reset gate": {}, "without reset gate": {}}, "lacks"),
+        (_comparison(without_parameters=75), "2/3"),
+        (_comparison(accuracy=1.7), "between 0 and 1"),
+        (_comparison(accuracy=float("nan")), "between 0 and 1"),
+        (_comparison(epochs=(3, 1)), "same number of epochs"),
+    ],
+    ids=["empty", "none", "missing_keys", "same_parameters", "accuracy_over_1", "nan", "epochs"],
+)
+def test_reset_gate_comparison_rejects_incomplete_or_unfair_results(comparison, message):
+    with pytest.raises(CheckFailed, match=message):
+        checks.check_reset_gate_comparison(comparison)

@@ -40,3 +40,19 @@ def test_attention_heatmap_rejects_wrong_rank():
 def test_positional_encoding_plot_rejects_vectors():
     with pytest.raises(ValueError, match="length, depth"):
         plotting.plot_positional_encoding(np.zeros(4))
+
+
+def test_gradient_norms_one_line_per_curve_on_a_log_axis():
+    curves = {"SimpleRNN": [1e-6, 1e-3, 1.0], "LSTM": [1e-2, 1e-1, 1.0]}
+    fig = plotting.plot_gradient_norms(curves, title="short-term memory")
+    ax = fig.get_axes()[0]
+    assert ax.get_yscale() == "log" and ax.get_title() == "short-term memory"
+    assert [line.get_label() for line in ax.get_lines()] == ["SimpleRNN", "LSTM"]
+    np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), [1e-6, 1e-3, 1.0])
+
+
+def test_gradient_norms_reject_empty_and_matrix_curves():
+    with pytest.raises(ValueError, match="at least one"):
+        plotting.plot_gradient_norms({})
+    with pytest.raises(ValueError, match="one norm per step"):
+        plotting.plot_gradient_norms({"x": np.ones((2, 2))})

@@ -97,3 +97,35 @@ def plot_positional_encoding(encoding, *, title: str = "Positional encodings (eq
     ax.grid(False)
     fig.colorbar(image, ax=ax)
     return fig
+
+
+def plot_gradient_norms(curves: Mapping[str, Sequence[float]], *, xlabel: str = "time step t",
+                        ylabel: str = "gradient norm", title: str | None = None,
+                        log: bool = True, ax=None):
+    """One line per curve of gradient norms, on a log scale by default.
+
+    Args:
+        curves: name -> norms, e.g. ``{"SimpleRNN": [...], "LSTM": [...]}`` with
+            ``||dL/dx(t)||`` for each time step t, or one norm per training step.
+        log: logarithmic y axis, where vanishing (and exploding) gradients are straight lines.
+        ax: draw into this axes (e.g. a panel of a larger figure) instead of a new figure.
+    """
+    if not curves:
+        raise ValueError("plot_gradient_norms needs at least one curve.")
+    if ax is None:
+        fig, ax = plt.subplots()
+    else:
+        fig = ax.figure
+    for name, values in curves.items():
+        values = np.asarray(values, dtype=float)
+        if values.ndim != 1:
+            raise ValueError(f"curve {name!r} must be one norm per step; got shape {values.shape}")
+        ax.plot(np.arange(len(values)), values, label=name)
+    if log:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.legend()
+    return fig

@@ -1,0 +1,119 @@
+"""IMDB movie reviews as ``tf.data`` pipelines: the real 50K reviews (TFDS) or the offline sample.
+
+    train, valid, test = load_imdb("tfds")      # 17,500 / 7,500 / 25,000 reviews (download)
+    train, valid, test = load_imdb("sample")    # 700 / 150 / 150 reviews from data/, offline
+
+Each split yields batches of ``(text, label)``: ``text`` a ``tf.string`` tensor of shape
+``(batch,)`` and ``label`` an ``int64`` tensor of shape ``(batch,)``, 1 for a positive review
+and 0 for a negative one. The split follows the case study: the first 70% of TFDS's training
+reviews train, the remaining 30% validate, and TFDS's test split tests.
+"""
+
+from __future__ import annotations
+
+import csv
+import socket
+from pathlib import Path
+from typing import NamedTuple
+
+import tensorflow as tf
+
+from seqlab import config
+from seqlab.data.download import DownloadError
+from seqlab.data.synthetic_reviews import SAMPLE_DIR
+
+SOURCES = ("tfds", "sample")
+TFDS_NAME = "imdb_reviews"
+TFDS_SPLITS = ("train[:70%]", "train[70%:]", "test")
+#: Where TFDS downloads the reviews from (imdb_reviews' builder); checked before downloading.
+TFDS_DOWNLOAD_HOST = "ai.stanford.edu"
+# Larger than the 17,500 training reviews, so the shuffle is a full one.
+SHUFFLE_BUFFER = 20_000
+
+
+class IMDBSplits(NamedTuple):
+    """The three pipelines; unpacks as ``train, valid, test = load_imdb(...)``."""
+
+    train: tf.data.Dataset
+    valid: tf.data.Dataset
+    test: tf.data.Dataset
+
+
+def load_imdb(source: str = "tfds", batch_size: int = 32, seed: int = config.SEED,
+              data_dir: str | Path | None = None) -> IMDBSplits:
+    """Load the IMDB reviews, split as in the case study, as batched and prefetched pipelines.
+
+    Args:
+        source: ``"tfds"`` for the real IMDB 50K reviews from TensorFlow Datasets (downloads
+            about 80 MB the first time), or ``"sample"`` for the 1,000 reviews this project
+            generated (``data/imdb_sample/``, see its README), used in FAST mode.
+        batch_size: reviews per batch.
+        seed: seeds the shuffle of the training split (reshuffled every epoch, the same
+            sequence of orders on every run). Validation and test keep a fixed order.
+        data_dir: TFDS's data directory for ``"tfds"`` (default: TFDS's own,
+            ``~/tensorflow_datasets``), or the folder of CSV files for ``"sample"``.
+
+    Returns:
+        ``IMDBSplits(train, valid, test)`` of ``(text, label)`` batches.
+
+    Raises:
+        ValueError: for an unknown ``source`` or a non-positive ``batch_size``.
+        seqlab.data.DownloadError: when TFDS cannot download the reviews; its message says how
+            to use FAST mode instead.
+    """
+    if source not in SOURCES:
+        raise ValueError(f"Unknown IMDB source {source!r}; choose one of {', '.join(map(repr, SOURCES))}.")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be a positive integer; got {batch_size}.")
+    splits = _load_tfds(data_dir) if source == "tfds" else _load_sample(data_dir)
+    train, valid, test = splits
+    buffer = min(SHUFFLE_BUFFER, _cardinality(train))
+    train = train.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
+    return IMDBSplits(*(
+        split.batch(batch_size).prefetch(tf.data.AUTOTUNE) for split in (train, valid, test)
+    ))
+
+
+def read_sample_split(name: str, data_dir: str | Path | None = None) -> tuple[list[str], list[int]]:
+    """Texts and labels of one sample split (``"train"``, ``"valid"`` or ``"test"``) as lists."""
+    path = Path(data_dir or SAMPLE_DIR) / f"{name}.csv"
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"No sample split at {path}. Regenerate the sample with "
+            "`python -m seqlab.data.synthetic_reviews`."
+        )
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    return [row["text"] for row in rows], [int(row["label"]) for row in rows]
+
+
+def _load_sample(data_dir) -> tuple[tf.data.Dataset, ...]:
+    splits = []
+    for name in ("train", "valid", "test"):
+        texts, labels = read_sample_split(name, data_dir)
+        splits.append(tf.data.Dataset.from_tensor_slices(
+            (tf.constant(texts, tf.string), tf.constant(labels, tf.int64))
+        ))
+    return tuple(splits)
+
+
+def _load_tfds(data_dir) -> tuple[tf.data.Dataset, ...]:
+    import tensorflow_datasets as tfds  # only full runs pay for this import
+
+    what = f"the IMDB reviews ({TFDS_NAME}) with TensorFlow Datasets"
+    try:
+        builder = tfds.builder(TFDS_NAME, data_dir=None if data_dir is None else str(data_dir))
+        if not builder.is_prepared():
+            # Offline, TFDS retries the download for about three and a half minutes before it
+            # gives up; a name lookup tells us the same in milliseconds.
+            socket.getaddrinfo(TFDS_DOWNLOAD_HOST, 443)
+            builder.download_and_prepare()
+        return tuple(builder.as_dataset(split=list(TFDS_SPLITS), as_supervised=True,
+                                        shuffle_files=False))
+    except (OSError, tfds.download.DownloadError) as error:
+        raise DownloadError(what, error) from error
+
+
+def _cardinality(dataset: tf.data.Dataset) -> int:
+    count = int(dataset.cardinality())
+    return count if count > 0 else SHUFFLE_BUFFER

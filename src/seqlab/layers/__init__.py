@@ -5,8 +5,15 @@ cites the slide equation it implements, registers as serializable and round-trip
 ``model.save`` / ``keras.models.load_model``. The TF-Hub layer is TensorFlow-only by nature.
 """
 
+from seqlab.layers.hub import NNLM_EN_DIM50 as NNLM_EN_DIM50
+from seqlab.layers.hub import HubTextEmbedding as HubTextEmbedding
+from seqlab.layers.hub import is_trusted_handle as is_trusted_handle
 from seqlab.layers.recurrent import GRUCell as GRUCell
 from seqlab.layers.recurrent import LSTMCell as LSTMCell
 from seqlab.layers.recurrent import RecurrentCell as RecurrentCell
 from seqlab.layers.recurrent import SimpleRNNCell as SimpleRNNCell
 from seqlab.layers.recurrent import copy_weights_from_keras as copy_weights_from_keras
+from seqlab.layers.standin_embedding import STANDIN_HANDLE as STANDIN_HANDLE
+from seqlab.layers.standin_embedding import (
+    build_standin_text_embedding as build_standin_text_embedding,
+)

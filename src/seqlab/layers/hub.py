@@ -1,0 +1,230 @@
+"""``HubTextEmbedding``: a TF-Hub text-embedding SavedModel as a native Keras 3 layer.
+
+``tensorflow_hub.KerasLayer`` is a tf_keras (Keras 2) layer: Keras 3 refuses it ("Only
+instances of `keras.Layer` can be added to a Sequential model"). Keras 3's own
+``keras.layers.TFSMLayer`` wraps a SavedModel, but copies its variables, so fine-tuning trains
+copies the module never reads (and, in Keras 3.15, fails first with
+"'Variable:0_momentum' is not a valid scope name"). This layer tracks the module's own
+variables as its Keras weights, so ``summary()`` counts them, ``trainable`` freezes and
+unfreezes them, the optimizer updates what the module computes with, and
+``model.save`` / ``load_weights`` store them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlparse
+
+import keras
+import tensorflow as tf
+
+from seqlab.data.download import DownloadError
+from seqlab.layers.standin_embedding import (
+    STANDIN_HANDLE,
+    build_standin_text_embedding,
+    standin_path,
+)
+
+#: The case study's pretrained sentence embedding: 50 numbers per review, 48,190,600 weights.
+NNLM_EN_DIM50 = "https://tfhub.dev/google/nnlm-en-dim50/2"
+
+#: Hosts and path prefixes whose modules safe mode loads: Google's own TF-Hub / Kaggle models.
+TRUSTED_PUBLISHERS = (
+    ("tfhub.dev", "/google/"),
+    ("www.kaggle.com", "/models/google/"),
+    ("kaggle.com", "/models/google/"),
+)
+
+STANDIN_ADVICE = (
+    "To work offline, use FAST mode (environment variable SEQLAB_FAST=1, or FAST = True in "
+    f"the notebook's parameters cell): it uses HubTextEmbedding({STANDIN_HANDLE!r}), a small "
+    "stand-in module this project builds locally from its sample reviews."
+)
+
+
+def is_trusted_handle(handle: str) -> bool:
+    """True for the stand-in and for modules published by Google on tfhub.dev or Kaggle.
+
+    These are the handles :meth:`HubTextEmbedding.from_config` loads in safe mode.
+    """
+    if handle == STANDIN_HANDLE:
+        return True
+    parsed = urlparse(handle)
+    if parsed.scheme in ("http", "https"):
+        segments = parsed.path.split("/")
+        return (parsed.scheme == "https" and ".." not in segments
+                and any(parsed.netloc == host and parsed.path.startswith(prefix)
+                        for host, prefix in TRUSTED_PUBLISHERS))
+    try:
+        return Path(handle).expanduser().resolve() == standin_path().resolve()
+    except (OSError, RuntimeError):
+        return False
+
+
+def resolve_handle(handle: str) -> str:
+    """The local SavedModel folder for a handle: the stand-in, a URL (downloaded), or a path.
+
+    Raises:
+        seqlab.data.DownloadError: a URL module could not be downloaded (with FAST-mode advice).
+        FileNotFoundError: a local path holds no SavedModel.
+    """
+    if handle == STANDIN_HANDLE:
+        return str(build_standin_text_embedding())
+    if urlparse(handle).scheme in ("http", "https"):
+        # Imported here: tensorflow_hub imports tf_keras, which FAST mode never needs.
+        import tensorflow_hub
+
+        try:
+            return tensorflow_hub.resolve(handle)
+        except (OSError, tf.errors.OpError) as error:
+            raise DownloadError(f"the TF-Hub module {handle}", error, STANDIN_ADVICE) from error
+    path = Path(handle).expanduser()
+    if not (path / "saved_model.pb").is_file():
+        raise FileNotFoundError(
+            f"No SavedModel at {path} (expected {path / 'saved_model.pb'}). Pass a TF-Hub URL "
+            f"such as {NNLM_EN_DIM50!r}, the stand-in handle {STANDIN_HANDLE!r}, or the folder "
+            "of a TF2 SavedModel."
+        )
+    return str(path)
+
+
+def _safe_variable_name(variable: tf.Variable) -> str:
+    # Keras variable names may not contain "/", and optimizers build slot names from them,
+    # so "embeddings/part_0:0" must become "embeddings_part_0".
+    name = variable.name.removesuffix(":0")
+    return name.replace("/", "_").replace(":", "_")
+
+
+class _ModuleVariable(keras.Variable):
+    """A Keras variable whose storage *is* an existing ``tf.Variable`` of the module (no copy).
+
+    Keras creates a fresh ``tf.Variable`` from any initial value it is given (that is why
+    ``TFSMLayer``'s weights are copies); here the backend's initialisation hook is overridden
+    to adopt the module's variable instead, so reads, gradients, optimizer updates,
+    ``assign`` and ``load_weights`` all act on the variable the module computes with.
+    """
+
+    def __init__(self, variable: tf.Variable, *, trainable: bool):
+        self._module_variable = variable
+        super().__init__(initializer=_never_called, shape=tuple(variable.shape),
+                         dtype=variable.dtype.name, trainable=trainable,
+                         name=_safe_variable_name(variable))
+
+    def _initialize(self, value):
+        del value  # nothing to copy: adopt the module's variable
+        self._value = self._module_variable
+
+
+def _never_called(shape, dtype=None):
+    return None
+
+
+@keras.saving.register_keras_serializable(package="seqlab")
+class HubTextEmbedding(keras.layers.Layer):
+    """A TF-Hub text-embedding module (nnlm-en-dim50 or the stand-in) as a Keras 3 layer.
+
+    Computes ``module(strings)``: for nnlm-en-dim50, each review becomes the "sqrtn"
+    combination of its tokens' 50-dimensional vectors,
+    :math:`e(s) = \\frac{1}{\\sqrt{n}} \\sum_{i=1}^{n} E[t_i]`.
+
+    Args:
+        handle: a TF-Hub URL (default :data:`NNLM_EN_DIM50`, downloaded and cached by
+            ``tensorflow_hub`` on first use), the stand-in handle
+            ``"seqlab:standin-text-embedding"`` (built locally from the sample reviews, see
+            :mod:`seqlab.layers.standin_embedding`), or the folder of a TF2 SavedModel whose
+            ``__call__`` maps a 1-D string tensor to ``(batch, dim)`` floats.
+        trainable: whether fitting may change the module's weights. ``False`` (the default)
+            freezes them, as in the case study's first stage; set ``layer.trainable = True``
+            and recompile to fine-tune.
+
+    Input: a batch of strings, shape ``(batch,)`` and dtype ``string`` (in a model,
+    ``keras.Input(shape=(), dtype="string")``). Empty strings embed to zeros; any UTF-8
+    text is accepted. Output: ``(batch, dim)`` float32, ``dim = 50`` for nnlm-en-dim50.
+
+    Weights: the module's own variables (for nnlm-en-dim50, one 963,812 x 50 table, 48,190,600
+    parameters), shared rather than copied.
+
+    Saving and safe mode: the config stores the handle, and the weights go into ``.keras`` and
+    ``.weights.h5`` files, so ``model.save("x.keras")`` then ``keras.models.load_model`` returns
+    the fine-tuned model. Loading this layer from a file means loading the SavedModel its
+    handle names, which runs that SavedModel's TensorFlow graph: the kind of code Keras's safe
+    mode (on by default in ``load_model``) exists to keep out of files you did not make. So in
+    safe mode :meth:`from_config` only accepts trusted handles (:func:`is_trusted_handle`:
+    Google's modules on tfhub.dev and kaggle.com, and this project's stand-in) and refuses any
+    other with a ``ValueError``. The notebooks never depend on it: they rebuild the model in
+    code with the handle they chose and call ``model.load_weights(...)``, which restores
+    numbers only. Turning safe mode off (``safe_mode=False``) is only for files you made
+    yourself.
+    """
+
+    def __init__(self, handle: str = NNLM_EN_DIM50, trainable: bool = False, **kwargs):
+        super().__init__(trainable=trainable, **kwargs)
+        self.handle = str(handle)
+        # Strings must reach `call` untouched (Keras would try to cast inputs to floats), and
+        # XLA cannot compile the string and hash-table ops inside the module.
+        self._convert_input_args = False
+        self.supports_jit = False
+        self._module = tf.saved_model.load(resolve_handle(self.handle))
+        if not callable(self._module) or getattr(self._module, "variables", None) is None:
+            raise ValueError(
+                f"{self.handle} is not a TF-Hub text-embedding SavedModel: it needs a "
+                "__call__ on a batch of strings and a `variables` list."
+            )
+        trainable_ids = {id(v) for v in getattr(self._module, "trainable_variables", [])}
+        for variable in self._module.variables:
+            self._track_variable(_ModuleVariable(variable, trainable=id(variable) in trainable_ids))
+        self.output_dim = int(self._module(tf.constant([""])).shape[-1])
+        self.built = True
+
+    @property
+    def module(self):
+        """The loaded SavedModel object (call it on a 1-D string tensor)."""
+        return self._module
+
+    def _check_input(self, dtype, shape) -> None:
+        rank = None if shape is None else len(shape)
+        if keras.backend.standardize_dtype(dtype) != "string" or rank not in (1, None):
+            raise ValueError(
+                f"{type(self).__name__} expects a batch of strings: a string tensor of shape "
+                "(batch,), e.g. keras.Input(shape=(), dtype=\"string\") in a model or "
+                "tf.constant([\"a review\", \"another review\"]) when calling it; got dtype "
+                f"{keras.backend.standardize_dtype(dtype)} and shape {tuple(shape) if shape is not None else None}."
+            )
+
+    def compute_output_spec(self, inputs):
+        self._check_input(inputs.dtype, inputs.shape)
+        return keras.KerasTensor((inputs.shape[0], self.output_dim), dtype="float32")
+
+    def call(self, inputs):
+        if not isinstance(inputs, (tf.Tensor, tf.Variable)):
+            inputs = tf.convert_to_tensor(inputs)
+        shape = None if inputs.shape.rank is None else inputs.shape.as_list()
+        self._check_input(inputs.dtype, shape)
+        return self._module(inputs)
+
+    def get_config(self):
+        return {**super().get_config(), "handle": self.handle}
+
+    @classmethod
+    def from_config(cls, config):
+        """Rebuild from a config, refusing untrusted handles in safe mode (see the class doc)."""
+        handle = config.get("handle", NNLM_EN_DIM50)
+        if _in_safe_mode() is not False and not is_trusted_handle(handle):
+            raise ValueError(
+                f"Refusing to load HubTextEmbedding(handle={handle!r}) from a saved file in "
+                "safe mode: loading a SavedModel runs its TensorFlow graph, and safe mode only "
+                "loads Google's TF-Hub modules and this project's stand-in. Rebuild the model "
+                "in code with the handle you trust and restore the numbers with "
+                "model.load_weights('....weights.h5'). Only if you made this file yourself, "
+                "keras.models.load_model(path, safe_mode=False) also works."
+            )
+        return cls(**config)
+
+
+def _in_safe_mode():
+    """Keras's current safe-mode setting: True/False inside ``load_model``, None elsewhere."""
+    try:
+        from keras.src.saving.serialization_lib import in_safe_mode
+    except ImportError:  # pragma: no cover - private Keras API moved: stay safe
+        return True
+    return in_safe_mode()

@@ -1,0 +1,225 @@
+"""The offline **stand-in** for the nnlm-en-dim50 TF-Hub module, built by this project.
+
+FAST mode and the tests cannot download ``https://tfhub.dev/google/nnlm-en-dim50/2``, so they
+use a small module with the same calling convention, built here from the project's own sample
+reviews (``data/imdb_sample/train.csv``). It is a stand-in, not the real pretrained model:
+about 300 words instead of about a million, trained on 700 synthetic reviews instead of
+Google News.
+
+What the stand-in module computes for a batch of strings, like nnlm:
+
+1. lower-case (ASCII letters) and split on whitespace and punctuation;
+2. look each token up in a fixed vocabulary; unknown tokens hash into a few
+   out-of-vocabulary (OOV) buckets;
+3. combine the token vectors of each string with the "sqrtn" combiner,
+   :math:`e(s) = \\frac{1}{\\sqrt{n}} \\sum_{i=1}^{n} E[t_i]`, so an empty string embeds to zeros.
+
+The embedding table ``E`` is a trainable ``tf.Variable`` listed in the module's
+``variables`` and ``trainable_variables`` (the TF-Hub "reusable SavedModel" convention), so
+:class:`seqlab.layers.HubTextEmbedding` can freeze and fine-tune it. Its rows are learned
+without labels: positive pointwise mutual information (PPMI) of word co-occurrences in a small
+window, reduced to 50 dimensions by a truncated SVD (NumPy, deterministic, well under a
+second). That gives the frozen classifier something real to learn from, as pretrained
+embeddings do, so FAST-mode accuracy is above chance.
+
+The module is cached under ``models/standin-text-embedding/`` with a fingerprint of its
+inputs (corpus, settings, format version) and rebuilt when that changes or the folder is
+missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+from seqlab import config
+from seqlab.data.imdb import read_sample_split
+
+#: The handle that names the stand-in in :class:`seqlab.layers.HubTextEmbedding` and in saved
+#: model configs; it resolves to :func:`standin_path` on any machine (building it if needed).
+STANDIN_HANDLE = "seqlab:standin-text-embedding"
+STANDIN_DIRNAME = "standin-text-embedding"
+INFO_FILENAME = "seqlab_standin.json"
+#: Bump when the module's computation or training changes, so cached copies are rebuilt.
+FORMAT_VERSION = 1
+
+EMBEDDING_DIM = 50
+WINDOW = 2
+MIN_COUNT = 2
+NUM_OOV_BUCKETS = 8
+# Context-distribution smoothing of PPMI (Levy, Goldberg and Dagan, 2015).
+CONTEXT_SMOOTHING = 0.75
+# Anything that is not a letter, a digit or an apostrophe separates tokens.
+SEPARATORS = r"[^\pL\pN']+"
+
+
+def standin_path() -> Path:
+    """Where the stand-in module is cached: ``models/standin-text-embedding/``."""
+    return config.MODELS_DIR / STANDIN_DIRNAME
+
+
+def tokenize(sentences: tf.Tensor) -> tf.RaggedTensor:
+    """``(batch,)`` strings -> ragged ``(batch, tokens)`` lower-cased tokens (the module's step 1)."""
+    lowered = tf.strings.lower(sentences)
+    return tf.strings.split(tf.strings.regex_replace(lowered, SEPARATORS, " "))
+
+
+class StandinTextEmbedding(tf.Module):
+    """The stand-in module: strings ``(batch,)`` -> float32 embeddings ``(batch, dim)``.
+
+    Saved with ``tf.saved_model.save`` it has the TF-Hub reusable-SavedModel interface:
+    ``__call__`` on a 1-D string tensor, and ``variables`` / ``trainable_variables`` lists.
+    """
+
+    # tf.Module computes `variables` and `trainable_variables` on the fly and SavedModel does
+    # not store them; TF-Hub's convention wants them saved as attributes, so we set them.
+    variables = trainable_variables = None
+
+    def __init__(self, vocabulary: Sequence[str], embeddings: np.ndarray,
+                 num_oov_buckets: int = NUM_OOV_BUCKETS):
+        super().__init__(name="standin_text_embedding")
+        if embeddings.shape[0] != len(vocabulary) + num_oov_buckets:
+            raise ValueError("embeddings need one row per vocabulary word and per OOV bucket")
+        self._table = tf.lookup.StaticVocabularyTable(
+            tf.lookup.KeyValueTensorInitializer(
+                tf.constant(list(vocabulary), tf.string),
+                tf.range(len(vocabulary), dtype=tf.int64),
+            ),
+            num_oov_buckets,
+        )
+        self.embeddings = tf.Variable(embeddings.astype(np.float32), name="embeddings")
+        self.variables = [self.embeddings]
+        self.trainable_variables = [self.embeddings]
+        self.regularization_losses = []
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def __call__(self, sentences):
+        ids = self._table.lookup(tokenize(sentences)).to_sparse()  # (batch, tokens), sparse
+        return tf.nn.safe_embedding_lookup_sparse(self.embeddings, ids, combiner="sqrtn")
+
+
+# ------------------------------------------------------------------------------ training
+
+
+def _token_lists(texts: Sequence[str]) -> list[list[str]]:
+    tokens = tokenize(tf.constant(list(texts), tf.string)).to_list()
+    return [[t.decode("utf-8", "replace") for t in row] for row in tokens]
+
+
+def train_standin_embeddings(texts: Sequence[str], dim: int = EMBEDDING_DIM,
+                             window: int = WINDOW, min_count: int = MIN_COUNT,
+                             num_oov_buckets: int = NUM_OOV_BUCKETS
+                             ) -> tuple[list[str], np.ndarray]:
+    """Unsupervised word vectors from raw texts: PPMI of co-occurrences, then truncated SVD.
+
+    Returns:
+        ``(vocabulary, embeddings)``: the words seen at least ``min_count`` times (sorted),
+        and a float32 matrix ``(len(vocabulary) + num_oov_buckets, dim)`` whose OOV rows are
+        zero (fine-tuning can learn them).
+    """
+    documents = _token_lists(texts)
+    counts = Counter(token for document in documents for token in document)
+    vocabulary = sorted(token for token, count in counts.items() if count >= min_count)
+    if len(vocabulary) < dim:
+        raise ValueError(f"the corpus has only {len(vocabulary)} words seen {min_count}+ times; "
+                         f"need at least dim={dim}")
+    index = {token: i for i, token in enumerate(vocabulary)}
+    size = len(vocabulary)
+
+    cooccurrence = np.zeros((size, size))  # (words, context words)
+    for document in documents:
+        ids = [index[t] for t in document if t in index]
+        for offset in range(1, window + 1):
+            left, right = np.array(ids[:-offset], int), np.array(ids[offset:], int)
+            np.add.at(cooccurrence, (left, right), 1.0)
+            np.add.at(cooccurrence, (right, left), 1.0)
+
+    total = cooccurrence.sum()
+    word_probability = cooccurrence.sum(axis=1) / total                        # (words,)
+    context_weight = cooccurrence.sum(axis=0) ** CONTEXT_SMOOTHING
+    context_probability = context_weight / context_weight.sum()               # (contexts,)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pmi = np.log(cooccurrence / total / np.outer(word_probability, context_probability))
+    ppmi = np.where(np.isfinite(pmi), np.maximum(pmi, 0.0), 0.0)
+
+    left_vectors, singular_values, _ = np.linalg.svd(ppmi)
+    vectors = left_vectors[:, :dim] * np.sqrt(singular_values[:dim])           # (words, dim)
+    # SVD leaves each component's sign arbitrary: fix it so builds are identical everywhere.
+    signs = np.sign(vectors[np.abs(vectors).argmax(axis=0), np.arange(dim)])
+    vectors = vectors * signs
+    # Remove the common direction (all words share it) so cosine similarity shows meaning.
+    vectors = vectors - vectors.mean(axis=0)
+    vectors = vectors / np.linalg.norm(vectors, axis=1).mean()                 # mean norm 1
+    embeddings = np.concatenate([vectors, np.zeros((num_oov_buckets, dim))]).astype(np.float32)
+    return vocabulary, embeddings
+
+
+# ------------------------------------------------------------------------------ building
+
+
+def _fingerprint(texts: Sequence[str], settings: dict) -> str:
+    digest = hashlib.sha256(json.dumps({"version": FORMAT_VERSION, **settings}).encode())
+    for text in texts:
+        digest.update(text.encode("utf-8") + b"\0")
+    return digest.hexdigest()
+
+
+def read_standin_info(path: str | Path | None = None) -> dict:
+    """The ``seqlab_standin.json`` next to a built stand-in (empty dict if there is none)."""
+    info = Path(path or standin_path()) / INFO_FILENAME
+    return json.loads(info.read_text(encoding="utf-8")) if info.is_file() else {}
+
+
+def build_standin_text_embedding(path: str | Path | None = None, *,
+                                 texts: Sequence[str] | None = None,
+                                 dim: int = EMBEDDING_DIM, window: int = WINDOW,
+                                 min_count: int = MIN_COUNT,
+                                 num_oov_buckets: int = NUM_OOV_BUCKETS,
+                                 rebuild: bool = False) -> Path:
+    """Build (or reuse) the stand-in TF-Hub-format text-embedding SavedModel; return its folder.
+
+    Args:
+        path: target folder (default ``models/standin-text-embedding``).
+        texts: the corpus to learn word vectors from (default: the sample's training reviews,
+            never its validation or test reviews).
+        dim, window, min_count, num_oov_buckets: see :func:`train_standin_embeddings`.
+        rebuild: build even if an up-to-date copy exists.
+
+    A cached copy is reused when its fingerprint (format version, settings and corpus)
+    matches; otherwise the module is rebuilt in a temporary folder and moved into place, so a
+    half-written stand-in is never left behind.
+    """
+    path = Path(path or standin_path())
+    if texts is None:
+        texts = read_sample_split("train")[0]
+    settings = {"dim": dim, "window": window, "min_count": min_count,
+                "num_oov_buckets": num_oov_buckets}
+    fingerprint = _fingerprint(texts, settings)
+    if not rebuild and read_standin_info(path).get("fingerprint") == fingerprint \
+            and (path / "saved_model.pb").is_file():
+        return path
+
+    vocabulary, embeddings = train_standin_embeddings(texts, **settings)
+    module = StandinTextEmbedding(vocabulary, embeddings, num_oov_buckets)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staging = path.parent / f".{path.name}.building-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    tf.saved_model.save(module, str(staging))
+    info = {"what": "seqlab stand-in for nnlm-en-dim50 (not the real pretrained module)",
+            "fingerprint": fingerprint, "format_version": FORMAT_VERSION,
+            "vocabulary_size": len(vocabulary), "documents": len(texts), **settings}
+    (staging / INFO_FILENAME).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    shutil.rmtree(path, ignore_errors=True)
+    staging.rename(path)
+    print(f"Built the stand-in text-embedding module at {path}: {len(vocabulary)} words + "
+          f"{num_oov_buckets} OOV buckets, dim {dim}, learned from {len(texts)} sample reviews "
+          "(a stand-in for nnlm-en-dim50, not the real pretrained model).")
+    return path

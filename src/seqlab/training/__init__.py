@@ -3,3 +3,12 @@
 A package rather than one file so each topic has its own module; everything is re-exported
 here, so ``seqlab.training.<name>`` is the stable import.
 """
+
+from seqlab.training.callbacks import EpochTimer as EpochTimer
+from seqlab.training.callbacks import standard_callbacks as standard_callbacks
+from seqlab.training.losses import MaskedAccuracy as MaskedAccuracy
+from seqlab.training.losses import (
+    MaskedSparseCategoricalCrossentropy as MaskedSparseCategoricalCrossentropy,
+)
+from seqlab.training.losses import masked_accuracy as masked_accuracy
+from seqlab.training.losses import masked_loss as masked_loss

@@ -1,0 +1,85 @@
+"""The case study's callbacks in one call, and an epoch timer for speed tables."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+import keras
+
+
+def standard_callbacks(checkpoint_path: str | Path, monitor: str = "val_accuracy",
+                       patience: int = 3, lr_patience: int | None = None,
+                       lr_factor: float = 0.5, min_lr: float = 1e-6,
+                       verbose: int = 0) -> list[keras.callbacks.Callback]:
+    """Checkpoint the best epoch, stop when it stops improving, and lower the learning rate.
+
+    Returns, in this order:
+
+    - ``ModelCheckpoint``: writes the weights of the best epoch so far (by ``monitor``) to
+      ``checkpoint_path``, so a crash or an overfitting tail never loses the best model;
+    - ``EarlyStopping``: stops after ``patience`` epochs without improvement and restores the
+      best epoch's weights into the model;
+    - ``ReduceLROnPlateau``: multiplies the learning rate by ``lr_factor`` after
+      ``lr_patience`` epochs without improvement (default: half of ``patience``, at least 1,
+      so the smaller steps get a chance before training stops).
+
+    Args:
+        checkpoint_path: a ``*.weights.h5`` file (Keras 3's weights format); its folder is
+            created if needed.
+        monitor: a metric logged by ``fit``, e.g. ``"val_accuracy"`` (maximised) or
+            ``"val_loss"`` (minimised); Keras infers the direction from the name.
+
+    Raises:
+        ValueError: if ``checkpoint_path`` does not end in ``.weights.h5`` or a patience is
+            not positive.
+    """
+    checkpoint_path = Path(checkpoint_path)
+    if not checkpoint_path.name.endswith(".weights.h5"):
+        raise ValueError(
+            f"checkpoint_path must end in '.weights.h5' (Keras 3 saves weights only to that "
+            f"format); got {checkpoint_path.name!r}, e.g. use "
+            f"{checkpoint_path.with_name(checkpoint_path.stem.split('.')[0] + '.weights.h5').name!r}."
+        )
+    lr_patience = max(1, patience // 2) if lr_patience is None else lr_patience
+    if patience < 1 or lr_patience < 1:
+        raise ValueError(f"patience and lr_patience must be at least 1; got {patience}, {lr_patience}.")
+    checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
+    return [
+        keras.callbacks.ModelCheckpoint(str(checkpoint_path), monitor=monitor,
+                                        save_best_only=True, save_weights_only=True,
+                                        verbose=verbose),
+        keras.callbacks.EarlyStopping(monitor=monitor, patience=patience,
+                                      restore_best_weights=True, verbose=verbose),
+        keras.callbacks.ReduceLROnPlateau(monitor=monitor, factor=lr_factor,
+                                          patience=lr_patience, min_lr=min_lr, verbose=verbose),
+    ]
+
+
+class EpochTimer(keras.callbacks.Callback):
+    """Records the wall time of every training epoch in ``seconds`` (a list).
+
+    The first epoch also traces and compiles the training step, so
+    :meth:`seconds_per_epoch` reports the median of the later epochs when there are any.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.seconds: list[float] = []
+        self._start = 0.0
+
+    def on_train_begin(self, logs=None):
+        self.seconds = []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._start = time.perf_counter()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.seconds.append(time.perf_counter() - self._start)
+
+    def seconds_per_epoch(self) -> float:
+        """Median epoch time, leaving out the first (tracing) epoch when there are others."""
+        if not self.seconds:
+            raise ValueError("no epoch has been timed yet: pass the timer to fit(callbacks=...)")
+        return statistics.median(self.seconds[1:] or self.seconds)

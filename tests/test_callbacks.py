@@ -1,0 +1,79 @@
+"""seqlab.training.standard_callbacks and EpochTimer."""
+
+import keras
+import numpy as np
+import pytest
+
+from seqlab.training import EpochTimer, standard_callbacks
+
+
+def _data(seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(64, 4)).astype("float32")
+    return x, (x[:, 0] > 0).astype("float32")
+
+
+def _model():
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1, activation="sigmoid")])
+    model.compile(keras.optimizers.Adam(0.05), loss="binary_crossentropy", metrics=["accuracy"])
+    return model
+
+
+def test_returns_checkpoint_early_stopping_and_reduce_lr_watching_the_same_metric(tmp_path):
+    checkpoint, stopping, reduce_lr = standard_callbacks(tmp_path / "sub" / "best.weights.h5",
+                                                         monitor="val_loss", patience=4)
+    assert isinstance(checkpoint, keras.callbacks.ModelCheckpoint)
+    assert checkpoint.save_best_only and checkpoint.save_weights_only
+    assert isinstance(stopping, keras.callbacks.EarlyStopping) and stopping.restore_best_weights
+    assert stopping.patience == 4
+    assert isinstance(reduce_lr, keras.callbacks.ReduceLROnPlateau) and reduce_lr.patience == 2
+    assert {c.monitor for c in (checkpoint, stopping, reduce_lr)} == {"val_loss"}
+    assert (tmp_path / "sub").is_dir()
+
+
+def test_the_checkpoint_holds_the_best_epoch_and_the_model_ends_with_it(tmp_path):
+    x, y = _data()
+    valid = _data(1)
+    path = tmp_path / "best.weights.h5"
+    model = _model()
+    history = model.fit(x, y, validation_data=valid, epochs=12, verbose=0,
+                        callbacks=standard_callbacks(path, monitor="val_loss", patience=2))
+    best_epoch = int(np.argmin(history.history["val_loss"]))
+    best_loss = history.history["val_loss"][best_epoch]
+    assert path.is_file()
+    restored = _model()
+    restored.load_weights(path)
+    assert restored.evaluate(*valid, verbose=0)[0] == pytest.approx(best_loss, rel=1e-4)
+    assert model.evaluate(*valid, verbose=0)[0] == pytest.approx(best_loss, rel=1e-4)
+
+
+def test_reduce_lr_lowers_the_rate_when_the_metric_stalls(tmp_path):
+    x, y = _data()
+    model = _model()
+    model.optimizer.learning_rate.assign(1e-9)  # nothing improves
+    _, _, reduce_lr = standard_callbacks(tmp_path / "w.weights.h5", monitor="loss",
+                                         patience=10, lr_patience=1, min_lr=1e-12)
+    model.fit(x, y, epochs=4, verbose=0, callbacks=[reduce_lr])
+    assert float(model.optimizer.learning_rate) < 1e-9
+
+
+@pytest.mark.parametrize("path", ["best.h5", "best.keras", "best"])
+def test_refuses_a_path_keras_cannot_save_weights_to(tmp_path, path):
+    with pytest.raises(ValueError, match=r"\.weights\.h5"):
+        standard_callbacks(tmp_path / path)
+
+
+def test_refuses_non_positive_patience(tmp_path):
+    with pytest.raises(ValueError, match="patience"):
+        standard_callbacks(tmp_path / "w.weights.h5", patience=0)
+
+
+def test_epoch_timer_times_every_epoch_and_leaves_out_the_first():
+    x, y = _data()
+    timer = EpochTimer()
+    with pytest.raises(ValueError, match="no epoch"):
+        timer.seconds_per_epoch()
+    _model().fit(x, y, epochs=3, verbose=0, callbacks=[timer])
+    assert len(timer.seconds) == 3 and all(s > 0 for s in timer.seconds)
+    assert timer.seconds_per_epoch() == pytest.approx(np.median(timer.seconds[1:]))

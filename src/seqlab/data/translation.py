@@ -1,0 +1,365 @@
+"""English-Spanish translation data as ``tf.data`` pipelines, shared by notebooks 04 and 05.
+
+Three sources, one loader::
+
+    data = load_translation("sample")          # 400 pairs written by this project (data/), offline
+    data = load_translation("dates")           # synthetic dates -> ISO dates (seqlab.data.dates)
+    data = load_translation("anki")            # Anki spa-eng, 118,964 pairs (downloaded once)
+
+Every source goes through the same steps:
+
+1. a fixed, seeded 80/10/10 train/valid/test split of the raw pairs (so notebooks 04 and 05
+   evaluate on the same test sentences);
+2. :func:`standardize`: Unicode NFKD, lower case, only letters/digits/accents and
+   ``. ? ! , ¿ ¡ ' -`` kept, punctuation spaced out, ``[START]``/``[END]`` added;
+3. one ``keras.layers.TextVectorization`` per language, adapted on the training split only;
+4. pairs longer than ``max_length`` tokens are dropped, the rest padded with 0 to exactly
+   ``max_length`` (fixed shapes: no retracing, ``jit_compile`` friendly);
+5. batches of ``((source_ids, target_in), target_out)`` where ``target_in`` is the target
+   shifted right (starts with ``[START]``: teacher forcing) and ``target_out`` the target
+   shifted left (ends with ``[END]``).
+
+Accents are kept (``"qué"`` and ``"que"`` are different words); they are stored decomposed
+(NFKD: ``"e"`` followed by a combining accent) and put back together by :func:`detokenize`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from seqlab import config
+from seqlab.data.download import FAST_MODE_ADVICE, DownloadError
+
+START = "[START]"
+END = "[END]"
+#: The Anki English-Spanish pairs as the TensorFlow tutorials host them.
+ANKI_URL = "http://storage.googleapis.com/download.tensorflow.org/data/spa-eng.zip"
+#: Size of the archive at ``ANKI_URL`` (bytes), checked after download.
+ANKI_ZIP_BYTES = 2_638_744
+#: Pairs in ``spa-eng/spa.txt``.
+ANKI_PAIRS = 118_964
+#: No published checksum of ``spa-eng.zip`` could be confirmed while writing this module, so
+#: the default is ``None`` (Keras then skips the check) and the archive size and pair count are
+#: verified instead. Pass ``file_hash=`` (sha256 or md5 hex digest) to pin it.
+ANKI_FILE_HASH: str | None = None
+SAMPLE_FILE = "translation/eng-spa.tsv"
+DIRECTIONS = ("eng-spa", "spa-eng")
+
+_PUNCTUATION = ".?!,¿¡-"
+_KEPT = "a-z0-9 '" + re.escape(_PUNCTUATION)
+_NFKD_TABLE: tf.lookup.StaticHashTable | None = None
+
+
+# --------------------------------------------------------------------------------------------
+# Standardisation (TensorFlow, inside TextVectorization) and its Python twin
+# --------------------------------------------------------------------------------------------
+
+
+def nfkd_table() -> tf.lookup.StaticHashTable:
+    """Character -> NFKD decomposition for every BMP character that decomposes.
+
+    Core TensorFlow has no Unicode normalisation op (``tensorflow-text`` has one but is a heavy,
+    platform-specific extra), so NFKD is a table lookup per character. Decomposing character by
+    character equals ``unicodedata.normalize("NFKD", ...)`` except for the canonical reordering
+    of several stacked combining marks, which none of the Latin-script text here has; Hangul
+    syllables (decomposed algorithmically) are left out, as the filter after it drops them
+    anyway. The table is created once, outside any graph, so ``tf.data`` pipelines and exported
+    SavedModels can capture it (an exporting ``tf.Module`` must keep a reference to it).
+    """
+    global _NFKD_TABLE
+    if _NFKD_TABLE is None:
+        with tf.init_scope():
+            keys, values = [], []
+            for code in range(0x10000):
+                if 0xD800 <= code <= 0xDFFF or 0xAC00 <= code <= 0xD7A3:
+                    continue
+                char = chr(code)
+                decomposed = unicodedata.normalize("NFKD", char)
+                if decomposed != char:
+                    keys.append(char)
+                    values.append(decomposed)
+            _NFKD_TABLE = tf.lookup.StaticHashTable(
+                tf.lookup.KeyValueTensorInitializer(keys, values), default_value=""
+            )
+    return _NFKD_TABLE
+
+
+def unicode_nfkd(text: tf.Tensor) -> tf.Tensor:
+    """NFKD-normalise a string tensor of any shape (see :func:`nfkd_table`)."""
+    chars = tf.strings.unicode_split(text, "UTF-8")  # (..., chars) ragged
+    mapped = tf.ragged.map_flat_values(nfkd_table().lookup, chars)
+    chars = tf.ragged.map_flat_values(
+        lambda original, decomposed: tf.where(decomposed == "", original, decomposed),
+        chars, mapped,
+    )
+    return tf.strings.reduce_join(chars, axis=-1)
+
+
+@keras.saving.register_keras_serializable(package="seqlab")
+def standardize(text: tf.Tensor) -> tf.Tensor:
+    """``"¿Qué hora es?"`` -> ``"[START] ¿ que\u0301 hora es ? [END]"``.
+
+    NFKD, lower case, replace everything but ``a-z``, digits, combining accents, apostrophes
+    and ``. ? ! , ¿ ¡ -`` by a space, put spaces around that punctuation, add the start/end
+    markers, squeeze spaces. The ``standardize`` callable of both ``TextVectorization`` layers;
+    :func:`clean_text` is its plain-Python twin (tested equal).
+    """
+    text = unicode_nfkd(text)
+    text = tf.strings.lower(text, encoding="utf-8")
+    text = tf.strings.regex_replace(text, rf"[^{_KEPT}\p{{Mn}}]", " ")
+    text = tf.strings.regex_replace(text, rf"([{re.escape(_PUNCTUATION)}])", r" \1 ")
+    text = tf.strings.join([START, text, END], separator=" ")
+    return tf.strings.regex_replace(text, r"\s+", " ")
+
+
+def clean_text(text: str) -> str:
+    """Plain-Python :func:`standardize` without the markers (for references and length checks)."""
+    text = unicodedata.normalize("NFKD", text).lower()
+    kept = re.compile(rf"[{_KEPT}]")
+    text = "".join(ch if kept.match(ch) or unicodedata.category(ch) == "Mn" else " " for ch in text)
+    text = re.sub(rf"([{re.escape(_PUNCTUATION)}])", r" \1 ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def detokenize(tokens: Sequence[str]) -> str:
+    """Tokens -> readable text: drop markers and padding, re-compose accents (NFC), re-attach
+    punctuation (``"hola , ¿ que\u0301 tal ?"`` -> ``"hola, ¿qué tal?"``; ``"2021 - 03 - 03"`` ->
+    ``"2021-03-03"``)."""
+    words = [t for t in tokens if t not in (START, END, "", "[UNK]")]
+    text = " ".join(words)
+    text = re.sub(r" ([.?!,])", r"\1", text)
+    text = re.sub(r"([¿¡]) ", r"\1", text)
+    text = re.sub(r" ?- ?", "-", text)
+    return unicodedata.normalize("NFC", text)
+
+
+def prepare_reference(text: str) -> str:
+    """A raw reference sentence in the form translations come out in (for BLEU, exact match)."""
+    return detokenize(clean_text(text).split())
+
+
+# --------------------------------------------------------------------------------------------
+# Raw pairs
+# --------------------------------------------------------------------------------------------
+
+
+def read_pairs(path: str | os.PathLike) -> list[tuple[str, str]]:
+    """``English<TAB>Spanish[<TAB>attribution]`` lines -> ``[(english, spanish), ...]``."""
+    pairs = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        parts = line.split("\t")
+        if len(parts) >= 2 and parts[0].strip() and parts[1].strip():
+            pairs.append((parts[0].strip(), parts[1].strip()))
+    return pairs
+
+
+def resolve_anki_file(downloaded: str | os.PathLike) -> Path:
+    """Where ``spa-eng/spa.txt`` is, given what ``keras.utils.get_file(extract=True)`` returned.
+
+    Keras < 3.6 returned the path of the archive and extracted next to it; Keras >= 3.6 returns
+    the extraction folder (``.../spa-eng_extracted``). Both, and a folder that is itself
+    ``spa-eng/``, are handled.
+    """
+    downloaded = Path(downloaded)
+    folder = downloaded if downloaded.is_dir() else downloaded.parent
+    for candidate in (folder / "spa-eng" / "spa.txt", folder / "spa.txt"):
+        if candidate.is_file():
+            return candidate
+    found = sorted(folder.glob("**/spa-eng/spa.txt")) or sorted(folder.glob("**/spa.txt"))
+    if found:
+        return found[0]
+    raise FileNotFoundError(f"No spa-eng/spa.txt under {folder} (get_file returned {downloaded}).")
+
+
+def download_anki(*, origin: str = ANKI_URL, file_hash: str | None = ANKI_FILE_HASH,
+                  cache_dir: str | os.PathLike | None = None) -> Path:
+    """Download (once; Keras caches it) and extract the Anki pairs; return the ``spa.txt`` path.
+
+    Raises:
+        DownloadError: one message that says how to work offline, whatever went wrong with the
+            download (no network, proxy, checksum); the original error is its ``__cause__``.
+    """
+    try:
+        downloaded = keras.utils.get_file(
+            "spa-eng.zip", origin=origin, extract=True, file_hash=file_hash,
+            cache_dir=None if cache_dir is None else str(cache_dir),
+        )
+    except Exception as error:  # noqa: BLE001 - every failure gets the same advice
+        raise DownloadError(f"the Anki English-Spanish pairs from {origin}", error,
+                            FAST_MODE_ADVICE + " Or call load_translation(source='sample') "
+                            "(or source='dates') directly.") from error
+    return resolve_anki_file(downloaded)
+
+
+def load_pairs(source: str = "sample", *, seed: int = config.SEED,
+               num_examples: int | None = None, file_hash: str | None = ANKI_FILE_HASH,
+               cache_dir: str | os.PathLike | None = None) -> list[tuple[str, str]]:
+    """Raw ``(english, spanish)`` pairs (for ``"dates"``: ``(human date, ISO date)``)."""
+    if source == "sample":
+        pairs = read_pairs(config.DATA_DIR / SAMPLE_FILE)
+    elif source == "anki":
+        pairs = read_pairs(download_anki(file_hash=file_hash, cache_dir=cache_dir))
+    elif source == "dates":
+        from seqlab.data.dates import generate_date_pairs
+
+        return generate_date_pairs(10_000 if num_examples is None else num_examples, seed=seed)
+    else:
+        raise ValueError(f"source must be 'anki', 'sample' or 'dates'; got {source!r}")
+    return pairs if num_examples is None else pairs[:num_examples]
+
+
+def split_pairs(pairs: Sequence, seed: int = config.SEED,
+                fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)) -> tuple[list, list, list]:
+    """Shuffle with ``seed`` and cut into train/valid/test (the same split every time)."""
+    if len(fractions) != 3 or abs(sum(fractions) - 1.0) > 1e-6 or min(fractions) < 0:
+        raise ValueError(f"fractions must be three non-negative numbers summing to 1; got {fractions}")
+    order = np.random.default_rng(seed).permutation(len(pairs))
+    n_train = int(round(fractions[0] * len(pairs)))
+    n_valid = int(round(fractions[1] * len(pairs)))
+    pick = [pairs[i] for i in order]
+    return pick[:n_train], pick[n_train:n_train + n_valid], pick[n_train + n_valid:]
+
+
+# --------------------------------------------------------------------------------------------
+# Vectorisation and datasets
+# --------------------------------------------------------------------------------------------
+
+
+def make_vectorizer(texts: Sequence[str], vocab_size: int) -> keras.layers.TextVectorization:
+    """A ``TextVectorization`` with :func:`standardize`, whitespace split and ragged output,
+    adapted on ``texts``. Index 0 is padding, 1 is ``[UNK]``."""
+    vectorizer = keras.layers.TextVectorization(
+        max_tokens=vocab_size, standardize=standardize, split="whitespace", ragged=True
+    )
+    vectorizer.adapt(tf.data.Dataset.from_tensor_slices(list(texts)).batch(1024))
+    return vectorizer
+
+
+def vectorize_pairs(pairs: Sequence[tuple[str, str]], source_vectorizer, target_vectorizer,
+                    max_length: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Token ids padded to ``max_length`` (source) and ``max_length + 1`` (target).
+
+    Returns ``(source_ids, target_ids, kept)``, ``kept`` being the boolean mask of the pairs
+    short enough to fit (the others are dropped rather than cut, so no target loses ``[END]``).
+    """
+    if not pairs:
+        empty = np.zeros((0, max_length), np.int32)
+        return empty, np.zeros((0, max_length + 1), np.int32), np.zeros((0,), bool)
+    sources = source_vectorizer(tf.constant([s for s, _ in pairs]))
+    targets = target_vectorizer(tf.constant([t for _, t in pairs]))
+    kept = ((sources.row_lengths() <= max_length)
+            & (targets.row_lengths() <= max_length + 1)).numpy()
+    sources = tf.ragged.boolean_mask(sources, kept).to_tensor(shape=[None, max_length])
+    targets = tf.ragged.boolean_mask(targets, kept).to_tensor(shape=[None, max_length + 1])
+    return (tf.cast(sources, tf.int32).numpy(), tf.cast(targets, tf.int32).numpy(), kept)
+
+
+def make_dataset(source_ids: np.ndarray, target_ids: np.ndarray, batch_size: int, *,
+                 shuffle: bool = False, seed: int = config.SEED) -> tf.data.Dataset:
+    """``((source_ids, target_in), target_out)`` batches from padded id arrays."""
+    dataset = tf.data.Dataset.from_tensor_slices(
+        ((source_ids, target_ids[:, :-1]), target_ids[:, 1:])
+    )
+    if shuffle:
+        dataset = dataset.shuffle(len(source_ids), seed=seed, reshuffle_each_iteration=True)
+    return dataset.batch(batch_size, drop_remainder=shuffle).prefetch(tf.data.AUTOTUNE)
+
+
+@dataclass
+class TranslationData:
+    """What :func:`load_translation` returns. ``*_pairs`` are raw text pairs, in dataset order."""
+
+    train: tf.data.Dataset
+    valid: tf.data.Dataset
+    test: tf.data.Dataset
+    source_vectorizer: keras.layers.TextVectorization
+    target_vectorizer: keras.layers.TextVectorization
+    train_pairs: list[tuple[str, str]]
+    valid_pairs: list[tuple[str, str]]
+    test_pairs: list[tuple[str, str]]
+    source: str
+    direction: str
+    max_length: int
+    batch_size: int
+    info: dict = field(default_factory=dict)
+
+    @property
+    def source_vocab_size(self) -> int:
+        return self.source_vectorizer.vocabulary_size()
+
+    @property
+    def target_vocab_size(self) -> int:
+        return self.target_vectorizer.vocabulary_size()
+
+    @property
+    def start_id(self) -> int:
+        return self.target_vectorizer.get_vocabulary().index(START)
+
+    @property
+    def end_id(self) -> int:
+        return self.target_vectorizer.get_vocabulary().index(END)
+
+    def summary(self) -> str:
+        sizes = ", ".join(f"{name} {len(getattr(self, name + '_pairs')):,}"
+                          for name in ("train", "valid", "test"))
+        return (f"{self.source} ({self.direction}): {sizes} pairs; vocabularies "
+                f"{self.source_vocab_size:,} (source) / {self.target_vocab_size:,} (target); "
+                f"max length {self.max_length}; dropped as too long: {self.info.get('dropped', 0)}")
+
+
+def load_translation(source: str = "anki", direction: str = "eng-spa", *,
+                     vocab_size: int = 8000, max_length: int = 20, batch_size: int = 64,
+                     seed: int = config.SEED, num_examples: int | None = None,
+                     file_hash: str | None = ANKI_FILE_HASH,
+                     cache_dir: str | os.PathLike | None = None) -> TranslationData:
+    """Load, split, vectorise and batch a translation corpus.
+
+    Args:
+        source: ``"anki"`` (download, full mode), ``"sample"`` (``data/translation``, offline)
+            or ``"dates"`` (synthetic human date -> ISO date; ``direction`` is ignored).
+        direction: ``"eng-spa"`` (default: English -> Spanish, like the slides' English ->
+            French) or ``"spa-eng"``.
+        vocab_size: maximum vocabulary per language, padding and ``[UNK]`` included.
+        max_length: maximum tokens per sentence, ``[START]``/``[END]`` included (source) and
+            per shifted target; longer pairs are dropped.
+        seed: the split's seed (keep the default to compare with the other notebooks).
+        num_examples: first ``n`` pairs of the corpus only (``dates``: how many to generate,
+            default 10,000).
+        file_hash / cache_dir: passed to ``keras.utils.get_file`` for ``"anki"``.
+    """
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}; got {direction!r}")
+    if max_length < 2:
+        raise ValueError(f"max_length must be at least 2 ([START] and [END]); got {max_length}")
+    pairs = load_pairs(source, seed=seed, num_examples=num_examples, file_hash=file_hash,
+                       cache_dir=cache_dir)
+    if source == "dates":
+        direction = "date-iso"
+    elif direction == "spa-eng":
+        pairs = [(spanish, english) for english, spanish in pairs]
+    splits = split_pairs(pairs, seed=seed)
+    train_pairs = splits[0]
+    source_vectorizer = make_vectorizer([s for s, _ in train_pairs], vocab_size)
+    target_vectorizer = make_vectorizer([t for _, t in train_pairs], vocab_size)
+    datasets, kept_pairs, dropped = [], [], 0
+    for index, split in enumerate(splits):
+        source_ids, target_ids, kept = vectorize_pairs(split, source_vectorizer,
+                                                       target_vectorizer, max_length)
+        dropped += int((~kept).sum())
+        kept_pairs.append([pair for pair, keep in zip(split, kept, strict=True) if keep])
+        datasets.append(make_dataset(source_ids, target_ids, batch_size, shuffle=index == 0,
+                                     seed=seed))
+    return TranslationData(
+        *datasets, source_vectorizer, target_vectorizer, *kept_pairs, source=source,
+        direction=direction, max_length=max_length, batch_size=batch_size,
+        info={"pairs": len(pairs), "dropped": dropped},
+    )

@@ -5,6 +5,9 @@ cites the slide equation it implements, registers as serializable and round-trip
 ``model.save`` / ``keras.models.load_model``. The TF-Hub layer is TensorFlow-only by nature.
 """
 
+from seqlab.layers.attention import BahdanauAttention as BahdanauAttention
+from seqlab.layers.attention import LuongAttention as LuongAttention
+from seqlab.layers.attention import masked_softmax as masked_softmax
 from seqlab.layers.hub import NNLM_EN_DIM50 as NNLM_EN_DIM50
 from seqlab.layers.hub import HubTextEmbedding as HubTextEmbedding
 from seqlab.layers.hub import is_trusted_handle as is_trusted_handle

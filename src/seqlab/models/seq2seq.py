@@ -1,0 +1,254 @@
+"""The RNN encoder-decoder translator of the slides (figs. 12-15), with or without attention.
+
+* :class:`Seq2SeqEncoder`: ``Embedding(mask_zero=True)`` + bidirectional GRU or LSTM
+  ("The Idea of Bidirectional RNNs"), optionally reading the source backwards as in fig. 12.
+  Each direction has ``units // 2`` units, so the concatenated outputs have ``units`` features
+  (the size of the decoder state, which Luong's dot score needs) and the two final states,
+  concatenated, are the decoder's initial state.
+* :class:`Seq2SeqDecoder`: embedding + GRU/LSTM + attention over the encoder outputs + output
+  layer. With attention, the decoder state ``h_t`` queries the encoder outputs (eqs. 12-14) and
+  ``tanh(W_c [h_t; context_t])`` (Luong's "attentional hidden state") feeds the output layer.
+  All four variants (``"none"``, ``"bahdanau"``, ``"luong-dot"``, ``"luong-general"``) share this
+  architecture and differ only in the score of eq. (12), so comparing them compares the scores.
+  (Bahdanau's own decoder queried with ``h_{t-1}`` and fed the context into the RNN; using
+  ``h_t`` lets the whole target go through Keras's fused GRU/LSTM at once in training.)
+* :class:`Seq2SeqTranslator`: the ``keras.Model``. ``call((source_ids, target_in))`` runs the
+  decoder on the target shifted right (teacher forcing) and returns logits
+  ``(batch, T, target_vocab)``.
+
+Decoding protocol (shared with the Transformer; :mod:`seqlab.decoding` relies only on it):
+
+* ``model.encode(source_ids) -> state``: ``source_ids`` ``(batch, S)`` int32 (0 = padding);
+  ``state`` a nested structure (dict/list) of batch-major tensors.
+* ``model.decode_step(target_prefix_ids, state) -> (logits, new_state, attention)``:
+  ``target_prefix_ids`` ``(batch, t)`` int32, starting with ``[START]``; ``logits``
+  ``(batch, target_vocab)`` for the next token; ``new_state`` with the same structure and shapes
+  as ``state``; ``attention`` ``(batch, S)`` (weights over the source, in the source's original
+  order) or ``None``. The RNN uses only the last token of the prefix (its history is in the
+  state); the prefix length is unknown when traced (``None``), so code must not need it static.
+"""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from seqlab.layers.attention import BahdanauAttention, LuongAttention
+
+ATTENTION_CHOICES = ("none", "bahdanau", "luong-dot", "luong-general")
+RNN_CHOICES = ("gru", "lstm")
+
+
+def _recurrent_layer(kind: str, units: int, **kwargs):
+    if kind not in RNN_CHOICES:
+        raise ValueError(f"rnn must be one of {RNN_CHOICES}; got {kind!r}")
+    layer = keras.layers.GRU if kind == "gru" else keras.layers.LSTM
+    # Default activations and reset_after=True keep Keras's fused (cuDNN on GPU) kernels usable.
+    return layer(units, return_sequences=True, return_state=True, **kwargs)
+
+
+def build_for_training(model, x, y) -> None:
+    """Create the model's, loss's, metrics' and optimizer's variables from one example batch.
+
+    On first use Keras's TensorFlow trainer traces the whole model symbolically to create this
+    state (``backend.compute_output_spec``) and then traces the train step; for recurrent
+    models with masks the symbolic pass costs several seconds per model on a 2-core CPU, more
+    than a FAST-mode epoch. One small eager call builds the same state, and ``fit`` skips its
+    symbolic pass. Call after ``compile`` (``Seq2SeqTranslator.compile`` does); ``x`` and ``y``
+    may be one short example. What is already built is left alone.
+    """
+    y_pred = model(x, training=False)
+    for name in ("_compile_loss", "_compile_metrics"):  # Keras's own containers
+        container = getattr(model, name, None)
+        if container is not None and not container.built:
+            container.build(y, y_pred)
+    optimizer = getattr(model, "optimizer", None)
+    if optimizer is not None and not optimizer.built:
+        optimizer.build(model.trainable_variables)
+
+
+def reverse_index(source_mask):
+    """Indices that read each row's real tokens backwards and keep padding at the end.
+
+    ``source_mask`` ``(batch, S)`` (right-padded) -> ``(index, valid)``, both ``(batch, S)``:
+    position ``i`` takes token ``length - 1 - i`` when ``valid``. Reversing is its own inverse,
+    so the same index maps attention weights back to the original order.
+    """
+    lengths = ops.sum(ops.cast(source_mask, "int32"), axis=1, keepdims=True)  # (batch, 1)
+    positions = ops.expand_dims(ops.arange(ops.shape(source_mask)[1], dtype="int32"), 0)
+    index = lengths - 1 - positions  # (batch, S)
+    return ops.maximum(index, 0), index >= 0
+
+
+def reverse_source(source_ids):
+    """``[[5, 6, 7, 0]] -> [[7, 6, 5, 0]]``: the slides' fig. 12 trick of reading backwards."""
+    index, valid = reverse_index(ops.not_equal(source_ids, 0))
+    return ops.where(valid, ops.take_along_axis(source_ids, index, axis=1), 0)
+
+
+@keras.saving.register_keras_serializable(package="seqlab")
+class Seq2SeqEncoder(keras.layers.Layer):
+    """Source ids ``(batch, S)`` -> ``(outputs (batch, S, units), states, mask (batch, S))``.
+
+    ``states`` is ``[h]`` (GRU) or ``[h, c]`` (LSTM), each ``(batch, units)``: forward and
+    backward final states concatenated.
+    """
+
+    def __init__(self, vocab_size: int, embedding_dim: int = 128, units: int = 256,
+                 rnn: str = "gru", reverse: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        if units % 2:
+            raise ValueError(f"units must be even (half per direction); got {units}")
+        self.vocab_size, self.embedding_dim, self.units = vocab_size, embedding_dim, units
+        self.rnn_kind, self.reverse = rnn, reverse
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True,
+                                                name="source_embedding")
+        self.rnn = keras.layers.Bidirectional(_recurrent_layer(rnn, units // 2),
+                                              merge_mode="concat", name="bidirectional")
+
+    def call(self, source_ids, training=None):
+        mask = ops.not_equal(source_ids, 0)  # (batch, S)
+        if self.reverse:
+            source_ids = reverse_source(source_ids)
+        embedded = self.embedding(source_ids)  # (batch, S, embedding_dim)
+        outputs = self.rnn(embedded, mask=mask, training=training)
+        sequence, states = outputs[0], list(outputs[1:])  # (batch, S, units); 2 or 4 states
+        half = len(states) // 2
+        states = [ops.concatenate([forward, backward], axis=-1)  # (batch, units)
+                  for forward, backward in zip(states[:half], states[half:], strict=True)]
+        return sequence, states, mask
+
+    def get_config(self):
+        return {**super().get_config(), "vocab_size": self.vocab_size,
+                "embedding_dim": self.embedding_dim, "units": self.units,
+                "rnn": self.rnn_kind, "reverse": self.reverse}
+
+
+@keras.saving.register_keras_serializable(package="seqlab")
+class Seq2SeqDecoder(keras.layers.Layer):
+    """Target ids + encoder outputs -> ``(logits (batch, T, vocab), states, weights)``.
+
+    ``weights`` is ``(batch, T, S)`` or ``None`` without attention.
+    """
+
+    def __init__(self, vocab_size: int, embedding_dim: int = 128, units: int = 256,
+                 rnn: str = "gru", attention: str = "bahdanau",
+                 attention_units: int | None = None, dropout: float = 0.0, **kwargs):
+        super().__init__(**kwargs)
+        if attention not in ATTENTION_CHOICES:
+            raise ValueError(f"attention must be one of {ATTENTION_CHOICES}; got {attention!r}")
+        self.vocab_size, self.embedding_dim, self.units = vocab_size, embedding_dim, units
+        self.rnn_kind, self.attention_kind = rnn, attention
+        self.attention_units, self.dropout_rate = attention_units, dropout
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True,
+                                                name="target_embedding")
+        self.rnn = _recurrent_layer(rnn, units, name=rnn)
+        if attention == "bahdanau":
+            self.attention = BahdanauAttention(attention_units or units, name="attention")
+        elif attention.startswith("luong"):
+            self.attention = LuongAttention(attention.split("-")[1], name="attention")
+        else:
+            self.attention = None
+        self.combine = (keras.layers.Dense(units, activation="tanh", name="attentional_state")
+                        if self.attention is not None else None)
+        self.dropout = keras.layers.Dropout(dropout)
+        self.output_layer = keras.layers.Dense(vocab_size, name="logits")
+
+    def call(self, target_ids, encoder_outputs, source_mask, initial_state, training=None):
+        embedded = self.embedding(target_ids)  # (batch, T, embedding_dim)
+        outputs = self.rnn(embedded, initial_state=initial_state,
+                           mask=ops.not_equal(target_ids, 0), training=training)
+        hidden, states = outputs[0], list(outputs[1:])  # (batch, T, units)
+        weights = None
+        if self.attention is not None:
+            context, weights = self.attention(hidden, encoder_outputs, mask=source_mask)
+            hidden = self.combine(ops.concatenate([hidden, context], axis=-1))  # (batch, T, units)
+        logits = self.output_layer(self.dropout(hidden, training=training))
+        return logits, states, weights
+
+    def get_config(self):
+        return {**super().get_config(), "vocab_size": self.vocab_size,
+                "embedding_dim": self.embedding_dim, "units": self.units, "rnn": self.rnn_kind,
+                "attention": self.attention_kind, "attention_units": self.attention_units,
+                "dropout": self.dropout_rate}
+
+
+@keras.saving.register_keras_serializable(package="seqlab")
+class Seq2SeqTranslator(keras.Model):
+    """RNN encoder-decoder translator; see the module docstring for the decoding protocol.
+
+    Args:
+        source_vocab_size / target_vocab_size: vocabulary sizes (0 = padding).
+        embedding_dim: size of both embeddings.
+        units: decoder state size; each encoder direction has ``units // 2``.
+        rnn: ``"gru"`` or ``"lstm"``.
+        attention: ``"none"``, ``"bahdanau"``, ``"luong-dot"`` or ``"luong-general"``.
+        attention_units: Bahdanau's hidden size (default ``units``).
+        reverse_source: read the source backwards (fig. 12).
+        dropout: dropout before the output layer.
+    """
+
+    def __init__(self, source_vocab_size: int, target_vocab_size: int, *,
+                 embedding_dim: int = 128, units: int = 256, rnn: str = "gru",
+                 attention: str = "bahdanau", attention_units: int | None = None,
+                 reverse_source: bool = False, dropout: float = 0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.source_vocab_size, self.target_vocab_size = source_vocab_size, target_vocab_size
+        self.embedding_dim, self.units, self.rnn_kind = embedding_dim, units, rnn
+        self.attention_kind, self.attention_units = attention, attention_units
+        self.reverse_source, self.dropout_rate = reverse_source, dropout
+        self.encoder = Seq2SeqEncoder(source_vocab_size, embedding_dim, units, rnn,
+                                      reverse=reverse_source, name="encoder")
+        self.decoder = Seq2SeqDecoder(target_vocab_size, embedding_dim, units, rnn, attention,
+                                      attention_units, dropout, name="decoder")
+
+    def build(self, input_shape=None):
+        # One tiny forward pass creates every variable, so load_model can restore weights.
+        if not self.built:
+            dummy = ops.ones((1, 1), dtype="int32")
+            self.call((dummy, dummy))
+            self.built = True
+
+    def compile(self, *args, **kwargs):
+        """``keras.Model.compile``, then build loss, metrics and optimizer state eagerly on a
+        one-token batch (see :func:`build_for_training`): the first
+        ``fit`` epoch then skips Keras's symbolic build, seconds per model on a CPU."""
+        super().compile(*args, **kwargs)
+        dummy = ops.ones((1, 1), dtype="int32")
+        build_for_training(self, (dummy, dummy), dummy)
+
+    def call(self, inputs, training=None):
+        source_ids, target_in = inputs
+        encoder_outputs, states, source_mask = self.encoder(source_ids, training=training)
+        logits, _, _ = self.decoder(target_in, encoder_outputs, source_mask, states,
+                                    training=training)
+        return logits  # (batch, T, target_vocab)
+
+    # ---- decoding protocol ----------------------------------------------------------------
+
+    def encode(self, source_ids):
+        """``(batch, S)`` ids -> state dict (encoder outputs, source mask, decoder states)."""
+        source_ids = ops.cast(source_ids, "int32")
+        encoder_outputs, states, source_mask = self.encoder(source_ids)
+        return {"encoder_outputs": encoder_outputs, "source_mask": source_mask,
+                "decoder_states": states}
+
+    def decode_step(self, target_prefix_ids, state):
+        """One decoder step on the prefix's last token -> ``(logits, new_state, attention)``."""
+        last_token = ops.cast(target_prefix_ids, "int32")[:, -1:]  # (batch, 1)
+        logits, states, weights = self.decoder(last_token, state["encoder_outputs"],
+                                               state["source_mask"], state["decoder_states"])
+        attention = None
+        if weights is not None:
+            attention = weights[:, 0, :]  # (batch, S)
+            if self.reverse_source:
+                index, valid = reverse_index(state["source_mask"])
+                attention = ops.where(valid, ops.take_along_axis(attention, index, axis=1), 0.0)
+        return logits[:, 0, :], {**state, "decoder_states": states}, attention
+
+    def get_config(self):
+        return {**super().get_config(), "source_vocab_size": self.source_vocab_size,
+                "target_vocab_size": self.target_vocab_size,
+                "embedding_dim": self.embedding_dim, "units": self.units, "rnn": self.rnn_kind,
+                "attention": self.attention_kind, "attention_units": self.attention_units,
+                "reverse_source": self.reverse_source, "dropout": self.dropout_rate}

@@ -1,0 +1,82 @@
+"""Ship a trained translator as one TensorFlow SavedModel: raw strings in, translations out.
+
+The ``.keras`` file (``model.save``) holds the network only; the text processing (the two
+vocabularies and :func:`seqlab.data.translation.standardize`) lives in the vectorizers. The
+export puts both, and the greedy decoding loop, into one graph::
+
+    export_translator(model, data.source_vectorizer, data.target_vectorizer, "models/nmt_export")
+    reloaded = tf.saved_model.load("models/nmt_export")      # no seqlab import needed
+    reloaded.translate(tf.constant(["Good morning."]))["text"]
+
+TensorFlow only, by nature (SavedModel). Works for any model that follows the decoding protocol
+of :mod:`seqlab.decoding` and can be traced with an unknown batch size.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+
+import tensorflow as tf
+
+from seqlab.data.translation import END, START, nfkd_table
+from seqlab.decoding import greedy_decode_graph
+
+
+class ExportedTranslator(tf.Module):
+    """A ``tf.Module`` whose ``translate(texts)`` (a ``tf.string`` batch) returns a dict:
+
+    * ``"text"``: ``(batch,)`` translations, punctuation re-attached; accents stay decomposed
+      (NFKD: TensorFlow has no NFC op), ``unicodedata.normalize("NFC", ...)`` composes them;
+    * ``"tokens"``: ``(batch, T)`` target ids (0 after ``[END]``);
+    * ``"attention"``: ``(batch, T, S)`` weights (zeros for a model without attention).
+    """
+
+    def __init__(self, model, source_vectorizer, target_vectorizer, max_length: int = 40):
+        super().__init__()
+        self.model = model
+        self.source_vectorizer = source_vectorizer
+        # standardize() captures this table; keeping a reference makes the SavedModel save it.
+        self.nfkd_table = nfkd_table()
+        vocabulary = [str(token) for token in target_vectorizer.get_vocabulary()]
+        self.target_vocabulary = tf.constant(vocabulary)
+        self.start_id = vocabulary.index(START)
+        self.end_id = vocabulary.index(END)
+        self.max_length = max_length
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="texts")])
+    def translate(self, texts):
+        source_ids = self.source_vectorizer(texts)
+        if isinstance(source_ids, tf.RaggedTensor):
+            source_ids = source_ids.to_tensor()
+        tokens, attention = greedy_decode_graph(self.model, source_ids, self.start_id,
+                                                self.end_id, self.max_length)
+        if attention is None:
+            attention = tf.zeros(tf.concat([tf.shape(tokens), tf.shape(source_ids)[1:]], 0))
+        words = tf.gather(self.target_vocabulary, tokens)  # (batch, T)
+        hidden = (tokens == 0) | (tokens == self.end_id)
+        words = tf.where(hidden, tf.constant(""), words)
+        text = tf.strings.reduce_join(words, axis=-1, separator=" ")
+        # The same clean-up as seqlab.data.translation.detokenize, NFC aside.
+        text = tf.strings.regex_replace(text, r"\s+", " ")
+        text = tf.strings.strip(text)
+        text = tf.strings.regex_replace(text, r" ([.?!,])", r"\1")
+        text = tf.strings.regex_replace(text, r"([¿¡]) ", r"\1")
+        text = tf.strings.regex_replace(text, r" ?- ?", "-")
+        return {"text": text, "tokens": tokens, "attention": attention}
+
+
+def export_translator(model, source_vectorizer, target_vectorizer, path: str | os.PathLike, *,
+                      max_length: int = 40) -> ExportedTranslator:
+    """Save ``model`` with its vocabularies and greedy decoding as a SavedModel at ``path``."""
+    module = ExportedTranslator(model, source_vectorizer, target_vectorizer, max_length)
+    tf.saved_model.save(module, os.fspath(path), signatures={"serving_default": module.translate})
+    return module
+
+
+def translate_with_export(exported, texts) -> list[str]:
+    """Call a (re)loaded export on Python strings; return readable (NFC) strings."""
+    if isinstance(texts, str):
+        texts = [texts]
+    output = exported.translate(tf.constant(list(texts)))["text"].numpy()
+    return [unicodedata.normalize("NFC", text.decode("utf-8")) for text in output]

@@ -173,8 +173,19 @@ class HubTextEmbedding(keras.layers.Layer):
         trainable_ids = {id(v) for v in getattr(self._module, "trainable_variables", [])}
         for variable in self._module.variables:
             self._track_variable(_ModuleVariable(variable, trainable=id(variable) in trainable_ids))
-        self.output_dim = int(self._module(tf.constant([""])).shape[-1])
+        self.output_dim = self._find_output_dim()
         self.built = True
+
+    def _find_output_dim(self) -> int:
+        # Tracing, not running: under a tf.distribute strategy's scope the module's mirrored
+        # variables cannot be read outside a replica.
+        signature = tf.TensorSpec([None], tf.string)
+        output = self._module.__call__.get_concrete_function(signature).structured_outputs
+        if output.shape.rank != 2:
+            raise ValueError(f"{self.handle} maps strings to shape {output.shape}; a text "
+                             "embedding must return (batch, dim).")
+        dim = output.shape[-1]
+        return int(dim if dim is not None else self._module(tf.constant([""])).shape[-1])
 
     @property
     def module(self):

@@ -1,0 +1,116 @@
+"""seqlab.models.sentiment: the case-study classifier, its two compile stages and results file."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from seqlab.layers import STANDIN_HANDLE, HubTextEmbedding
+from seqlab.models import (
+    build_sentiment_classifier,
+    compile_sentiment_classifier,
+    count_parameters,
+    embedding_layer,
+    predict_sentiment,
+    read_imdb_results,
+    unfreeze_and_recompile,
+    write_imdb_result,
+)
+
+HEAD = 50 * 128 + 128 + 128 + 1  # 6,657: the slides' trainable parameters when frozen
+REVIEWS = ["A wonderful, moving film.", "Dull, tedious and far too long.", ""]
+
+
+def _batches():
+    texts = tf.constant(REVIEWS[:2] * 16)
+    return tf.data.Dataset.from_tensor_slices((texts, tf.constant([1.0, 0.0] * 16))).batch(8)
+
+
+def test_the_case_study_architecture_frozen_by_default():
+    model = build_sentiment_classifier(STANDIN_HANDLE)
+    embedding, hidden, output = model.layers
+    assert isinstance(embedding, HubTextEmbedding) and not embedding.trainable
+    assert hidden.units == 128 and hidden.activation is keras.activations.relu
+    assert output.units == 1 and output.activation is keras.activations.sigmoid
+    counts = count_parameters(model)
+    assert counts["trainable"] == HEAD
+    assert counts["non_trainable"] == embedding.count_params() > 0
+    assert counts["total"] == model.count_params()
+    probabilities = model(tf.constant(REVIEWS)).numpy()
+    assert probabilities.shape == (3, 1) and ((probabilities > 0) & (probabilities < 1)).all()
+
+
+def test_hidden_units_and_starting_unfrozen():
+    model = build_sentiment_classifier(STANDIN_HANDLE, hidden_units=16, trainable=True)
+    counts = count_parameters(model)
+    assert counts["non_trainable"] == 0
+    assert counts["trainable"] == model.layers[0].count_params() + 50 * 16 + 16 + 17
+    with pytest.raises(ValueError, match="hidden_units"):
+        build_sentiment_classifier(STANDIN_HANDLE, hidden_units=0)
+
+
+def test_accepts_a_ready_layer():
+    layer = HubTextEmbedding(STANDIN_HANDLE)
+    assert embedding_layer(build_sentiment_classifier(layer)) is layer
+
+
+def test_compile_then_unfreeze_at_one_tenth_of_the_rate():
+    model = compile_sentiment_classifier(build_sentiment_classifier(STANDIN_HANDLE), 1e-3)
+    assert isinstance(model.optimizer, keras.optimizers.Adam)
+    assert float(model.optimizer.learning_rate) == pytest.approx(1e-3)
+    assert model.loss == "binary_crossentropy"
+    model.fit(_batches(), epochs=1, verbose=0)
+    unfreeze_and_recompile(model, 1e-3)
+    assert embedding_layer(model).trainable
+    assert float(model.optimizer.learning_rate) == pytest.approx(1e-4)
+    assert count_parameters(model)["non_trainable"] == 0
+    before = embedding_layer(model).module.variables[0].numpy().copy()
+    model.fit(_batches(), epochs=1, verbose=0)
+    assert not np.array_equal(before, embedding_layer(model).module.variables[0].numpy())
+
+
+def test_builds_compiles_and_fine_tunes_under_a_distribution_strategy():
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
+    model = compile_sentiment_classifier(
+        build_sentiment_classifier(STANDIN_HANDLE, strategy=strategy))
+    table = embedding_layer(model).module.variables[0]
+    assert isinstance(table, tf.distribute.DistributedValues)
+    model.fit(_batches(), epochs=1, verbose=0)
+    unfreeze_and_recompile(model, 1e-3)
+    before = table.numpy().copy()
+    model.fit(_batches(), epochs=1, verbose=0)
+    assert not np.array_equal(before, table.numpy())
+    with pytest.raises(ValueError, match="handle"):
+        build_sentiment_classifier(HubTextEmbedding(STANDIN_HANDLE), strategy=strategy)
+
+
+def test_embedding_layer_of_a_model_without_one():
+    with pytest.raises(ValueError, match="no HubTextEmbedding"):
+        embedding_layer(keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)]))
+
+
+def test_predict_sentiment_takes_python_strings():
+    model = build_sentiment_classifier(STANDIN_HANDLE)
+    probabilities = predict_sentiment(model, REVIEWS)
+    assert probabilities.shape == (3,)
+    np.testing.assert_allclose(probabilities, model(tf.constant(REVIEWS)).numpy()[:, 0], rtol=1e-6)
+    assert predict_sentiment(model, "just one review").shape == (1,)
+
+
+def test_results_file_keeps_both_stages_of_one_mode(tmp_path):
+    path = tmp_path / "imdb_results.json"
+    common = {"trainable_params": HEAD, "seconds_per_epoch": 0.5, "handle": STANDIN_HANDLE}
+    write_imdb_result("frozen", test_accuracy=0.7, mode="FAST", path=path, **common)
+    write_imdb_result("fine_tuned", test_accuracy=0.8, mode="FAST", path=path, **common)
+    results = read_imdb_results(path)
+    assert results["mode"] == "FAST"
+    assert results["frozen"]["test_accuracy"] == 0.7 and results["fine_tuned"]["test_accuracy"] == 0.8
+    assert set(results["frozen"]) >= {"test_accuracy", "trainable_params", "seconds_per_epoch"}
+    # A full-mode run replaces FAST results instead of mixing with them.
+    write_imdb_result("frozen", test_accuracy=0.75, mode="full", path=path, **common)
+    assert set(json.loads(path.read_text())) == {"mode", "frozen"}
+    with pytest.raises(ValueError, match="stage"):
+        write_imdb_result("thawed", test_accuracy=0.7, mode="FAST", path=path, **common)
+    assert read_imdb_results(tmp_path / "missing.json") == {}

@@ -10,14 +10,22 @@ The check functions live in per-notebook modules and are re-exported here, so no
 """
 
 from seqlab.checks.core import CheckFailed, assert_close, passed, run_student_code
-
-__all__ = ["CheckFailed", "assert_close", "passed", "run_student_code"]
-
+from seqlab.checks.imdb import (
+    check_accuracy_function,
+    check_frozen_classifier,
+    check_learning_rate_comparison,
+    check_recompile_for_fine_tuning,
+)
 from seqlab.checks.recurrent import (
     check_coupled_lstm_cell,
     check_gru_without_reset_gate,
     check_reset_gate_comparison,
 )
 
-__all__ += ["check_coupled_lstm_cell", "check_gru_without_reset_gate",
-            "check_reset_gate_comparison"]
+__all__ = ["CheckFailed", "assert_close", "passed", "run_student_code",
+           # notebooks 01 and 02
+           "check_accuracy_function", "check_frozen_classifier",
+           "check_learning_rate_comparison", "check_recompile_for_fine_tuning",
+           # notebook 03
+           "check_coupled_lstm_cell", "check_gru_without_reset_gate",
+           "check_reset_gate_comparison"]

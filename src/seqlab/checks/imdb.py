@@ -1,0 +1,230 @@
+"""Checks for the exercises of notebooks 01 (frozen embedding) and 02 (fine-tuning).
+
+The model checks run the student's function on the offline stand-in module, so they take a
+second and work in FAST and full mode alike.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+
+import numpy as np
+
+from seqlab.checks.core import CheckFailed, assert_close, passed, run_student_code
+
+FROZEN_CLASSIFIER = "Exercise 1: build the frozen classifier"
+ACCURACY_FUNCTION = "Exercise 2: accuracy from predicted probabilities"
+RECOMPILE_FOR_FINE_TUNING = "Exercise 1: recompile for fine-tuning"
+LEARNING_RATE_COMPARISON = "Exercise 2: fine-tuning at the original learning rate"
+
+HIDDEN_UNITS = 128
+REVIEWS = ["A wonderful cast and a moving score.", "Dull, tedious and far too long.",
+           "Not bad at all.", "I want those two hours back."]
+LABELS = [1.0, 0.0, 1.0, 0.0]
+
+
+def _stand_in_embedding():
+    from seqlab.layers import STANDIN_HANDLE
+
+    return STANDIN_HANDLE
+
+
+def _parameters(weights) -> int:
+    return sum(int(np.prod(w.shape)) for w in weights)
+
+
+def _embedding_of(exercise: str, model):
+    from seqlab.layers import HubTextEmbedding
+
+    layers = [layer for layer in model.layers if isinstance(layer, HubTextEmbedding)]
+    if len(layers) != 1:
+        raise CheckFailed(exercise, f"the model should have one HubTextEmbedding layer; it has "
+                                    f"{len(layers)}: {[type(x).__name__ for x in model.layers]}.")
+    return layers[0]
+
+
+def _learning_rate(model) -> float:
+    return float(np.asarray(model.optimizer.learning_rate))
+
+
+def _check_compiled(exercise: str, model, learning_rate: float) -> None:
+    """Adam at ``learning_rate``, binary cross-entropy and accuracy, checked by evaluating."""
+    import keras
+    import tensorflow as tf
+
+    if getattr(model, "optimizer", None) is None or not model.compiled:
+        raise CheckFailed(exercise, "the model is not compiled: call model.compile(...) "
+                                    "inside your function.")
+    if not isinstance(model.optimizer, keras.optimizers.Adam):
+        raise CheckFailed(exercise, f"the optimizer is {type(model.optimizer).__name__}; the "
+                                    "case study uses keras.optimizers.Adam.")
+    if not math.isclose(_learning_rate(model), learning_rate, rel_tol=1e-5):
+        raise CheckFailed(exercise, f"the learning rate is {_learning_rate(model):.3g}; "
+                                    f"expected {learning_rate:.3g}.")
+    texts, labels = tf.constant(REVIEWS), tf.constant(LABELS)
+    # compute_loss / compute_metrics use what compile set up, without tracing a tf.function.
+    predictions = model(texts)
+    if "accuracy" not in model.compute_metrics(texts, labels, predictions, sample_weight=None):
+        raise CheckFailed(exercise, "the model does not report accuracy; compile it with "
+                                    "metrics=['accuracy'].")
+    loss = float(model.compute_loss(x=texts, y=labels, y_pred=predictions))
+    probabilities = np.clip(np.asarray(predictions).reshape(-1), 1e-7, 1 - 1e-7)
+    y = np.asarray(LABELS)
+    cross_entropy = -np.mean(y * np.log(probabilities) + (1 - y) * np.log(1 - probabilities))
+    if not math.isclose(loss, cross_entropy, rel_tol=1e-3, abs_tol=1e-4):
+        raise CheckFailed(exercise, f"the loss is {loss:.4f} where binary cross-entropy "
+                                    f"gives {cross_entropy:.4f}; use "
+                                    "loss='binary_crossentropy'.")
+
+
+# ------------------------------------------------------------------------------ notebook 01
+
+
+def check_frozen_classifier(build_frozen_classifier: Callable) -> bool:
+    """Exercise 1 (01): ``build_frozen_classifier(handle)`` returns the compiled, frozen model.
+
+    Expected: ``HubTextEmbedding(handle)`` frozen, ``Dense(128, relu)``, ``Dense(1, sigmoid)``,
+    compiled with Adam(1e-3), binary cross-entropy and accuracy: only the head's 6,657
+    parameters trainable.
+    """
+    import keras
+    import tensorflow as tf
+
+    exercise = FROZEN_CLASSIFIER
+    model = run_student_code(exercise, build_frozen_classifier, _stand_in_embedding())
+    if not isinstance(model, keras.Model):
+        raise CheckFailed(exercise, f"your function returned {type(model).__name__}; return "
+                                    "the keras model.")
+    embedding = _embedding_of(exercise, model)
+    if embedding.trainable:
+        raise CheckFailed(exercise, "the embedding layer is trainable; freeze it "
+                                    "(trainable=False) before compiling.")
+    head = embedding.output_dim * HIDDEN_UNITS + HIDDEN_UNITS + HIDDEN_UNITS + 1
+    trainable, frozen = _parameters(model.trainable_weights), _parameters(model.non_trainable_weights)
+    if (trainable, frozen) != (head, embedding.count_params()):
+        raise CheckFailed(exercise, f"the model has {trainable:,} trainable and {frozen:,} "
+                                    f"frozen parameters; expected {head:,} trainable (Dense "
+                                    f"{HIDDEN_UNITS} relu + Dense 1 sigmoid) and the "
+                                    f"embedding's {embedding.count_params():,} frozen.")
+    probabilities = run_student_code(exercise, model, tf.constant(REVIEWS))
+    probabilities = np.asarray(probabilities)
+    if probabilities.shape != (len(REVIEWS), 1):
+        raise CheckFailed(exercise, f"the model outputs shape {probabilities.shape}; expected "
+                                    f"({len(REVIEWS)}, 1): one probability per review.")
+    if not ((probabilities >= 0) & (probabilities <= 1)).all():
+        raise CheckFailed(exercise, "the outputs are not probabilities: end with a sigmoid.")
+    _check_compiled(exercise, model, 1e-3)
+    return passed(exercise, f"{trainable:,} trainable parameters on top of a frozen embedding "
+                            f"of {frozen:,}.")
+
+
+def check_accuracy_function(accuracy_from_probabilities: Callable) -> bool:
+    """Exercise 2 (01): ``accuracy_from_probabilities(probabilities, labels) -> float``.
+
+    A review counts as predicted positive when its probability is above 0.5 (as Keras's
+    ``accuracy`` metric does); probabilities may come as ``(n, 1)`` (``model.predict``) or ``(n,)``.
+    """
+    exercise = ACCURACY_FUNCTION
+    rng = np.random.default_rng(7)
+    cases = [
+        (np.array([[0.9], [0.2], [0.6], [0.4]]), np.array([1, 0, 0, 0]), 0.75),
+        (np.array([0.5, 0.51, 0.49]), np.array([1, 1, 0]), 2 / 3),  # 0.5 is not "above"
+    ]
+    probabilities = rng.uniform(size=(50, 1))
+    labels = rng.integers(0, 2, size=50)
+    cases.append((probabilities, labels, float(np.mean((probabilities[:, 0] > 0.5) == labels))))
+    for probabilities, labels, expected in cases:
+        got = run_student_code(exercise, accuracy_from_probabilities, probabilities, labels)
+        try:
+            got = float(got)
+        except (TypeError, ValueError):
+            raise CheckFailed(exercise, f"return one number, not {type(got).__name__}.") from None
+        assert_close(exercise, got, expected, what=f"the accuracy for {len(labels)} reviews")
+    return passed(exercise, "It agrees with Keras's accuracy metric.")
+
+
+# ------------------------------------------------------------------------------ notebook 02
+
+
+def check_recompile_for_fine_tuning(recompile_for_fine_tuning: Callable) -> bool:
+    """Exercise 1 (02): ``recompile_for_fine_tuning(model, base_learning_rate)``.
+
+    Expected: the embedding becomes trainable (all parameters trainable), the model is
+    recompiled with Adam at ``base_learning_rate / 10``, binary cross-entropy and accuracy
+    (so that training now changes the embedding), and the trained weights are kept (no new
+    model).
+    """
+    import tensorflow as tf
+
+    from seqlab.models import build_sentiment_classifier, compile_sentiment_classifier
+
+    exercise = RECOMPILE_FOR_FINE_TUNING
+    base_learning_rate = 2e-3  # not the notebook's 1e-3, so a hard-coded 1e-4 shows
+    model = compile_sentiment_classifier(
+        build_sentiment_classifier(_stand_in_embedding()), base_learning_rate)
+    # The frozen stage: once fit has traced its training step, Keras keeps training the
+    # weights that were trainable then, until the model is compiled again.
+    model.fit(tf.constant(REVIEWS), tf.constant(LABELS), epochs=1, verbose=0)
+    kernel = model.layers[-1].kernel.numpy().copy()
+    result = run_student_code(exercise, recompile_for_fine_tuning, model, base_learning_rate)
+    if result is not None and result is not model:
+        raise CheckFailed(exercise, "your function returned a different model; change and "
+                                    "recompile the one you are given.")
+    embedding = _embedding_of(exercise, model)
+    if not embedding.trainable:
+        raise CheckFailed(exercise, "the embedding layer is still frozen: set its trainable "
+                                    "attribute to True before compiling.")
+    if _parameters(model.non_trainable_weights):
+        raise CheckFailed(exercise, f"{_parameters(model.non_trainable_weights):,} parameters "
+                                    "are still frozen; unfreeze the embedding.")
+    if not np.array_equal(kernel, model.layers[-1].kernel.numpy()):
+        raise CheckFailed(exercise, "the weights changed: fine-tuning starts from the frozen "
+                                    "stage's weights; do not rebuild the model.")
+    _check_compiled(exercise, model, base_learning_rate / 10)
+    table = embedding.weights[0].numpy().copy()
+    model.fit(tf.constant(REVIEWS), tf.constant(LABELS), epochs=1, verbose=0)
+    if np.array_equal(table, embedding.weights[0].numpy()):
+        raise CheckFailed(exercise, "training after your function leaves the embedding "
+                                    "unchanged: Keras decides which weights to train when it "
+                                    "compiles, so call model.compile(...) after setting "
+                                    "trainable = True.")
+    return passed(exercise, "Unfrozen and recompiled at one tenth of the learning rate.")
+
+
+def check_learning_rate_comparison(runs: Mapping[str, Mapping]) -> bool:
+    """Exercise 2 (02): fine-tuning at the original rate vs one tenth of it, from the same start.
+
+    ``runs`` maps ``"one tenth"`` and ``"original"`` to dicts with ``learning_rate``,
+    ``val_accuracy`` (one value per epoch) and ``embedding_change`` (mean absolute change of
+    the embedding table from the frozen stage's values).
+    """
+    exercise = LEARNING_RATE_COMPARISON
+    expected_keys = {"one tenth", "original"}
+    if not isinstance(runs, Mapping) or set(runs) != expected_keys:
+        found = sorted(runs) if isinstance(runs, Mapping) else type(runs).__name__
+        raise CheckFailed(exercise, f"`runs` must have the entries {sorted(expected_keys)}; "
+                                    f"found {found}.")
+    for name, run in runs.items():
+        missing = {"learning_rate", "val_accuracy", "embedding_change"} - set(run)
+        if missing:
+            raise CheckFailed(exercise, f"runs[{name!r}] lacks {sorted(missing)}.")
+        accuracies = np.asarray(run["val_accuracy"], dtype=float)
+        if accuracies.ndim != 1 or not len(accuracies) or not ((accuracies >= 0) & (accuracies <= 1)).all():
+            raise CheckFailed(exercise, f"runs[{name!r}]['val_accuracy'] should be the list of "
+                                        "validation accuracies, one per epoch.")
+    slow, fast = runs["one tenth"], runs["original"]
+    if not math.isclose(fast["learning_rate"], 10 * slow["learning_rate"], rel_tol=1e-5):
+        raise CheckFailed(exercise, f"the learning rates are {slow['learning_rate']:.3g} and "
+                                    f"{fast['learning_rate']:.3g}; the original is ten times "
+                                    "the fine-tuning rate.")
+    if len(slow["val_accuracy"]) != len(fast["val_accuracy"]):
+        raise CheckFailed(exercise, "train both runs for the same number of epochs.")
+    if not 0 < slow["embedding_change"] < fast["embedding_change"]:
+        raise CheckFailed(exercise, "the embedding should move, and move more at the larger "
+                                    f"rate; got changes {slow['embedding_change']:.3g} (one "
+                                    f"tenth) and {fast['embedding_change']:.3g} (original). Did "
+                                    "both runs start from the frozen stage's weights?")
+    ratio = fast["embedding_change"] / slow["embedding_change"]
+    return passed(exercise, f"At the original rate the pretrained embedding moved {ratio:.1f} "
+                            "times as far.")

@@ -1,0 +1,161 @@
+"""The exercise checks of notebooks 01 and 02 accept right answers and explain wrong ones."""
+
+import keras
+import numpy as np
+import pytest
+
+from seqlab import checks
+from seqlab.checks import CheckFailed
+from seqlab.layers import HubTextEmbedding
+from seqlab.models import embedding_layer
+
+
+def build_frozen(handle, *, learning_rate=1e-3, trainable=False, units=128, loss="binary_crossentropy",
+                 metrics=("accuracy",), compile=True):
+    model = keras.Sequential([
+        keras.Input(shape=(), dtype="string"),
+        HubTextEmbedding(handle, trainable=trainable),
+        keras.layers.Dense(units, activation="relu"),
+        keras.layers.Dense(1, activation="sigmoid"),
+    ])
+    if compile:
+        model.compile(optimizer=keras.optimizers.Adam(learning_rate), loss=loss,
+                      metrics=list(metrics))
+    return model
+
+
+def unfinished(*args):
+    raise NotImplementedError("Exercise: replace this line with your solution.")
+
+
+# ------------------------------------------------------------------ 01, exercise 1
+
+
+def test_frozen_classifier_passes(capsys):
+    assert checks.check_frozen_classifier(build_frozen)
+    assert "passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda h: build_frozen(h, trainable=True), "trainable"),
+    (lambda h: build_frozen(h, units=64), "6,657"),
+    (lambda h: build_frozen(h, learning_rate=1e-2), "learning rate"),
+    (lambda h: build_frozen(h, loss="mse"), "binary"),
+    (lambda h: build_frozen(h, metrics=()), "accuracy"),
+    (lambda h: build_frozen(h, compile=False), "not compiled"),
+    (lambda h: None, "return the keras model"),
+    (unfinished, "placeholder"),
+])
+def test_frozen_classifier_explains_what_is_wrong(wrong, message):
+    with pytest.raises(CheckFailed, match=message):
+        checks.check_frozen_classifier(wrong)
+
+
+# ------------------------------------------------------------------ 01, exercise 2
+
+
+def test_accuracy_function_passes():
+    def accuracy(probabilities, labels):
+        predicted = np.asarray(probabilities).reshape(-1) > 0.5
+        return float(np.mean(predicted == np.asarray(labels)))
+
+    assert checks.check_accuracy_function(accuracy)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda p, y: float(np.mean((np.asarray(p).reshape(-1) >= 0.5) == y)), "differs"),
+    (lambda p, y: float(np.mean(np.asarray(p) > 0.5)), "differs"),   # forgot the labels
+    (lambda p, y: [0.5], "one number"),
+    (unfinished, "placeholder"),
+])
+def test_accuracy_function_explains_what_is_wrong(wrong, message):
+    with pytest.raises(CheckFailed, match=message):
+        checks.check_accuracy_function(wrong)
+
+
+# ------------------------------------------------------------------ 02, exercise 1
+
+
+def recompile(model, base_learning_rate):
+    embedding_layer(model).trainable = True
+    model.compile(optimizer=keras.optimizers.Adam(base_learning_rate / 10),
+                  loss="binary_crossentropy", metrics=["accuracy"])
+    return model
+
+
+def test_recompile_for_fine_tuning_passes():
+    assert checks.check_recompile_for_fine_tuning(recompile)
+
+
+def _no_unfreeze(model, base_learning_rate):
+    model.compile(optimizer=keras.optimizers.Adam(base_learning_rate / 10),
+                  loss="binary_crossentropy", metrics=["accuracy"])
+
+
+def _same_rate(model, base_learning_rate):
+    embedding_layer(model).trainable = True
+    model.compile(optimizer=keras.optimizers.Adam(base_learning_rate),
+                  loss="binary_crossentropy", metrics=["accuracy"])
+
+
+def _hard_coded(model, base_learning_rate):
+    embedding_layer(model).trainable = True
+    model.compile(optimizer=keras.optimizers.Adam(1e-4), loss="binary_crossentropy",
+                  metrics=["accuracy"])
+
+
+def _rebuilt(model, base_learning_rate):
+    new = build_frozen(embedding_layer(model).handle, trainable=True,
+                       learning_rate=base_learning_rate / 10)
+    return new
+
+
+def _not_recompiled(model, base_learning_rate):
+    embedding_layer(model).trainable = True
+    model.optimizer.learning_rate.assign(base_learning_rate / 10)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (_no_unfreeze, "still frozen"),
+    (_same_rate, "learning rate"),
+    (_hard_coded, "learning rate is 0.0001; expected 0.0002"),
+    (_rebuilt, "different model"),
+    (_not_recompiled, "call model.compile"),
+    (unfinished, "placeholder"),
+])
+def test_recompile_for_fine_tuning_explains_what_is_wrong(wrong, message):
+    with pytest.raises(CheckFailed, match=message):
+        checks.check_recompile_for_fine_tuning(wrong)
+
+
+# ------------------------------------------------------------------ 02, exercise 2
+
+
+def _runs(**overrides):
+    runs = {
+        "one tenth": {"learning_rate": 1e-4, "val_accuracy": [0.7, 0.72], "embedding_change": 0.002},
+        "original": {"learning_rate": 1e-3, "val_accuracy": [0.7, 0.69], "embedding_change": 0.02},
+    }
+    for key, value in overrides.items():
+        name, field = key.split("__")
+        runs[name.replace("_", " ")][field] = value
+    return runs
+
+
+def test_learning_rate_comparison_passes(capsys):
+    assert checks.check_learning_rate_comparison(_runs())
+    assert "10.0 times" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("runs, message", [
+    ({}, "must have the entries"),
+    ({"one tenth": {}, "original": {}}, "lacks"),
+    (_runs(original__learning_rate=1e-4), "ten times"),
+    (_runs(original__val_accuracy=[0.7]), "same number of epochs"),
+    (_runs(original__val_accuracy=[70, 69]), "one per epoch"),
+    (_runs(original__embedding_change=0.001), "move more"),
+    (_runs(one_tenth__embedding_change=0.0), "move more"),
+])
+def test_learning_rate_comparison_explains_what_is_wrong(runs, message):
+    with pytest.raises(CheckFailed, match=message):
+        checks.check_learning_rate_comparison(runs)

@@ -6,6 +6,7 @@ from seqlab.models.sentiment import count_parameters as count_parameters
 from seqlab.models.sentiment import embedding_layer as embedding_layer
 from seqlab.models.sentiment import predict_sentiment as predict_sentiment
 from seqlab.models.sentiment import read_imdb_results as read_imdb_results
+from seqlab.models.sentiment import stage_weights_path as stage_weights_path
 from seqlab.models.sentiment import unfreeze_and_recompile as unfreeze_and_recompile
 from seqlab.models.sentiment import write_imdb_result as write_imdb_result
 from seqlab.models.seq2seq import Seq2SeqDecoder as Seq2SeqDecoder

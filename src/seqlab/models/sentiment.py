@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import keras
@@ -119,6 +119,17 @@ def results_path() -> Path:
     return config.MODELS_DIR / RESULTS_FILENAME
 
 
+def stage_weights_path(stage: str, mode: str) -> Path:
+    """``models/imdb_{stage}_{mode}.weights.h5``: a stage's best weights, kept apart per mode.
+
+    FAST mode's stand-in and the real nnlm-en-dim50 have different weights, so a FAST
+    checkpoint must never be loaded into a full-mode model, or the other way round.
+    """
+    if stage not in STAGES:
+        raise ValueError(f"stage must be one of {STAGES}; got {stage!r}")
+    return config.MODELS_DIR / f"imdb_{stage}_{mode.lower()}.weights.h5"
+
+
 def read_imdb_results(path: str | Path | None = None) -> dict:
     """The results notebooks 01/02 recorded (empty dict if none yet)."""
     path = Path(path or results_path())
@@ -127,11 +138,15 @@ def read_imdb_results(path: str | Path | None = None) -> dict:
 
 def write_imdb_result(stage: str, *, test_accuracy: float, trainable_params: int,
                       seconds_per_epoch: float, mode: str, handle: str,
+                      history: Mapping[str, Sequence[float]] | None = None,
                       path: str | Path | None = None) -> dict:
     """Record one stage (``"frozen"`` or ``"fine_tuned"``) in ``models/imdb_results.json``.
 
-    Results of the other mode (FAST vs full) are dropped, so the file never mixes a FAST
-    frozen model with a full fine-tuned one. Returns the whole file's content.
+    Each stage holds ``test_accuracy``, ``trainable_params``, ``seconds_per_epoch`` and
+    ``handle``, plus the training ``history`` (``History.history``) when given, so notebook 02
+    can draw notebook 01's learning curves. Results of the other mode (FAST vs full) are
+    dropped, so the file never mixes a FAST frozen model with a full fine-tuned one. Returns
+    the whole file's content.
     """
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}; got {stage!r}")
@@ -144,6 +159,9 @@ def write_imdb_result(stage: str, *, test_accuracy: float, trainable_params: int
                       "trainable_params": int(trainable_params),
                       "seconds_per_epoch": float(seconds_per_epoch),
                       "handle": handle}
+    if history is not None:
+        results[stage]["history"] = {key: [float(v) for v in values]
+                                     for key, values in getattr(history, "history", history).items()}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return results

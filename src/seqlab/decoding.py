@@ -244,7 +244,7 @@ class Translations:
 
 
 def _readable(token: str) -> str:
-    return detokenize([token]) or token
+    return detokenize([str(token)]) or str(token)
 
 
 def translate(model, texts: str | Sequence[str], source_vectorizer, target_vectorizer, *,

@@ -188,6 +188,9 @@ def download_anki(*, origin: str = ANKI_URL, file_hash: str | None = ANKI_FILE_H
         DownloadError: one message that says how to work offline, whatever went wrong with the
             download (no network, proxy, checksum); the original error is its ``__cause__``.
     """
+    if cache_dir is not None:
+        # get_file silently falls back to /tmp/.keras when the folder is missing.
+        Path(cache_dir).mkdir(parents=True, exist_ok=True)
     try:
         downloaded = keras.utils.get_file(
             "spa-eng.zip", origin=origin, extract=True, file_hash=file_hash,

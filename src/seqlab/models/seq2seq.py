@@ -205,17 +205,25 @@ class Seq2SeqTranslator(keras.Model):
     def build(self, input_shape=None):
         # One tiny forward pass creates every variable, so load_model can restore weights.
         if not self.built:
-            dummy = ops.ones((1, 1), dtype="int32")
+            dummy = ops.ones((1, 2), dtype="int32")
             self.call((dummy, dummy))
             self.built = True
 
     def compile(self, *args, **kwargs):
         """``keras.Model.compile``, then build loss, metrics and optimizer state eagerly on a
-        one-token batch (see :func:`build_for_training`): the first
+        two-token batch (see :func:`build_for_training`): the first
         ``fit`` epoch then skips Keras's symbolic build, seconds per model on a CPU."""
         super().compile(*args, **kwargs)
-        dummy = ops.ones((1, 1), dtype="int32")
+        dummy = ops.ones((1, 2), dtype="int32")
         build_for_training(self, (dummy, dummy), dummy)
+
+    # Keras's own compile_from_config skips models that override compile(); restore the
+    # settings (optimizer, loss, metrics) that load_model finds in the .keras file ourselves.
+    def get_compile_config(self):
+        return super().get_compile_config()
+
+    def compile_from_config(self, config):
+        self.compile(**keras.saving.deserialize_keras_object(config))
 
     def call(self, inputs, training=None):
         source_ids, target_in = inputs

@@ -1,0 +1,138 @@
+"""seqlab.decoding: greedy and beam search over the decoding protocol; translate()."""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from seqlab.data import load_translation
+from seqlab.decoding import beam_search, greedy_decode, translate
+from seqlab.models import Seq2SeqTranslator
+
+PAD, START, END, A, B = range(5)
+
+
+class ScriptedModel:
+    """Follows the protocol with fixed next-token probabilities, depending on the last token.
+
+    From [START]: A 0.5, B 0.4, END 0.1. After A: END 0.4, A 0.3, B 0.3. After B: END 0.9.
+    Greedy says "A END" (p = 0.2); the most likely sentence is "B END" (p = 0.36).
+    """
+
+    table = np.full((5, 5), 1e-9)
+    table[START, [A, B, END]] = [0.5, 0.4, 0.1]
+    table[A, [END, A, B]] = [0.4, 0.3, 0.3]
+    table[B, [END, A, B]] = [0.9, 0.05, 0.05]
+    table[END, END] = table[PAD, END] = 1.0
+    logits = tf.constant(np.log(table), tf.float32)
+
+    def encode(self, source_ids):
+        return {"source": tf.cast(source_ids, tf.float32)}
+
+    def decode_step(self, prefix, state):
+        return tf.gather(self.logits, prefix[:, -1]), state, None
+
+
+class LoopingModel(ScriptedModel):
+    """Never says [END]: decoding must stop at max_length anyway."""
+
+    logits = tf.constant(np.log(np.where(np.eye(5)[[A] * 5] > 0, 1.0, 1e-9)), tf.float32)
+
+
+SOURCE = np.array([[7, 8, 0], [9, 0, 0]], "int32")
+
+
+def test_greedy_takes_the_locally_best_token():
+    tokens, attention = greedy_decode(ScriptedModel(), SOURCE, START, END, max_length=5)
+    np.testing.assert_array_equal(tokens, [[A, END], [A, END]])
+    assert attention is None
+
+
+def test_beam_search_finds_the_more_likely_sentence():
+    tokens, _, scores = beam_search(ScriptedModel(), SOURCE, START, END, max_length=5,
+                                    beam_width=2, length_penalty=0.0)
+    np.testing.assert_array_equal(tokens, [[B, END], [B, END]])
+    np.testing.assert_allclose(scores, np.log(0.36), rtol=1e-5)
+
+
+def test_beam_width_one_is_greedy_on_the_scripted_model():
+    tokens, _, _ = beam_search(ScriptedModel(), SOURCE, START, END, 5, beam_width=1)
+    np.testing.assert_array_equal(tokens, greedy_decode(ScriptedModel(), SOURCE, START, END, 5)[0])
+
+
+@pytest.mark.parametrize("max_length", [1, 3])
+def test_both_decoders_stop_at_max_length_without_end(max_length):
+    tokens, _ = greedy_decode(LoopingModel(), SOURCE, START, END, max_length)
+    assert tokens.shape == (2, max_length) and np.all(tokens == A)
+    tokens, _, _ = beam_search(LoopingModel(), SOURCE, START, END, max_length, beam_width=3)
+    assert tokens.shape == (2, max_length) and np.all(tokens == A)
+    with pytest.raises(ValueError):
+        greedy_decode(LoopingModel(), SOURCE, START, END, 0)
+    with pytest.raises(ValueError):
+        beam_search(LoopingModel(), SOURCE, START, END, 3, beam_width=0)
+
+
+def test_length_penalty_changes_the_choice_between_short_and_long():
+    # "A END" has p = 0.2 (2 tokens); "A A END"-style continuations are longer and less likely.
+    short, _, _ = beam_search(ScriptedModel(), SOURCE[:1], START, END, 6, beam_width=3,
+                              length_penalty=0.0)
+    assert list(short[0]) == [B, END]
+
+
+@pytest.fixture(scope="module")
+def random_translator():
+    data = load_translation("sample", batch_size=32)
+    keras.utils.set_random_seed(3)
+    model = Seq2SeqTranslator(data.source_vocab_size, data.target_vocab_size, embedding_dim=8,
+                              units=16, attention="bahdanau")
+    return model, data
+
+
+def test_beam_width_one_equals_greedy_on_a_real_model(random_translator):
+    model, data = random_translator
+    (source, _), _ = next(iter(data.test))
+    greedy, greedy_attention = greedy_decode(model, source, data.start_id, data.end_id, 7)
+    beam, beam_attention, _ = beam_search(model, source, data.start_id, data.end_id, 7, beam_width=1)
+    width = greedy.shape[1]
+    np.testing.assert_array_equal(beam[:, :width], greedy)
+    assert np.all(beam[:, width:] == 0)
+    np.testing.assert_allclose(beam_attention[:, :width], greedy_attention, atol=1e-5)
+
+
+def test_greedy_pads_with_zero_after_end_and_attention_matches(random_translator):
+    model, data = random_translator
+    (source, _), _ = next(iter(data.test))
+    tokens, attention = greedy_decode(model, source, data.start_id, data.end_id, 9)
+    assert tokens.shape[1] <= 9 and attention.shape == (*tokens.shape, source.shape[1])
+    for row, weights in zip(tokens, attention, strict=True):
+        ends = np.flatnonzero(row == data.end_id)
+        if ends.size:
+            assert np.all(row[ends[0] + 1:] == 0)
+            assert np.all(weights[ends[0] + 1:] == 0)
+        np.testing.assert_allclose(weights[row != 0].sum(-1), 1.0, atol=1e-5)
+
+
+def test_translate_returns_strings_tokens_and_plot_ready_attention(random_translator):
+    model, data = random_translator
+    texts = ["Good morning.", "Where is the station?"]
+    for method in ("greedy", "beam"):
+        result = translate(model, texts, data.source_vectorizer, data.target_vectorizer,
+                           method=method, beam_width=3, max_length=6)
+        assert len(result) == 2 and all(isinstance(t, str) for t in result.texts)
+        source = result.source_tokens[1]  # words missing from the sample vocabulary: [UNK]
+        assert len(source) == 7 and source[:4] == ["[START]", "where", "is", "the"]
+        assert source[-2:] == ["?", "[END]"]
+        for tokens, weights in zip(result.target_tokens, result.attention, strict=True):
+            assert len(tokens) <= 6
+            assert weights.shape == (len(tokens), 7 if tokens is result.target_tokens[1] else 5)
+
+
+def test_translate_refuses_an_empty_sentence_quickly(random_translator):
+    model, data = random_translator
+    for empty in ["", "   ", "—"]:
+        with pytest.raises(ValueError, match="empty"):
+            translate(model, ["Hello.", empty], data.source_vectorizer, data.target_vectorizer)
+    with pytest.raises(ValueError, match="method"):
+        translate(model, "Hello.", data.source_vectorizer, data.target_vectorizer, method="sample")

@@ -1,0 +1,52 @@
+"""seqlab.evaluation: BLEU agrees with sacrebleu; exact match; clear errors."""
+
+from __future__ import annotations
+
+import pytest
+import sacrebleu
+
+from seqlab.evaluation import bleu, exact_match_accuracy
+
+HYPOTHESES = ["the cat is on the mat", "there is a dog in the garden", "hello world"]
+REFERENCES = ["the cat is on the mat", "a dog is in the garden", "hello there world"]
+
+
+def test_bleu_equals_sacrebleu_corpus_bleu():
+    expected = sacrebleu.corpus_bleu(HYPOTHESES, [REFERENCES]).score
+    assert bleu(HYPOTHESES, REFERENCES) == pytest.approx(expected)
+    assert 0 < bleu(HYPOTHESES, REFERENCES) < 100
+
+
+def test_perfect_and_hopeless_translations():
+    assert bleu(REFERENCES, REFERENCES) == pytest.approx(100.0)
+    assert bleu(["zzz qqq"] * 3, REFERENCES) == pytest.approx(0.0)
+
+
+def test_several_references_per_sentence():
+    second = ["a cat is on the mat", "there is a dog in the garden", "hello world"]
+    multi = [[a, b] for a, b in zip(REFERENCES, second, strict=True)]
+    expected = sacrebleu.corpus_bleu(HYPOTHESES, [REFERENCES, second]).score
+    assert bleu(HYPOTHESES, multi) == pytest.approx(expected)
+    assert bleu(HYPOTHESES, multi) > bleu(HYPOTHESES, REFERENCES)
+
+
+def test_lowercase_option():
+    hypothesis, reference = ["The Cat Sat On The Mat"], ["the cat sat on the mat"]
+    assert bleu(hypothesis, reference, lowercase=True) == pytest.approx(100.0)
+    assert bleu(hypothesis, reference) < 100.0
+
+
+def test_clear_errors():
+    with pytest.raises(ValueError, match="2 hypotheses but 3 references"):
+        bleu(HYPOTHESES[:2], REFERENCES)
+    with pytest.raises(ValueError, match="at least one"):
+        bleu([], [])
+    with pytest.raises(TypeError):
+        bleu("a sentence", "a sentence")
+    with pytest.raises(ValueError):
+        exact_match_accuracy(["a"], [])
+
+
+def test_exact_match_ignores_only_whitespace():
+    assert exact_match_accuracy(["2021-03-03", " 2021-03-04 "], ["2021-03-03", "2021-03-04"]) == 1.0
+    assert exact_match_accuracy(["2021-03-03", "2021-3-4"], ["2021-03-03", "2021-03-04"]) == 0.5

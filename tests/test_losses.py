@@ -1,0 +1,89 @@
+"""seqlab.training.losses: padding is ignored; values match a hand computation and Keras."""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import pytest
+
+from seqlab.training import (
+    MaskedAccuracy,
+    MaskedSparseCategoricalCrossentropy,
+    masked_accuracy,
+    masked_loss,
+)
+
+rng = np.random.default_rng(1)
+Y_TRUE = np.array([[4, 2, 1, 0, 0], [3, 3, 2, 2, 1]], "int32")
+LOGITS = rng.normal(size=(2, 5, 6)).astype("float32")
+REAL = Y_TRUE != 0
+
+
+def _log_softmax(x):
+    x = x - x.max(-1, keepdims=True)
+    return x - np.log(np.exp(x).sum(-1, keepdims=True))
+
+
+def test_loss_is_the_mean_over_real_tokens():
+    log_probs = _log_softmax(LOGITS)
+    expected = -np.take_along_axis(log_probs, Y_TRUE[..., None], -1)[..., 0][REAL].mean()
+    np.testing.assert_allclose(MaskedSparseCategoricalCrossentropy()(Y_TRUE, LOGITS), expected, rtol=1e-5)
+    np.testing.assert_allclose(masked_loss(Y_TRUE, LOGITS), expected, rtol=1e-5)
+
+
+def test_padding_positions_do_not_matter():
+    changed = LOGITS.copy()
+    changed[~REAL] = 100 * rng.normal(size=changed[~REAL].shape)
+    loss = MaskedSparseCategoricalCrossentropy()
+    np.testing.assert_allclose(loss(Y_TRUE, changed), loss(Y_TRUE, LOGITS), rtol=1e-6)
+    np.testing.assert_allclose(masked_accuracy(Y_TRUE, changed), masked_accuracy(Y_TRUE, LOGITS))
+
+
+def test_without_padding_it_equals_keras_sparse_crossentropy():
+    y_true = np.where(Y_TRUE == 0, 1, Y_TRUE)
+    keras_loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)(y_true, LOGITS)
+    np.testing.assert_allclose(MaskedSparseCategoricalCrossentropy()(y_true, LOGITS), keras_loss, rtol=1e-5)
+
+
+def test_label_smoothing_equals_keras_categorical_crossentropy_with_smoothing():
+    y_true = np.where(Y_TRUE == 0, 1, Y_TRUE)
+    one_hot = keras.ops.one_hot(y_true, 6)
+    expected = keras.losses.CategoricalCrossentropy(from_logits=True, label_smoothing=0.1)(one_hot, LOGITS)
+    ours = MaskedSparseCategoricalCrossentropy(label_smoothing=0.1)(y_true, LOGITS)
+    np.testing.assert_allclose(ours, expected, rtol=1e-5)
+    with pytest.raises(ValueError):
+        MaskedSparseCategoricalCrossentropy(label_smoothing=1.0)
+
+
+def test_probabilities_give_the_same_loss_as_logits():
+    probabilities = keras.ops.softmax(LOGITS)
+    np.testing.assert_allclose(MaskedSparseCategoricalCrossentropy(from_logits=False)(Y_TRUE, probabilities),
+                               MaskedSparseCategoricalCrossentropy()(Y_TRUE, LOGITS), rtol=1e-4)
+
+
+def test_accuracy_counts_real_tokens_only():
+    predictions = np.zeros((2, 5, 6), "float32")
+    predicted_ids = np.array([[4, 0, 1, 0, 0], [3, 3, 2, 0, 0]])  # 2/3 and 3/5 right
+    np.put_along_axis(predictions, predicted_ids[..., None], 1.0, -1)
+    np.testing.assert_allclose(masked_accuracy(Y_TRUE, predictions), 5 / 8)
+    metric = MaskedAccuracy()
+    metric.update_state(Y_TRUE[:1], predictions[:1])
+    metric.update_state(Y_TRUE[1:], predictions[1:])
+    np.testing.assert_allclose(metric.result(), 5 / 8)  # exact, not the mean of 2/3 and 3/5
+    metric.reset_state()
+    assert float(metric.result()) == 0.0
+
+
+def test_all_padding_gives_zero_not_nan():
+    zeros = np.zeros((1, 3), "int32")
+    assert float(MaskedSparseCategoricalCrossentropy()(zeros, LOGITS[:1, :3])) == 0.0
+    assert float(masked_accuracy(zeros, LOGITS[:1, :3])) == 0.0
+
+
+def test_loss_and_metric_serialize():
+    loss = MaskedSparseCategoricalCrossentropy(label_smoothing=0.2)
+    again = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(loss))
+    assert isinstance(again, MaskedSparseCategoricalCrossentropy) and again.label_smoothing == 0.2
+    assert keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(masked_loss)) is masked_loss
+    metric = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(MaskedAccuracy()))
+    assert isinstance(metric, MaskedAccuracy)

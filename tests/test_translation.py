@@ -1,0 +1,195 @@
+"""seqlab.data.translation: standardisation, vectorisation, splits, datasets, the Anki download."""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+import zipfile
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from seqlab.data import translation
+from seqlab.data.download import DownloadError
+from seqlab.data.translation import (
+    END,
+    START,
+    clean_text,
+    detokenize,
+    load_translation,
+    prepare_reference,
+    read_pairs,
+    resolve_anki_file,
+    standardize,
+)
+
+TRICKY = ["¿Qué hora es?", "Él ESTÁ, aquí! 3.3.2021", "naïve café—ok", "  spaces   everywhere ",
+          "Año NUEVO: ¡FELIZ!", "don't stop-now", "ﬁne ½", "Übung macht den Meister.", ""]
+
+
+def _standardize(texts):
+    return [s.decode("utf-8") for s in standardize(tf.constant(texts)).numpy()]
+
+
+def test_standardize_spaces_punctuation_lowercases_and_adds_markers():
+    assert _standardize(["¿Qué hora es?"]) == [f"{START} ¿ " + unicodedata.normalize(
+        "NFKD", "qué") + f" hora es ? {END}"]
+
+
+def test_standardize_is_nfkd_and_keeps_accents_decomposed():
+    (text,) = _standardize(["Él está aquí"])
+    assert text == unicodedata.normalize("NFKD", f"{START} él está aquí {END}")
+    assert "\u0301" in text  # the combining acute accent survives
+
+
+def test_standardize_drops_other_symbols_as_word_breaks():
+    assert _standardize(["naïve café—ok"])[0].split()[1:-1] == [
+        unicodedata.normalize("NFKD", w) for w in ("naïve", "café", "ok")]
+
+
+def test_empty_text_standardizes_to_the_markers_only():
+    assert _standardize([""]) == [f"{START} {END}"]
+
+
+def test_python_twin_equals_tensorflow_standardisation_on_the_whole_sample():
+    pairs = read_pairs(translation.config.DATA_DIR / translation.SAMPLE_FILE)
+    texts = [t for pair in pairs for t in pair] + TRICKY
+    got = _standardize(texts)
+    expected = [" ".join([START, *clean_text(t).split(), END]) for t in texts]
+    assert got == expected
+
+
+def test_detokenize_reattaches_punctuation_and_composes_accents():
+    tokens = clean_text("Hola, ¿qué tal? Bien!").split()
+    assert detokenize([START, *tokens, END, ""]) == "hola, ¿qué tal? bien!"
+    assert detokenize(["2021", "-", "03", "-", "03", END]) == "2021-03-03"
+    assert prepare_reference("¿Dónde está la estación?") == "¿dónde está la estación?"
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_translation("sample", batch_size=16)
+
+
+def test_sample_split_is_80_10_10_seeded_and_reproducible(sample):
+    assert (len(sample.train_pairs), len(sample.valid_pairs), len(sample.test_pairs)) == (320, 40, 40)
+    again = load_translation("sample", batch_size=16)
+    assert again.test_pairs == sample.test_pairs
+    other = load_translation("sample", batch_size=16, seed=7)
+    assert other.test_pairs != sample.test_pairs
+    everything = sample.train_pairs + sample.valid_pairs + sample.test_pairs
+    assert len(set(everything)) == len(everything) == 400
+
+
+def test_datasets_yield_teacher_forcing_batches(sample):
+    (source, target_in), target_out = next(iter(sample.train))
+    assert source.shape == (16, sample.max_length) and source.dtype == tf.int32
+    assert target_in.shape == target_out.shape == (16, sample.max_length)
+    assert np.all(target_in.numpy()[:, 0] == sample.start_id)
+    # target_out is target_in shifted left by one; it ends with [END] where target_in has none.
+    np.testing.assert_array_equal(target_out.numpy()[:, :-1][target_in.numpy()[:, 1:] != 0],
+                                  target_in.numpy()[:, 1:][target_in.numpy()[:, 1:] != 0])
+    assert np.all((target_out.numpy() == sample.end_id).sum(axis=1) == 1)
+
+
+def test_vectorization_round_trip_gives_back_the_standardized_tokens(sample):
+    vocabulary = np.array(sample.source_vectorizer.get_vocabulary())
+    (source, _), _ = next(iter(sample.test))
+    for row, (english, _) in zip(source.numpy(), sample.test_pairs, strict=False):
+        tokens = list(vocabulary[row[row != 0]])
+        expected = [START, *clean_text(english).split(), END]
+        assert [t if t != "[UNK]" else None for t in tokens] == [
+            t if t in vocabulary else None for t in expected]
+
+
+def test_vocab_size_caps_the_vocabulary():
+    data = load_translation("sample", vocab_size=50)
+    assert data.source_vocab_size == data.target_vocab_size == 50
+
+
+def test_direction_spa_eng_swaps_the_languages(sample):
+    reverse = load_translation("sample", direction="spa-eng", batch_size=16)
+    assert reverse.test_pairs == [(s, e) for e, s in sample.test_pairs]
+    assert "¿" in reverse.source_vectorizer.get_vocabulary()
+
+
+def test_pairs_longer_than_max_length_are_dropped_not_cut():
+    data = load_translation("sample", max_length=6)
+    assert data.info["dropped"] > 0
+    assert all(len(clean_text(s).split()) + 2 <= 6 for s, _ in data.test_pairs)
+
+
+@pytest.mark.parametrize("kwargs", [{"source": "wikipedia"}, {"direction": "eng-fra"},
+                                    {"max_length": 1}])
+def test_bad_arguments_are_refused(kwargs):
+    with pytest.raises(ValueError):
+        load_translation(**{"source": "sample", **kwargs})
+
+
+# ---- the Anki download, offline -----------------------------------------------------------
+
+
+def _make_zip(folder, lines):
+    archive = folder / "spa-eng.zip"
+    with zipfile.ZipFile(archive, "w") as handle:
+        handle.writestr("spa-eng/spa.txt", "\n".join(lines) + "\n")
+        handle.writestr("spa-eng/_about.txt", "test archive")
+    return archive
+
+
+LINES = ["Go.\tVe.", "Thank you.\tGracias.\tCC-BY attribution", "Hello!\t¡Hola!", "broken line"]
+
+
+def test_resolve_handles_keras_36_extraction_folder_and_old_archive_path(tmp_path):
+    extracted = tmp_path / "spa-eng_extracted" / "spa-eng"
+    extracted.mkdir(parents=True)
+    (extracted / "spa.txt").write_text("a\tb\n", encoding="utf-8")
+    assert resolve_anki_file(tmp_path / "spa-eng_extracted") == extracted / "spa.txt"
+    old = tmp_path / "old"
+    (old / "spa-eng").mkdir(parents=True)
+    (old / "spa-eng" / "spa.txt").write_text("a\tb\n", encoding="utf-8")
+    (old / "spa-eng.zip").write_bytes(b"")
+    assert resolve_anki_file(old / "spa-eng.zip") == old / "spa-eng" / "spa.txt"
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(FileNotFoundError):
+        resolve_anki_file(empty)
+
+
+def test_download_anki_from_a_local_zip_with_keras_get_file(tmp_path):
+    archive = _make_zip(tmp_path, LINES)
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    path = translation.download_anki(origin=archive.as_uri(), file_hash=digest,
+                                     cache_dir=tmp_path / "cache")
+    assert path.name == "spa.txt" and path.parent.name == "spa-eng"
+    assert read_pairs(path) == [("Go.", "Ve."), ("Thank you.", "Gracias."), ("Hello!", "¡Hola!")]
+
+
+def test_failed_download_raises_one_error_that_says_how_to_work_offline(tmp_path):
+    with pytest.raises(DownloadError, match="SEQLAB_FAST=1") as raised:
+        translation.download_anki(origin=(tmp_path / "missing.zip").as_uri(),
+                                  cache_dir=tmp_path / "cache")
+    assert "source='sample'" in str(raised.value)
+    archive = _make_zip(tmp_path, LINES)
+    with pytest.raises(DownloadError, match="hash"):
+        translation.download_anki(origin=archive.as_uri(), file_hash="0" * 64,
+                                  cache_dir=tmp_path / "cache2")
+
+
+def test_load_translation_anki_uses_the_downloaded_file(tmp_path, monkeypatch):
+    lines = [f"I see {n} birds.\tVeo {n} pájaros." for n in range(40)]
+    extracted = resolve_anki_file  # keep the real resolver in the loop
+    archive = _make_zip(tmp_path, lines)
+
+    def fake_download(**kwargs):
+        (tmp_path / "cache").mkdir(exist_ok=True)
+        downloaded = keras.utils.get_file("spa-eng.zip", origin=archive.as_uri(), extract=True,
+                                          cache_dir=str(tmp_path / "cache"))
+        return extracted(downloaded)
+
+    monkeypatch.setattr(translation, "download_anki", fake_download)
+    data = load_translation("anki", batch_size=4)
+    assert len(data.train_pairs) == 32 and len(data.test_pairs) == 4
+    assert data.test_pairs[0][1].startswith("Veo")

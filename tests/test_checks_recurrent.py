@@ -157,9 +157,19 @@ def _comparison(with_parameters=75, without_parameters=50, accuracy=0.8, epochs=
     }
 
 
-def test_reset_gate_comparison_accepts_a_fair_comparison(capsys):
+def test_reset_gate_comparison_accepts_a_fair_comparison_or_the_function_making_it(capsys):
     assert checks.check_reset_gate_comparison(_comparison()) is True
-    assert "+0.050" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "passed" in printed and "0.800" in printed and "0.750" in printed
+    assert checks.check_reset_gate_comparison(_comparison) is True
+
+
+def test_reset_gate_comparison_placeholder_fails_with_the_friendly_message():
+    def compare():
+        raise NotImplementedError("Exercise 2b: replace this line with your solution.")
+
+    with pytest.raises(CheckFailed, match="still the placeholder"):
+        checks.check_reset_gate_comparison(compare)
 
 
 @pytest.mark.parametrize(

@@ -135,20 +135,28 @@ def check_gru_without_reset_gate(cell_class) -> bool:
                             f"{_block_parameters(3)}.")
 
 
-def check_reset_gate_comparison(comparison: Mapping[str, Mapping[str, float]]) -> bool:
+def check_reset_gate_comparison(comparison) -> bool:
     """Exercise 2b: both GRUs trained the same way, with their parameters and accuracy.
 
-    ``comparison`` maps ``"with reset gate"`` and ``"without reset gate"`` to dicts holding at
-    least ``cell_parameters`` (the recurrent layer's parameter count), ``val_accuracy`` and
-    ``epochs``. The cell without reset gate must have exactly 2/3 of the parameters, both
-    accuracies must be numbers in [0, 1], and both runs the same number of epochs.
+    Args:
+        comparison: the student's function that trains both cells and returns the results
+            (called here, without arguments), or the results themselves: a mapping from
+            ``"with reset gate"`` and ``"without reset gate"`` to dicts holding at least
+            ``cell_parameters`` (the recurrent layer's parameter count), ``val_accuracy`` and
+            ``epochs``.
+
+    The cell without reset gate must have exactly 2/3 of the parameters, both accuracies must
+    be numbers in [0, 1], and both runs the same number of epochs. On success the two results
+    are printed side by side.
     """
     exercise = RESET_GATE_COMPARISON
-    expected_keys = {"with reset gate", "without reset gate"}
-    if not isinstance(comparison, Mapping) or set(comparison) != expected_keys:
+    if callable(comparison):
+        comparison = run_student_code(exercise, comparison)
+    expected_keys = ("with reset gate", "without reset gate")
+    if not isinstance(comparison, Mapping) or set(comparison) != set(expected_keys):
         found = sorted(comparison) if isinstance(comparison, Mapping) else type(comparison)
-        raise CheckFailed(exercise, f"`comparison` must have the two entries "
-                                    f"{sorted(expected_keys)}; found {found}.")
+        raise CheckFailed(exercise, f"the comparison must have the two entries "
+                                    f"{list(expected_keys)}; found {found}.")
     for name, result in comparison.items():
         missing = {"cell_parameters", "val_accuracy", "epochs"} - set(result)
         if missing:
@@ -158,7 +166,7 @@ def check_reset_gate_comparison(comparison: Mapping[str, Mapping[str, float]]) -
                 0.0 <= accuracy <= 1.0):
             raise CheckFailed(exercise, f"{name!r}: val_accuracy is {accuracy!r}, expected a "
                                         "number between 0 and 1.")
-    with_reset, without_reset = (comparison[k] for k in ("with reset gate", "without reset gate"))
+    with_reset, without_reset = (comparison[k] for k in expected_keys)
     if 3 * without_reset["cell_parameters"] != 2 * with_reset["cell_parameters"]:
         raise CheckFailed(
             exercise, f"the cells have {with_reset['cell_parameters']} and "
@@ -168,6 +176,8 @@ def check_reset_gate_comparison(comparison: Mapping[str, Mapping[str, float]]) -
     if with_reset["epochs"] != without_reset["epochs"]:
         raise CheckFailed(exercise, "train both cells for the same number of epochs, or the "
                                     "comparison says nothing about the reset gate.")
-    difference = with_reset["val_accuracy"] - without_reset["val_accuracy"]
-    return passed(exercise, f"Validation accuracy with minus without reset gate: "
-                            f"{difference:+.3f}.")
+    table = "".join(
+        f"\n  {name:<20} {comparison[name]['cell_parameters']:>7,} parameters, validation "
+        f"accuracy {comparison[name]['val_accuracy']:.3f} after {comparison[name]['epochs']} "
+        "epochs" for name in expected_keys)
+    return passed(exercise, table)

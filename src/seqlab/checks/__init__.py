@@ -9,6 +9,7 @@ The check functions live in per-notebook modules and are re-exported here, so no
 ``from seqlab import checks; checks.check_coupled_lstm_cell(MyCell)``.
 """
 
+from seqlab.checks.attention import check_attention_weights, check_luong_general_score
 from seqlab.checks.core import CheckFailed, assert_close, passed, run_student_code
 from seqlab.checks.imdb import (
     check_accuracy_function,
@@ -28,4 +29,6 @@ __all__ = ["CheckFailed", "assert_close", "passed", "run_student_code",
            "check_learning_rate_comparison", "check_recompile_for_fine_tuning",
            # notebook 03
            "check_coupled_lstm_cell", "check_gru_without_reset_gate",
-           "check_reset_gate_comparison"]
+           "check_reset_gate_comparison",
+           # notebook 04
+           "check_attention_weights", "check_luong_general_score"]

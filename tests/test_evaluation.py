@@ -50,3 +50,17 @@ def test_clear_errors():
 def test_exact_match_ignores_only_whitespace():
     assert exact_match_accuracy(["2021-03-03", " 2021-03-04 "], ["2021-03-03", "2021-03-04"]) == 1.0
     assert exact_match_accuracy(["2021-03-03", "2021-3-4"], ["2021-03-03", "2021-03-04"]) == 0.5
+
+
+def test_results_file_keeps_models_of_one_mode(tmp_path):
+    from seqlab.evaluation import read_nmt_results, write_nmt_result
+
+    path = tmp_path / "nmt_results.json"
+    assert read_nmt_results(path) == {}
+    write_nmt_result("rnn-bahdanau", {"dates": {"exact_match": 0.97, "bleu": 95}}, mode="FAST",
+                     details={"units": 64}, path=path)
+    both = write_nmt_result("transformer", {"dates": {"exact_match": 0.99}}, mode="FAST", path=path)
+    assert set(both["models"]) == {"rnn-bahdanau", "transformer"}
+    assert read_nmt_results(path)["models"]["rnn-bahdanau"]["scores"]["dates"]["bleu"] == 95.0
+    full = write_nmt_result("rnn-luong-dot", {"anki": {"bleu": 30.1}}, mode="full", path=path)
+    assert set(full["models"]) == {"rnn-luong-dot"} and full["mode"] == "full"

@@ -1,8 +1,13 @@
-"""Scores for translations: corpus BLEU (sacrebleu) and exact-match accuracy."""
+"""Scores for translations: corpus BLEU (sacrebleu), exact-match accuracy, and the results file
+notebooks 04 and 05 share (``models/nmt_results.json``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from seqlab import config
 
 
 def _check_pair(hypotheses, references, name: str) -> None:
@@ -52,3 +57,42 @@ def exact_match_accuracy(hypotheses: Sequence[str], references: Sequence[str]) -
     _check_pair(hypotheses, references, "exact_match_accuracy")
     same = sum(" ".join(h.split()) == " ".join(r.split()) for h, r in zip(hypotheses, references, strict=True))
     return same / len(hypotheses)
+
+
+RESULTS_FILENAME = "nmt_results.json"
+
+
+def results_path() -> Path:
+    """``models/nmt_results.json``: test scores notebook 04 writes and notebook 05 compares with."""
+    return config.MODELS_DIR / RESULTS_FILENAME
+
+
+def read_nmt_results(path: str | Path | None = None) -> dict:
+    """The recorded translation results (empty dict if none yet)."""
+    path = Path(path or results_path())
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def write_nmt_result(name: str, scores: Mapping[str, Mapping[str, float]], *, mode: str,
+                     details: Mapping | None = None, path: str | Path | None = None) -> dict:
+    """Record one model's test scores in ``models/nmt_results.json``; return the whole file.
+
+    Args:
+        name: e.g. ``"rnn-bahdanau"`` (notebook 04's best) or ``"transformer"`` (notebook 05).
+        scores: per task (``"dates"``, ``"sample"``, ``"anki"``) a dict such as
+            ``{"bleu": 31.2, "exact_match": 0.12}``, measured on that task's fixed test split.
+        mode: ``"FAST"`` or ``"full"``; results of the other mode are dropped, so a file never
+            compares a FAST model with a full one.
+        details: anything else worth keeping (configuration, training seconds).
+    """
+    path = Path(path or results_path())
+    results = read_nmt_results(path)
+    if results.get("mode") != mode:
+        results = {"mode": mode, "models": {}}
+    results.setdefault("models", {})[name] = {
+        "scores": {task: {k: float(v) for k, v in values.items()} for task, values in scores.items()},
+        **({"details": dict(details)} if details else {}),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return results

@@ -166,6 +166,21 @@ class Seq2SeqDecoder(keras.layers.Layer):
         logits = self.output_layer(self.dropout(hidden, training=training))
         return logits, states, weights
 
+    def step(self, token_ids, encoder_outputs, source_mask, states):
+        """One decoding step: token ids ``(batch,)`` -> ``(logits (batch, vocab), states,
+        weights (batch, S) or None)``.
+
+        Runs the recurrent layer's cell directly: the same weights and equations as ``call``
+        on a length-1 sequence, without a loop around it (cheaper to trace and to run).
+        """
+        embedded = self.embedding(token_ids)  # (batch, embedding_dim)
+        hidden, states = self.rnn.cell(embedded, list(states))  # (batch, units)
+        weights = None
+        if self.attention is not None:
+            context, weights = self.attention(hidden, encoder_outputs, mask=source_mask)
+            hidden = self.combine(ops.concatenate([hidden, context], axis=-1))
+        return self.output_layer(hidden), list(states), weights
+
     def get_config(self):
         return {**super().get_config(), "vocab_size": self.vocab_size,
                 "embedding_dim": self.embedding_dim, "units": self.units, "rnn": self.rnn_kind,
@@ -243,16 +258,14 @@ class Seq2SeqTranslator(keras.Model):
 
     def decode_step(self, target_prefix_ids, state):
         """One decoder step on the prefix's last token -> ``(logits, new_state, attention)``."""
-        last_token = ops.cast(target_prefix_ids, "int32")[:, -1:]  # (batch, 1)
-        logits, states, weights = self.decoder(last_token, state["encoder_outputs"],
-                                               state["source_mask"], state["decoder_states"])
-        attention = None
-        if weights is not None:
-            attention = weights[:, 0, :]  # (batch, S)
+        last_token = ops.cast(target_prefix_ids, "int32")[:, -1]  # (batch,)
+        logits, states, attention = self.decoder.step(
+            last_token, state["encoder_outputs"], state["source_mask"], state["decoder_states"])
+        if attention is not None:
             if self.reverse_source:
                 index, valid = reverse_index(state["source_mask"])
                 attention = ops.where(valid, ops.take_along_axis(attention, index, axis=1), 0.0)
-        return logits[:, 0, :], {**state, "decoder_states": states}, attention
+        return logits, {**state, "decoder_states": states}, attention
 
     def get_config(self):
         return {**super().get_config(), "source_vocab_size": self.source_vocab_size,

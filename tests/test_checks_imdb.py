@@ -144,7 +144,14 @@ def _runs(**overrides):
 
 def test_learning_rate_comparison_passes(capsys):
     assert checks.check_learning_rate_comparison(_runs())
-    assert "10.0 times" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "10.0 times" in out and "0.720" in out
+
+
+def test_learning_rate_comparison_calls_a_function_that_returns_the_runs():
+    assert checks.check_learning_rate_comparison(lambda: _runs())
+    with pytest.raises(CheckFailed, match="placeholder"):
+        checks.check_learning_rate_comparison(unfinished)
 
 
 @pytest.mark.parametrize("runs, message", [

@@ -189,14 +189,17 @@ def check_recompile_for_fine_tuning(recompile_for_fine_tuning: Callable) -> bool
     return passed(exercise, "Unfrozen and recompiled at one tenth of the learning rate.")
 
 
-def check_learning_rate_comparison(runs: Mapping[str, Mapping]) -> bool:
+def check_learning_rate_comparison(runs: Mapping[str, Mapping] | Callable[[], Mapping]) -> bool:
     """Exercise 2 (02): fine-tuning at the original rate vs one tenth of it, from the same start.
 
-    ``runs`` maps ``"one tenth"`` and ``"original"`` to dicts with ``learning_rate``,
-    ``val_accuracy`` (one value per epoch) and ``embedding_change`` (mean absolute change of
-    the embedding table from the frozen stage's values).
+    ``runs`` (or the function that returns it, which the check calls) maps ``"one tenth"``
+    and ``"original"`` to dicts with ``learning_rate``, ``val_accuracy`` (one value per
+    epoch) and ``embedding_change`` (mean absolute change of the embedding table from the
+    frozen stage's values). On success it prints the two runs side by side.
     """
     exercise = LEARNING_RATE_COMPARISON
+    if callable(runs):
+        runs = run_student_code(exercise, runs)
     expected_keys = {"one tenth", "original"}
     if not isinstance(runs, Mapping) or set(runs) != expected_keys:
         found = sorted(runs) if isinstance(runs, Mapping) else type(runs).__name__
@@ -223,5 +226,9 @@ def check_learning_rate_comparison(runs: Mapping[str, Mapping]) -> bool:
                                     f"tenth) and {fast['embedding_change']:.3g} (original). Did "
                                     "both runs start from the frozen stage's weights?")
     ratio = fast["embedding_change"] / slow["embedding_change"]
+    for name, run in runs.items():
+        accuracies = ", ".join(f"{a:.3f}" for a in run["val_accuracy"])
+        print(f"{name:<10} rate {run['learning_rate']:.0e}: validation accuracy per epoch "
+              f"[{accuracies}], mean |change| of the embedding {run['embedding_change']:.2e}")
     return passed(exercise, f"At the original rate the pretrained embedding moved {ratio:.1f} "
                             "times as far.")

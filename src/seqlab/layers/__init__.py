@@ -20,3 +20,14 @@ from seqlab.layers.standin_embedding import STANDIN_HANDLE as STANDIN_HANDLE
 from seqlab.layers.standin_embedding import (
     build_standin_text_embedding as build_standin_text_embedding,
 )
+from seqlab.layers.transformer import MultiHeadAttention as MultiHeadAttention
+from seqlab.layers.transformer import PositionalEmbedding as PositionalEmbedding
+from seqlab.layers.transformer import TransformerDecoderLayer as TransformerDecoderLayer
+from seqlab.layers.transformer import TransformerEncoderLayer as TransformerEncoderLayer
+from seqlab.layers.transformer import causal_mask as causal_mask
+from seqlab.layers.transformer import copy_keras_mha_weights as copy_keras_mha_weights
+from seqlab.layers.transformer import padding_mask as padding_mask
+from seqlab.layers.transformer import positional_encoding as positional_encoding
+from seqlab.layers.transformer import (
+    scaled_dot_product_attention as scaled_dot_product_attention,
+)

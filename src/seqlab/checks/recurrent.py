@@ -51,8 +51,18 @@ def _gru_without_reset_reference(w: Mapping[str, np.ndarray], x: np.ndarray):
     return np.stack(outputs, axis=1), [h]
 
 
-def _run_cell(exercise: str, cell_class, needed: set[str], forbidden: set[str], why: str):
-    """Build ``cell_class`` in an RNN, randomize its weights, return (weights, x, results)."""
+def _gate_weights(gates: str) -> set[str]:
+    return {f"{name}{gate}" for gate in gates for name in ("W_x", "W_h", "b_")}
+
+
+def _check_cell(exercise: str, cell_class, *, gates: str, absent_gate: str, why: str,
+                reference, state_names: list[str]) -> int:
+    """Run ``cell_class`` in an RNN with random weights against ``reference``.
+
+    The cell must create the weights of ``gates`` (and none of ``absent_gate``), return one
+    state per name in ``state_names``, and match ``reference(weights, x) -> (sequence,
+    states)``. Returns the cell's parameter count, checked to be one block per gate.
+    """
     import keras
 
     rng = np.random.default_rng(2000)
@@ -65,30 +75,32 @@ def _run_cell(exercise: str, cell_class, needed: set[str], forbidden: set[str], 
 
     layer = run_student_code(exercise, build_and_run)
     names = {w.name for w in layer.cell.weights}
-    if names & forbidden:
-        raise CheckFailed(exercise, f"your cell has the weights {sorted(names & forbidden)}: "
-                                    f"{why}")
-    if not needed <= names:
-        raise CheckFailed(exercise, f"your cell lacks the weights {sorted(needed - names)}; "
-                                    "create them in build() with self.add_gate(...), as in the "
-                                    "cell's template.")
+    if names & _gate_weights(absent_gate):
+        raise CheckFailed(exercise, f"your cell has the weights "
+                                    f"{sorted(names & _gate_weights(absent_gate))}: {why}")
+    if not _gate_weights(gates) <= names:
+        raise CheckFailed(exercise, f"your cell lacks the weights "
+                                    f"{sorted(_gate_weights(gates) - names)}; create them in "
+                                    "build() with self.add_gate(...), as in the cell's template.")
     for weight in layer.cell.weights:
         weight.assign(rng.normal(scale=0.6, size=weight.shape).astype("float32"))
-    results = run_student_code(exercise, layer, x)
-    weights = {w.name: np.asarray(w) for w in layer.cell.weights}
-    return weights, x, [np.asarray(r) for r in results], layer.count_params()
-
-
-def _compare(exercise: str, got: list, expected_sequence, expected_states, state_names):
-    if len(got) != 1 + len(expected_states):
+    got = [np.asarray(r) for r in run_student_code(exercise, layer, x)]
+    expected_sequence, expected_states = reference(
+        {w.name: np.asarray(w) for w in layer.cell.weights}, x)
+    if len(got) != 1 + len(state_names):
         raise CheckFailed(
             exercise, f"the RNN returned {len(got) - 1} state(s), expected "
-                      f"{len(expected_states)} ({', '.join(state_names)}): check state_size "
+                      f"{len(state_names)} ({', '.join(state_names)}): check state_size "
                       "and that call returns (output, [new states])."
         )
     assert_close(exercise, got[0], expected_sequence, what="the output sequence y(t)")
     for value, expected, name in zip(got[1:], expected_states, state_names, strict=True):
         assert_close(exercise, value, expected, what=f"the final state {name}")
+    parameters = layer.count_params()
+    if parameters != _block_parameters(len(gates)):
+        raise CheckFailed(exercise, f"your cell has {parameters} parameters; {len(gates)} gates "
+                                    f"of this size have {_block_parameters(len(gates))}.")
+    return parameters
 
 
 def _block_parameters(blocks: int) -> int:
@@ -101,38 +113,24 @@ def check_coupled_lstm_cell(cell_class) -> bool:
     ``cell_class(units)`` must build the gates ``f``, ``o``, ``g`` (no input-gate weights),
     keep the states ``[h, c]`` and compute eqs. (3)-(7) with ``i = 1 - f`` in eq. (6).
     """
-    exercise = COUPLED_LSTM
-    weights, x, got, parameters = _run_cell(
-        exercise, cell_class,
-        needed={f"{w}{k}" for k in "fog" for w in ("W_x", "W_h")} | {"b_f", "b_o", "b_g"},
-        forbidden={"W_xi", "W_hi", "b_i"},
+    parameters = _check_cell(
+        COUPLED_LSTM, cell_class, gates="fog", absent_gate="i",
         why="a coupled cell has no input gate of its own; i(t) = 1 - f(t) needs no weights.",
+        reference=_coupled_lstm_reference, state_names=["h(t)", "c(t)"],
     )
-    expected_sequence, expected_states = _coupled_lstm_reference(weights, x)
-    _compare(exercise, got, expected_sequence, expected_states, ["h(t)", "c(t)"])
-    if parameters != _block_parameters(3):
-        raise CheckFailed(exercise, f"your cell has {parameters} parameters; three gates of "
-                                    f"this size have {_block_parameters(3)}.")
-    return passed(exercise, f"Three weight blocks instead of four: {parameters} parameters "
-                            f"where an LSTM has {_block_parameters(4)}.")
+    return passed(COUPLED_LSTM, f"Three weight blocks instead of four: {parameters} "
+                                f"parameters where an LSTM has {_block_parameters(4)}.")
 
 
 def check_gru_without_reset_gate(cell_class) -> bool:
     """Exercise 2a: a GRU cell with ``r = 1``: eqs. (8), (10), (11) and no reset weights."""
-    exercise = GRU_WITHOUT_RESET
-    weights, x, got, parameters = _run_cell(
-        exercise, cell_class,
-        needed={f"{w}{k}" for k in "zg" for w in ("W_x", "W_h")} | {"b_z", "b_g"},
-        forbidden={"W_xr", "W_hr", "b_r"},
+    parameters = _check_cell(
+        GRU_WITHOUT_RESET, cell_class, gates="zg", absent_gate="r",
         why="without a reset gate the cell needs no W_xr, W_hr or b_r.",
+        reference=_gru_without_reset_reference, state_names=["h(t)"],
     )
-    expected_sequence, expected_states = _gru_without_reset_reference(weights, x)
-    _compare(exercise, got, expected_sequence, expected_states, ["h(t)"])
-    if parameters != _block_parameters(2):
-        raise CheckFailed(exercise, f"your cell has {parameters} parameters; two gates of "
-                                    f"this size have {_block_parameters(2)}.")
-    return passed(exercise, f"{parameters} parameters where the GRU of eqs. (8)-(11) has "
-                            f"{_block_parameters(3)}.")
+    return passed(GRU_WITHOUT_RESET, f"{parameters} parameters where the GRU of eqs. (8)-(11) "
+                                     f"has {_block_parameters(3)}.")
 
 
 def check_reset_gate_comparison(comparison) -> bool:

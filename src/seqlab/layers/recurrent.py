@@ -10,20 +10,19 @@ step keeps the previous state and output), and provides ``return_sequences``,
 
 These cells are for understanding. Train real models with Keras's fused layers
 (``keras.layers.LSTM``/``GRU``, cuDNN on a GPU); :func:`copy_weights_from_keras` and the tests
-prove the two compute the same thing (``python -m benchmarks.recurrent`` says how much slower
-ours are).
+prove the two compute the same thing, and ``python -m benchmarks.recurrent`` measures their
+speeds side by side.
 
 Weight layout
 -------------
-One weight per symbol on the slides, named after it, so ``cell.W_xf`` *is* ``W_xf`` of eq. (3):
+One weight per symbol on the slides, named after it, so ``cell.W_xf`` *is* ``W_xf`` of eq. (3).
+Each gate (or main layer) ``k`` has ``W_xk (d, u)``, ``W_hk (u, u)`` and ``b_k (u,)``:
 
-=====================  ====================================================  =================
-cell                   our weights (each gate ``k``: ``W_xk``, ``W_hk``, ``b_k``)  Keras's fused weights
-=====================  ====================================================  =================
-``SimpleRNNCell``      ``W_x (d, u)``, ``W_y (u, u)``, ``b (u,)``            ``kernel``, ``recurrent_kernel``, ``bias``
-``LSTMCell``           gates ``i, f, g, o``; peephole: ``p_i, p_f, p_o (u,)``   columns ``[i | f | c | o]``
-``GRUCell``            gates ``z, r, g``                                      columns ``[z | r | h]``
-=====================  ====================================================  =================
+- ``SimpleRNNCell``: ``W_x``, ``W_y``, ``b`` (eq. 1) = Keras's ``kernel``,
+  ``recurrent_kernel``, ``bias``.
+- ``LSTMCell``: gates ``i, f, g, o``, plus ``p_i, p_f, p_o (u,)`` with ``peephole=True``;
+  Keras's column blocks are ``[i | f | c | o]``.
+- ``GRUCell``: gates ``z, r, g``; Keras's column blocks are ``[z | r | h]``.
 
 (``d`` = input features, ``u`` = units.) Keras stores the blocks side by side in one
 ``kernel (d, k·u)``, ``recurrent_kernel (u, k·u)`` and ``bias (k·u,)``; its ``c`` (LSTM) and

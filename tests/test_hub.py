@@ -252,3 +252,14 @@ def test_a_url_that_cannot_be_downloaded_gives_one_clear_error(monkeypatch):
 def test_a_missing_local_module_names_what_to_pass(tmp_path):
     with pytest.raises(FileNotFoundError, match="saved_model.pb"):
         resolve_handle(str(tmp_path / "nothing-here"))
+
+
+def test_a_module_that_does_not_return_one_vector_per_string_is_refused(tmp_path):
+    module = tf.train.Checkpoint()
+    module.table = tf.Variable(tf.ones((4, 3)))
+    module.variables = [module.table]
+    module.__call__ = tf.function(lambda s: {"vectors": tf.gather(module.table, tf.zeros_like(s, tf.int64))},
+                                  input_signature=[tf.TensorSpec([None], tf.string)])
+    tf.saved_model.save(module, str(tmp_path))
+    with pytest.raises(ValueError, match=r"one tensor of shape \(batch, dim\)"):
+        HubTextEmbedding(str(tmp_path))

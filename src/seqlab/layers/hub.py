@@ -181,11 +181,13 @@ class HubTextEmbedding(keras.layers.Layer):
         # variables cannot be read outside a replica.
         signature = tf.TensorSpec([None], tf.string)
         output = self._module.__call__.get_concrete_function(signature).structured_outputs
-        if output.shape.rank != 2:
-            raise ValueError(f"{self.handle} maps strings to shape {output.shape}; a text "
-                             "embedding must return (batch, dim).")
-        dim = output.shape[-1]
-        return int(dim if dim is not None else self._module(tf.constant([""])).shape[-1])
+        shape = getattr(output, "shape", None)
+        if shape is None or shape.rank not in (2, None):
+            raise ValueError(f"{self.handle} maps a batch of strings to {output!r}; a text "
+                             "embedding must return one tensor of shape (batch, dim).")
+        if shape.rank == 2 and shape[-1] is not None:
+            return int(shape[-1])
+        return int(self._module(tf.constant([""])).shape[-1])  # size known only when run
 
     @property
     def module(self):

@@ -22,6 +22,7 @@ from seqlab.checks.recurrent import (
     check_gru_without_reset_gate,
     check_reset_gate_comparison,
 )
+from seqlab.checks.transformer import check_causal_mask, check_scaled_dot_product_attention
 
 __all__ = ["CheckFailed", "assert_close", "passed", "run_student_code",
            # notebooks 01 and 02
@@ -31,4 +32,6 @@ __all__ = ["CheckFailed", "assert_close", "passed", "run_student_code",
            "check_coupled_lstm_cell", "check_gru_without_reset_gate",
            "check_reset_gate_comparison",
            # notebook 04
-           "check_attention_weights", "check_luong_general_score"]
+           "check_attention_weights", "check_luong_general_score",
+           # notebook 05
+           "check_causal_mask", "check_scaled_dot_product_attention"]

@@ -22,6 +22,7 @@ Everything computes with ``keras.ops``.
 from __future__ import annotations
 
 import math
+import warnings
 
 import keras
 import numpy as np
@@ -178,7 +179,9 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout=None):
     if mask is not None:
         scores = ops.where(ops.cast(mask, "bool"), scores,
                            ops.cast(large_negative(scores.dtype), scores.dtype))
-    weights = ops.softmax(scores, axis=-1)  # (..., T, S), rows sum to 1
+    with warnings.catch_warnings():  # one key (a 1-token prefix) is legitimate, not a mistake
+        warnings.filterwarnings("ignore", message=".*softmax over axis -1.*size 1")
+        weights = ops.softmax(scores, axis=-1)  # (..., T, S), rows sum to 1
     mixing = dropout(weights) if dropout is not None else weights
     output = ops.matmul(mixing, v)  # (..., T, dv)
     return output, weights
@@ -234,6 +237,7 @@ class MultiHeadAttention(keras.layers.Layer):
         self.bias_initializer = keras.initializers.get(bias_initializer)
         self.dropout_layer = keras.layers.Dropout(self.dropout)
         self.last_attention_weights = None
+        self.supports_masking = True  # the output keeps the query's Keras mask, as in Keras
 
     def _dense(self, units, name):
         return keras.layers.Dense(
@@ -499,6 +503,11 @@ class TransformerDecoderLayer(keras.layers.Layer):
         self.dropout1 = keras.layers.Dropout(self.dropout)
         self.dropout2 = keras.layers.Dropout(self.dropout)
         self.dropout3 = keras.layers.Dropout(self.dropout)
+        self.supports_masking = True
+
+    def compute_mask(self, x, context=None, mask=None):
+        # The causal mask already hides trailing target padding; the loss masks it too.
+        return None
 
     def build(self, x_shape, context_shape=None):
         context_shape = x_shape if context_shape is None else context_shape

@@ -1,0 +1,159 @@
+"""seqlab.models.transformer: the translator's shapes, causality, padding, decoding, save/load."""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from seqlab.decoding import beam_search, greedy_decode
+from seqlab.models import TRANSFORMER_PRESETS, TransformerTranslator
+from seqlab.training import MaskedSparseCategoricalCrossentropy, transformer_optimizer
+
+SOURCE_VOCAB, TARGET_VOCAB = 23, 19
+START, END = 2, 3
+
+
+@pytest.fixture(scope="module")
+def model():
+    keras.utils.set_random_seed(0)
+    translator = TransformerTranslator(2, 16, 2, 32, SOURCE_VOCAB, TARGET_VOCAB, dropout=0.0)
+    translator.build()
+    return translator
+
+
+def _batch(rng, batch=3, source_length=6, target_length=5):
+    source = rng.integers(4, SOURCE_VOCAB, (batch, source_length)).astype("int32")
+    source[0, 4:] = 0
+    target = rng.integers(4, TARGET_VOCAB, (batch, target_length)).astype("int32")
+    target[:, 0] = START
+    return source, target
+
+
+def test_logits_shape_and_no_keras_mask(model):
+    source, target = _batch(np.random.default_rng(0))
+    logits = model((source, target))
+    assert logits.shape == (3, 5, TARGET_VOCAB)
+    assert getattr(logits, "_keras_mask", None) is None
+
+
+def test_vocab_sizes_are_required():
+    with pytest.raises(ValueError, match="vocab"):
+        TransformerTranslator(1, 8, 2, 16)
+
+
+def test_presets_hold_the_paper_base_model():
+    assert TRANSFORMER_PRESETS["base"] == {"num_layers": 6, "d_model": 512, "num_heads": 8,
+                                           "dff": 2048, "dropout": 0.1}
+    small = TransformerTranslator.from_preset("small", 100, 100)
+    assert (small.num_layers, small.d_model, small.num_heads, small.dff) == (2, 128, 4, 512)
+    assert TransformerTranslator.from_preset("tiny", 10, 10, num_layers=1).num_layers == 1
+    with pytest.raises(ValueError, match="preset"):
+        TransformerTranslator.from_preset("huge", 10, 10)
+
+
+def test_base_layer_sizes_match_the_paper():
+    """Per layer: 4·(d²+d) attention + 2·d·dff + dff + d feed-forward + 2·2·d normalisation."""
+    model = TransformerTranslator.from_preset("base", 100, 100)
+    model.build()
+    d, dff = 512, 2048
+    encoder = 4 * (d * d + d) + (d * dff + dff) + (dff * d + d) + 2 * 2 * d
+    assert model.encoder_layers[0].count_params() == encoder
+    assert model.decoder_layers[0].count_params() == encoder + 4 * (d * d + d) + 2 * d
+    assert len(model.encoder_layers) == len(model.decoder_layers) == 6
+
+
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(st.integers(0, 3), st.integers(0, 2**31 - 1))
+def test_logits_at_t_ignore_later_target_tokens(t, seed):
+    model = _model_for_properties()
+    rng = np.random.default_rng(seed)
+    source, target = _batch(rng)
+    changed = target.copy()
+    changed[:, t + 1:] = rng.integers(4, TARGET_VOCAB, changed[:, t + 1:].shape)
+    before = np.asarray(model((source, target)))
+    after = np.asarray(model((source, changed)))
+    np.testing.assert_allclose(before[:, : t + 1], after[:, : t + 1], atol=1e-5)
+
+
+_MODELS = []
+
+
+def _model_for_properties():
+    if not _MODELS:
+        keras.utils.set_random_seed(1)
+        _MODELS.append(TransformerTranslator(1, 8, 2, 16, SOURCE_VOCAB, TARGET_VOCAB,
+                                             dropout=0.0))
+    return _MODELS[0]
+
+
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(st.integers(1, 5), st.integers(0, 2**31 - 1))
+def test_source_padding_changes_nothing(extra, seed):
+    model = _model_for_properties()
+    rng = np.random.default_rng(seed)
+    source, target = _batch(rng)
+    padded = np.concatenate([source, np.zeros((3, extra), "int32")], axis=1)
+    np.testing.assert_allclose(model((source, target)), model((padded, target)), atol=1e-5)
+
+
+def test_encode_and_decode_step_follow_the_protocol(model):
+    source, target = _batch(np.random.default_rng(2))
+    state = model.encode(source)
+    assert set(state) == {"memory", "source_mask"}
+    assert state["memory"].shape == (3, 6, 16)
+    np.testing.assert_array_equal(state["source_mask"], source != 0)
+    logits, new_state, attention = model.decode_step(target[:, :3], state)
+    assert logits.shape == (3, TARGET_VOCAB) and attention.shape == (3, 6)
+    np.testing.assert_allclose(np.asarray(attention).sum(-1), 1.0, rtol=1e-5)
+    assert np.all(np.asarray(attention)[0, 4:] == 0)
+    assert new_state is state
+    full = np.asarray(model((source, target)))
+    np.testing.assert_allclose(logits, full[:, 2], atol=1e-5)  # same as teacher forcing
+    layers = model.cross_attention_weights()
+    assert len(layers) == 2 and layers[0].shape == (3, 2, 5, 6)  # from the last call
+
+
+@pytest.mark.parametrize("max_length", [1, 6])
+def test_decoding_is_bounded_by_max_length(model, max_length):
+    source, _ = _batch(np.random.default_rng(3))
+    # an end id the model can never produce: decoding must stop at max_length anyway
+    tokens, attention = greedy_decode(model, source, START, TARGET_VOCAB + 5, max_length)
+    assert tokens.shape == (3, max_length) and attention.shape == (3, max_length, 6)
+    tokens, attention, scores = beam_search(model, source, START, TARGET_VOCAB + 5, max_length,
+                                            beam_width=3)
+    assert tokens.shape[1] <= max_length and scores.shape == (3,)
+
+
+def test_beam_width_one_equals_greedy(model):
+    source, _ = _batch(np.random.default_rng(4))
+    greedy, _ = greedy_decode(model, source, START, END, 6)  # compiled above: no new trace
+    beam, _, _ = beam_search(model, source, START, END, 6, beam_width=1)
+    width = min(greedy.shape[1], beam.shape[1])
+    np.testing.assert_array_equal(greedy[:, :width], beam[:, :width])
+
+
+def test_trains_saves_and_reloads(tmp_path):
+    keras.utils.set_random_seed(5)
+    rng = np.random.default_rng(5)
+    model = TransformerTranslator(1, 16, 2, 32, SOURCE_VOCAB, TARGET_VOCAB, dropout=0.1)
+    model.compile(optimizer=transformer_optimizer(16, warmup_steps=10),
+                  loss=MaskedSparseCategoricalCrossentropy(label_smoothing=0.1),
+                  jit_compile=False)  # XLA compilation would triple this test's time
+    source, target = _batch(rng, batch=16)
+    history = model.fit((source, target[:, :-1]), target[:, 1:], epochs=2, verbose=0)
+    assert np.isfinite(history.history["loss"]).all()
+    path = tmp_path / "transformer.keras"
+    model.save(path)
+    restored = keras.models.load_model(path)
+    assert isinstance(restored, TransformerTranslator)
+    assert restored.get_config() == model.get_config()
+    np.testing.assert_allclose(restored((source, target)), model((source, target)), atol=1e-5)
+    a, _ = greedy_decode(model, source, START, END, 5)
+    b, _ = greedy_decode(restored, source, START, END, 5)
+    np.testing.assert_array_equal(a, b)
+    # the optimizer (and its schedule) came back too, ready to resume training
+    assert int(restored.optimizer.iterations) == int(model.optimizer.iterations)
+    restored.fit((source, target[:, :-1]), target[:, 1:], epochs=1, verbose=0)

@@ -85,8 +85,12 @@ def test_sample_split_is_80_10_10_seeded_and_reproducible(sample):
 
 def test_datasets_yield_teacher_forcing_batches(sample):
     (source, target_in), target_out = next(iter(sample.train))
-    assert source.shape == (16, sample.max_length) and source.dtype == tf.int32
-    assert target_in.shape == target_out.shape == (16, sample.max_length)
+    assert source.shape == (16, sample.info["source_length"]) and source.dtype == tf.int32
+    assert target_in.shape == target_out.shape == (16, sample.info["target_length"])
+    # Padded to the longest sentence of the corpus, which here is shorter than max_length.
+    longest = max(len(clean_text(e).split()) for e, _ in sample.train_pairs + sample.valid_pairs
+                  + sample.test_pairs) + 2
+    assert sample.info["source_length"] == longest < sample.max_length
     assert np.all(target_in.numpy()[:, 0] == sample.start_id)
     # target_out is target_in shifted left by one; it ends with [END] where target_in has none.
     np.testing.assert_array_equal(target_out.numpy()[:, :-1][target_in.numpy()[:, 1:] != 0],

@@ -55,41 +55,36 @@ def greedy_decode_graph(model, source_ids, start_id: int, end_id: int, max_lengt
     # The prefix lives in a fixed-size buffer; step t reads its first t + 1 columns.
     buffer = tf.concat([tf.fill([batch, 1], start_id),
                         tf.zeros([batch, max_length], tf.int32)], axis=1)  # (batch, L + 1)
-
-    def step(t, buffer, state, finished):
-        logits, state, attention = model.decode_step(buffer[:, : t + 1], state)
-        token = tf.argmax(logits, axis=-1, output_type=tf.int32)  # (batch,)
-        token = tf.where(finished, 0, token)
-        column = tf.one_hot(t + 1, max_length + 1, dtype=tf.int32)  # (L + 1,)
-        buffer = buffer + column[tf.newaxis, :] * token[:, tf.newaxis]
-        if attention is not None:
-            attention = tf.where(finished[:, tf.newaxis], 0.0, tf.cast(attention, tf.float32))
-        return buffer, state, finished | tf.equal(token, end_id), attention
-
-    # The first step runs outside the loop so we know whether the model returns attention.
-    finished = tf.zeros([batch], tf.bool)
-    buffer, state, finished, attention = step(tf.constant(0), buffer, state, finished)
-    has_attention = attention is not None
-    attentions = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
-    if has_attention:
-        attentions = attentions.write(0, attention)
+    source_length = tf.shape(source_ids)[1]
+    # Whether the model returns attention is learnt while tracing the loop body (traced once;
+    # run eagerly, the body sets it on every step).
+    returns_attention = []
 
     def condition(t, buffer, state, finished, attentions):
         return (t < max_length) & ~tf.reduce_all(finished)
 
     def body(t, buffer, state, finished, attentions):
-        buffer, state, finished, attention = step(t, buffer, state, finished)
-        if has_attention:
-            attentions = attentions.write(t, attention)
-        return t + 1, buffer, state, finished, attentions
+        logits, state, attention = model.decode_step(buffer[:, : t + 1], state)
+        token = tf.argmax(logits, axis=-1, output_type=tf.int32)  # (batch,)
+        token = tf.where(finished, 0, token)
+        column = tf.one_hot(t + 1, max_length + 1, dtype=tf.int32)  # (L + 1,)
+        buffer = buffer + column[tf.newaxis, :] * token[:, tf.newaxis]
+        returns_attention[:] = [attention is not None]
+        if attention is None:
+            attention = tf.zeros([batch, source_length])
+        attention = tf.where(finished[:, tf.newaxis], 0.0, tf.cast(attention, tf.float32))
+        attentions = attentions.write(t, attention)
+        return t + 1, buffer, state, finished | tf.equal(token, end_id), attentions
 
-    t, buffer, state, finished, attentions = tf.while_loop(
-        condition, body, (tf.constant(1), buffer, state, finished, attentions),
+    t, buffer, _, _, attentions = tf.while_loop(
+        condition, body,
+        (tf.constant(0), buffer, state, tf.zeros([batch], tf.bool),
+         tf.TensorArray(tf.float32, size=0, dynamic_size=True)),
         maximum_iterations=max_length,
     )
     tokens = buffer[:, 1: t + 1]  # (batch, T)
-    attention = tf.transpose(attentions.stack(), (1, 0, 2)) if has_attention else None
-    return tokens, attention
+    attention = tf.transpose(attentions.stack(), (1, 0, 2))  # (batch, T, S)
+    return tokens, attention if returns_attention[0] else None
 
 
 def greedy_decode(model, source_ids, start_id: int, end_id: int, max_length: int):

@@ -13,8 +13,9 @@ Every source goes through the same steps:
 2. :func:`standardize`: Unicode NFKD, lower case, only letters/digits/accents and
    ``. ? ! , ¿ ¡ ' -`` kept, punctuation spaced out, ``[START]``/``[END]`` added;
 3. one ``keras.layers.TextVectorization`` per language, adapted on the training split only;
-4. pairs longer than ``max_length`` tokens are dropped, the rest padded with 0 to exactly
-   ``max_length`` (fixed shapes: no retracing, ``jit_compile`` friendly);
+4. pairs longer than ``max_length`` tokens are dropped, the rest padded with 0 to the length of
+   the longest pair kept (at most ``max_length``; the same for all three splits: fixed shapes,
+   no retracing, ``jit_compile`` friendly);
 5. batches of ``((source_ids, target_in), target_out)`` where ``target_in`` is the target
    shifted right (starts with ``[START]``: teacher forcing) and ``target_out`` the target
    shifted left (ends with ``[END]``).
@@ -248,22 +249,24 @@ def make_vectorizer(texts: Sequence[str], vocab_size: int) -> keras.layers.TextV
 
 
 def vectorize_pairs(pairs: Sequence[tuple[str, str]], source_vectorizer, target_vectorizer,
-                    max_length: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Token ids padded to ``max_length`` (source) and ``max_length + 1`` (target).
+                    max_length: int) -> tuple[tf.RaggedTensor, tf.RaggedTensor, np.ndarray]:
+    """Ragged token ids of the pairs that fit in ``max_length``.
 
-    Returns ``(source_ids, target_ids, kept)``, ``kept`` being the boolean mask of the pairs
-    short enough to fit (the others are dropped rather than cut, so no target loses ``[END]``).
+    Returns ``(source_ids, target_ids, kept)``: ``kept`` is the boolean mask of the pairs short
+    enough (``max_length`` source tokens, ``max_length + 1`` target tokens so that the shifted
+    target has ``max_length``); the others are dropped rather than cut, so no target loses
+    ``[END]``.
     """
-    if not pairs:
-        empty = np.zeros((0, max_length), np.int32)
-        return empty, np.zeros((0, max_length + 1), np.int32), np.zeros((0,), bool)
-    sources = source_vectorizer(tf.constant([s for s, _ in pairs]))
-    targets = target_vectorizer(tf.constant([t for _, t in pairs]))
+    sources = source_vectorizer(tf.constant([s for s, _ in pairs], tf.string))
+    targets = target_vectorizer(tf.constant([t for _, t in pairs], tf.string))
     kept = ((sources.row_lengths() <= max_length)
             & (targets.row_lengths() <= max_length + 1)).numpy()
-    sources = tf.ragged.boolean_mask(sources, kept).to_tensor(shape=[None, max_length])
-    targets = tf.ragged.boolean_mask(targets, kept).to_tensor(shape=[None, max_length + 1])
-    return (tf.cast(sources, tf.int32).numpy(), tf.cast(targets, tf.int32).numpy(), kept)
+    return (tf.ragged.boolean_mask(sources, kept), tf.ragged.boolean_mask(targets, kept), kept)
+
+
+def pad_ids(ids: tf.RaggedTensor, length: int) -> np.ndarray:
+    """Ragged ids -> ``(rows, length)`` int32 array, right-padded with 0."""
+    return tf.cast(ids.to_tensor(shape=[None, length]), tf.int32).numpy()
 
 
 def make_dataset(source_ids: np.ndarray, target_ids: np.ndarray, batch_size: int, *,
@@ -279,7 +282,9 @@ def make_dataset(source_ids: np.ndarray, target_ids: np.ndarray, batch_size: int
 
 @dataclass
 class TranslationData:
-    """What :func:`load_translation` returns. ``*_pairs`` are raw text pairs, in dataset order."""
+    """What :func:`load_translation` returns. ``*_pairs`` are raw text pairs, in dataset order;
+    ``info["source_length"]`` / ``info["target_length"]`` are the padded lengths of the source
+    ids and of the shifted targets (at most ``max_length``)."""
 
     train: tf.data.Dataset
     valid: tf.data.Dataset
@@ -353,16 +358,22 @@ def load_translation(source: str = "anki", direction: str = "eng-spa", *,
     train_pairs = splits[0]
     source_vectorizer = make_vectorizer([s for s, _ in train_pairs], vocab_size)
     target_vectorizer = make_vectorizer([t for _, t in train_pairs], vocab_size)
-    datasets, kept_pairs, dropped = [], [], 0
-    for index, split in enumerate(splits):
-        source_ids, target_ids, kept = vectorize_pairs(split, source_vectorizer,
-                                                       target_vectorizer, max_length)
-        dropped += int((~kept).sum())
+    vectorized = [vectorize_pairs(split, source_vectorizer, target_vectorizer, max_length)
+                  for split in splits]
+    # Pad every split to the longest pair kept (at most max_length): a corpus of short
+    # sentences such as the dates runs its recurrent loops over fewer padding steps.
+    source_length = max([2] + [int(tf.reduce_max(s.row_lengths())) for s, _, k in vectorized if k.any()])
+    target_length = max([3] + [int(tf.reduce_max(t.row_lengths())) for _, t, k in vectorized if k.any()])
+    datasets, kept_pairs = [], []
+    for index, (split, (sources, targets, kept)) in enumerate(zip(splits, vectorized, strict=True)):
         kept_pairs.append([pair for pair, keep in zip(split, kept, strict=True) if keep])
-        datasets.append(make_dataset(source_ids, target_ids, batch_size, shuffle=index == 0,
-                                     seed=seed))
+        datasets.append(make_dataset(pad_ids(sources, source_length),
+                                     pad_ids(targets, target_length), batch_size,
+                                     shuffle=index == 0, seed=seed))
+    dropped = sum(int((~kept).sum()) for _, _, kept in vectorized)
     return TranslationData(
         *datasets, source_vectorizer, target_vectorizer, *kept_pairs, source=source,
         direction=direction, max_length=max_length, batch_size=batch_size,
-        info={"pairs": len(pairs), "dropped": dropped},
+        info={"pairs": len(pairs), "dropped": dropped, "source_length": source_length,
+              "target_length": target_length - 1},
     )

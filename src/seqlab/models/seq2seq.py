@@ -173,7 +173,9 @@ class Seq2SeqDecoder(keras.layers.Layer):
         Runs the recurrent layer's cell directly: the same weights and equations as ``call``
         on a length-1 sequence, without a loop around it (cheaper to trace and to run).
         """
-        embedded = self.embedding(token_ids)  # (batch, embedding_dim)
+        # Taking step 0 of a length-1 sequence also drops the padding mask, which means
+        # nothing for a single step (and which the cell would warn about).
+        embedded = self.embedding(token_ids[:, None])[:, 0]  # (batch, embedding_dim)
         hidden, states = self.rnn.cell(embedded, list(states))  # (batch, units)
         weights = None
         if self.attention is not None:

@@ -32,14 +32,22 @@ def run_notebook(notebook: Path, output_dir: Path | None = None, *, fast: bool =
                  cwd: Path | None = None) -> NotebookRun:
     """Execute one notebook with a real Jupyter kernel and save the executed copy.
 
-    FAST mode is passed both ways the notebooks read it: the ``FAST`` papermill parameter and
-    the ``SEQLAB_FAST`` environment variable of the kernel.
+    papermill injects the parameters (``FAST`` and any others, after the cell tagged
+    ``parameters``); nbclient then runs the cells, honouring the ``raises-exception`` tag that
+    student copies put on exercise and check cells. FAST mode is also set in the kernel's
+    environment (``SEQLAB_FAST``), so code that reads the flag directly agrees with the
+    parameter. The executed copy is written even when a cell fails, to show where.
 
     Raises:
         FileNotFoundError: if the notebook does not exist.
-        papermill.PapermillExecutionError: if a cell fails; its message names the cell.
+        nbclient.exceptions.CellExecutionError: if a cell not tagged ``raises-exception``
+            fails; its message names the cell and the error.
     """
+    import logging
+
+    import nbformat
     import papermill
+    from nbclient import NotebookClient
 
     notebook = Path(notebook)
     if not notebook.is_file():
@@ -48,20 +56,27 @@ def run_notebook(notebook: Path, output_dir: Path | None = None, *, fast: bool =
     output_dir.mkdir(parents=True, exist_ok=True)
     output = output_dir / notebook.name
     params = {"FAST": fast, **(parameters or {})}
+    # papermill warns that it cannot infer types from expressions such as
+    # `FAST = seqlab.config.is_fast()`; it only needs them for `--help-notebook`.
+    logging.getLogger("papermill").setLevel(logging.ERROR)
+    papermill.execute_notebook(str(notebook), str(output), parameters=params,
+                               prepare_only=True, progress_bar=False, kernel_name="python3")
+    prepared = nbformat.read(output, as_version=4)
+    client = NotebookClient(prepared, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(cwd or notebook.parent)}})
     previous = os.environ.get("SEQLAB_FAST")
     os.environ["SEQLAB_FAST"] = "1" if fast else "0"
     start = time.perf_counter()
     try:
-        papermill.execute_notebook(
-            str(notebook), str(output), parameters=params, kernel_name="python3",
-            cwd=str(cwd or notebook.parent), progress_bar=False, execution_timeout=timeout,
-        )
+        client.execute()
     finally:
+        seconds = time.perf_counter() - start
+        nbformat.write(prepared, output)
         if previous is None:
             os.environ.pop("SEQLAB_FAST", None)
         else:
             os.environ["SEQLAB_FAST"] = previous
-    return NotebookRun(notebook, output, time.perf_counter() - start)
+    return NotebookRun(notebook, output, seconds)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"ok -> {run.output}")
         except Exception as error:  # noqa: BLE001 - report every notebook, then fail
             failures += 1
-            first_line = str(error).strip().splitlines()[-1] if str(error).strip() else error
+            lines = [line for line in str(error).strip().splitlines() if line.strip()]
+            first_line = lines[-1] if lines else ""
             print(f"{path.name:<45} {'full' if args.full else 'FAST':<5} {'-':>8}  "
                   f"FAILED: {type(error).__name__}: {first_line}")
     return 1 if failures else 0

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from seqlab import config
@@ -43,6 +44,9 @@ def setup(seed: int = config.SEED, *, quiet: bool = False) -> dict:
     import tensorflow as tf
 
     keras.utils.set_random_seed(seed)
+    # Keras 3 warns on every fit with a tf.data pipeline that `shuffle` is ignored (the pipeline
+    # shuffles itself); in class that line only distracts.
+    warnings.filterwarnings("ignore", message=r".*`shuffle=True` was passed.*")
     if "inline" not in matplotlib.get_backend().lower() and not _in_notebook():
         matplotlib.use("Agg")
     plt.rcParams.update(

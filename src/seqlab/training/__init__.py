@@ -12,5 +12,6 @@ from seqlab.training.losses import (
 )
 from seqlab.training.losses import masked_accuracy as masked_accuracy
 from seqlab.training.losses import masked_loss as masked_loss
+from seqlab.training.schedules import FusedAdam as FusedAdam
 from seqlab.training.schedules import TransformerSchedule as TransformerSchedule
 from seqlab.training.schedules import transformer_optimizer as transformer_optimizer

@@ -34,11 +34,12 @@ from seqlab.data.translation import END, START, clean_text, detokenize
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _compiled(model, name: str, function):
+def _compiled(model, name: str, function, input_signature=None):
     """One ``tf.function`` per (model, name), kept as long as the model lives."""
     cache = _COMPILED.setdefault(model, {})
     if name not in cache:
-        cache[name] = tf.function(function, reduce_retracing=True)
+        cache[name] = tf.function(function, reduce_retracing=True,
+                                  input_signature=input_signature)
     return cache[name]
 
 
@@ -100,9 +101,11 @@ def greedy_decode(model, source_ids, start_id: int, end_id: int, max_length: int
         ``(tokens, attention)`` as NumPy arrays: ``(batch, T)`` ids and ``(batch, T, S)``
         weights (``None`` for a model without attention).
     """
+    # Any batch size and source length: one trace serves every call.
     function = _compiled(model, f"greedy-{start_id}-{end_id}-{max_length}",
                          lambda ids: greedy_decode_graph(model, ids, start_id, end_id,
-                                                         max_length))
+                                                         max_length),
+                         input_signature=[tf.TensorSpec([None, None], tf.int32)])
     tokens, attention = function(tf.convert_to_tensor(source_ids, tf.int32))
     return tokens.numpy(), None if attention is None else attention.numpy()
 

@@ -157,3 +157,23 @@ def test_trains_saves_and_reloads(tmp_path):
     # the optimizer (and its schedule) came back too, ready to resume training
     assert int(restored.optimizer.iterations) == int(model.optimizer.iterations)
     restored.fit((source, target[:, :-1]), target[:, 1:], epochs=1, verbose=0)
+
+
+def test_exported_savedmodel_translates_raw_strings_like_the_model(tmp_path):
+    """notebook 04's export path (raw strings in, strings out) works for the Transformer too."""
+    import tensorflow as tf
+
+    from seqlab.data import load_translation
+    from seqlab.decoding import translate
+    from seqlab.export import export_translator, translate_with_export
+
+    data = load_translation("dates", max_length=8, batch_size=32, num_examples=200)
+    keras.utils.set_random_seed(6)
+    model = TransformerTranslator(1, 16, 2, 32, data.source_vocab_size, data.target_vocab_size)
+    sources = [source for source, _ in data.test_pairs[:4]]
+    expected = translate(model, sources, data.source_vectorizer, data.target_vectorizer,
+                         max_length=8).texts
+    export_translator(model, data.source_vectorizer, data.target_vectorizer, tmp_path / "export",
+                      max_length=8)
+    exported = tf.saved_model.load(str(tmp_path / "export"))
+    assert translate_with_export(exported, sources) == expected

@@ -194,6 +194,7 @@ def test_load_translation_anki_uses_the_downloaded_file(tmp_path, monkeypatch):
         return extracted(downloaded)
 
     monkeypatch.setattr(translation, "download_anki", fake_download)
-    data = load_translation("anki", batch_size=4)
+    with pytest.warns(UserWarning, match="not the expected 118,964"):
+        data = load_translation("anki", batch_size=4)
     assert len(data.train_pairs) == 32 and len(data.test_pairs) == 4
     assert data.test_pairs[0][1].startswith("Veo")

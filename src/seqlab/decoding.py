@@ -180,12 +180,12 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_length: int,
                 score = float(candidates[b, flat])
                 if not np.isfinite(score):
                     break
-                history = np.concatenate(
-                    [attention_history[b, parent], attention[b, parent][None]], axis=0)
                 tokens = [*prefixes[b, parent, 1:].tolist(), token]
                 if token == end_id or last_step:
                     # An [END] only counts when it ranks among the top `width` candidates.
                     if token != end_id or rank < width:
+                        history = np.concatenate(
+                            [attention_history[b, parent], attention[b, parent][None]], axis=0)
                         finished[b].append(
                             (_length_normalised(score, len(tokens), length_penalty), tokens,
                              history))

@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,13 +45,11 @@ START = "[START]"
 END = "[END]"
 #: The Anki English-Spanish pairs as the TensorFlow tutorials host them.
 ANKI_URL = "http://storage.googleapis.com/download.tensorflow.org/data/spa-eng.zip"
-#: Size of the archive at ``ANKI_URL`` (bytes), checked after download.
-ANKI_ZIP_BYTES = 2_638_744
-#: Pairs in ``spa-eng/spa.txt``.
+#: Pairs in ``spa-eng/spa.txt`` (the archive is 2,638,744 bytes).
 ANKI_PAIRS = 118_964
 #: No published checksum of ``spa-eng.zip`` could be confirmed while writing this module, so
-#: the default is ``None`` (Keras then skips the check) and the archive size and pair count are
-#: verified instead. Pass ``file_hash=`` (sha256 or md5 hex digest) to pin it.
+#: the default is ``None`` (Keras then skips the check) and :func:`load_pairs` checks the pair
+#: count instead. Pass ``file_hash=`` (sha256 or md5 hex digest) to pin the archive.
 ANKI_FILE_HASH: str | None = None
 SAMPLE_FILE = "translation/eng-spa.tsv"
 DIRECTIONS = ("eng-spa", "spa-eng")
@@ -211,7 +210,12 @@ def load_pairs(source: str = "sample", *, seed: int = config.SEED,
     if source == "sample":
         pairs = read_pairs(config.DATA_DIR / SAMPLE_FILE)
     elif source == "anki":
-        pairs = read_pairs(download_anki(file_hash=file_hash, cache_dir=cache_dir))
+        path = download_anki(file_hash=file_hash, cache_dir=cache_dir)
+        pairs = read_pairs(path)
+        if len(pairs) != ANKI_PAIRS:
+            warnings.warn(f"{path} holds {len(pairs):,} pairs, not the expected {ANKI_PAIRS:,}: "
+                          "the download may have changed, so results may not compare with "
+                          "other runs.", stacklevel=2)
     elif source == "dates":
         from seqlab.data.dates import generate_date_pairs
 

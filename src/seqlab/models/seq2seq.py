@@ -106,6 +106,12 @@ class Seq2SeqEncoder(keras.layers.Layer):
         self.rnn = keras.layers.Bidirectional(_recurrent_layer(rnn, units // 2),
                                               merge_mode="concat", name="bidirectional")
 
+    def build(self, input_shape=None):
+        # Sizes come from the configuration, so no forward pass is needed to create weights.
+        self.embedding.build((None, None))
+        self.rnn.build((None, None, self.embedding_dim))
+        self.built = True
+
     def call(self, source_ids, training=None):
         mask = ops.not_equal(source_ids, 0)  # (batch, S)
         if self.reverse:
@@ -153,6 +159,16 @@ class Seq2SeqDecoder(keras.layers.Layer):
                         if self.attention is not None else None)
         self.dropout = keras.layers.Dropout(dropout)
         self.output_layer = keras.layers.Dense(vocab_size, name="logits")
+
+    def build(self, input_shape=None):
+        sequence = (None, None, self.units)  # decoder states and encoder outputs
+        self.embedding.build((None, None))
+        self.rnn.build((None, None, self.embedding_dim))
+        if self.attention is not None:
+            self.attention.build(sequence, sequence)
+            self.combine.build((None, None, 2 * self.units))
+        self.output_layer.build(sequence)
+        self.built = True
 
     def call(self, target_ids, encoder_outputs, source_mask, initial_state, training=None):
         embedded = self.embedding(target_ids)  # (batch, T, embedding_dim)
@@ -220,11 +236,10 @@ class Seq2SeqTranslator(keras.Model):
                                       attention_units, dropout, name="decoder")
 
     def build(self, input_shape=None):
-        # One tiny forward pass creates every variable, so load_model can restore weights.
-        if not self.built:
-            dummy = ops.ones((1, 2), dtype="int32")
-            self.call((dummy, dummy))
-            self.built = True
+        # Every variable exists after this, so load_model can restore weights.
+        self.encoder.build()
+        self.decoder.build()
+        self.built = True
 
     def compile(self, *args, **kwargs):
         """``keras.Model.compile``, then build loss, metrics and optimizer state eagerly on a

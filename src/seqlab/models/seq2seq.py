@@ -175,12 +175,17 @@ class Seq2SeqDecoder(keras.layers.Layer):
         outputs = self.rnn(embedded, initial_state=initial_state,
                            mask=ops.not_equal(target_ids, 0), training=training)
         hidden, states = outputs[0], list(outputs[1:])  # (batch, T, units)
-        weights = None
-        if self.attention is not None:
-            context, weights = self.attention(hidden, encoder_outputs, mask=source_mask)
-            hidden = self.combine(ops.concatenate([hidden, context], axis=-1))  # (batch, T, units)
+        hidden, weights = self.attend(hidden, encoder_outputs, source_mask)
         logits = self.output_layer(self.dropout(hidden, training=training))
         return logits, states, weights
+
+    def attend(self, hidden, encoder_outputs, source_mask):
+        """Decoder states -> ``tanh(W_c [h; context])`` and the weights (unchanged, ``None``,
+        without attention). Works for ``(batch, units)`` and ``(batch, T, units)`` states."""
+        if self.attention is None:
+            return hidden, None
+        context, weights = self.attention(hidden, encoder_outputs, mask=source_mask)
+        return self.combine(ops.concatenate([hidden, context], axis=-1)), weights
 
     def step(self, token_ids, encoder_outputs, source_mask, states):
         """One decoding step: token ids ``(batch,)`` -> ``(logits (batch, vocab), states,
@@ -193,10 +198,7 @@ class Seq2SeqDecoder(keras.layers.Layer):
         # nothing for a single step (and which the cell would warn about).
         embedded = self.embedding(token_ids[:, None])[:, 0]  # (batch, embedding_dim)
         hidden, states = self.rnn.cell(embedded, list(states))  # (batch, units)
-        weights = None
-        if self.attention is not None:
-            context, weights = self.attention(hidden, encoder_outputs, mask=source_mask)
-            hidden = self.combine(ops.concatenate([hidden, context], axis=-1))
+        hidden, weights = self.attend(hidden, encoder_outputs, source_mask)
         return self.output_layer(hidden), list(states), weights
 
     def get_config(self):

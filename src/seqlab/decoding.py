@@ -34,12 +34,11 @@ from seqlab.data.translation import END, START, clean_text, detokenize
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _compiled(model, name: str, function, input_signature=None):
+def _compiled(model, name: str, function):
     """One ``tf.function`` per (model, name), kept as long as the model lives."""
     cache = _COMPILED.setdefault(model, {})
     if name not in cache:
-        cache[name] = tf.function(function, reduce_retracing=True,
-                                  input_signature=input_signature)
+        cache[name] = tf.function(function, reduce_retracing=True)
     return cache[name]
 
 
@@ -101,12 +100,21 @@ def greedy_decode(model, source_ids, start_id: int, end_id: int, max_length: int
         ``(tokens, attention)`` as NumPy arrays: ``(batch, T)`` ids and ``(batch, T, S)``
         weights (``None`` for a model without attention).
     """
-    # Any batch size and source length: one trace serves every call.
-    function = _compiled(model, f"greedy-{start_id}-{end_id}-{max_length}",
-                         lambda ids: greedy_decode_graph(model, ids, start_id, end_id,
-                                                         max_length),
-                         input_signature=[tf.TensorSpec([None, None], tf.int32)])
-    tokens, attention = function(tf.convert_to_tensor(source_ids, tf.int32))
+    source_ids = tf.convert_to_tensor(source_ids, tf.int32)
+    key = f"greedy-{start_id}-{end_id}-{max_length}"
+    cache = _COMPILED.setdefault(model, {})
+    if key not in cache:
+        # The first call runs eagerly: tracing the loop costs more than running it once (a
+        # notebook often decodes each model once); from the second call on, a tf.function
+        # traced for any batch size and source length serves every call.
+        cache[key] = None
+        tokens, attention = greedy_decode_graph(model, source_ids, start_id, end_id, max_length)
+    else:
+        if cache[key] is None:
+            cache[key] = tf.function(
+                lambda ids: greedy_decode_graph(model, ids, start_id, end_id, max_length),
+                input_signature=[tf.TensorSpec([None, None], tf.int32)])
+        tokens, attention = cache[key](source_ids)
     return tokens.numpy(), None if attention is None else attention.numpy()
 
 

@@ -38,7 +38,7 @@ def _compiled(model, name: str, function):
     """One ``tf.function`` per (model, name), kept as long as the model lives."""
     cache = _COMPILED.setdefault(model, {})
     if name not in cache:
-        cache[name] = tf.function(function, reduce_retracing=True)
+        cache[name] = tf.function(function, reduce_retracing=True, autograph=False)
     return cache[name]
 
 
@@ -113,7 +113,7 @@ def greedy_decode(model, source_ids, start_id: int, end_id: int, max_length: int
         if cache[key] is None:
             cache[key] = tf.function(
                 lambda ids: greedy_decode_graph(model, ids, start_id, end_id, max_length),
-                input_signature=[tf.TensorSpec([None, None], tf.int32)])
+                input_signature=[tf.TensorSpec([None, None], tf.int32)], autograph=False)
         tokens, attention = cache[key](source_ids)
     return tokens.numpy(), None if attention is None else attention.numpy()
 

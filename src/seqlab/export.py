@@ -44,7 +44,8 @@ class ExportedTranslator(tf.Module):
         self.end_id = vocabulary.index(END)
         self.max_length = max_length
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="texts")])
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="texts")],
+                 autograph=False)
     def translate(self, texts):
         source_ids = self.source_vectorizer(texts)
         if isinstance(source_ids, tf.RaggedTensor):

@@ -27,24 +27,27 @@ What bounds the number on a CPU: one training step at this size is about 15 GFLO
 twice that backward). ``--flops`` measures the machine's float32 matmul throughput for
 comparison.
 
-Measured (2-core AMD EPYC CPU, TensorFlow 2.21, Keras 3.15, a machine shared with other jobs:
-load average 3-5 during every run, so wall times moved by ±50 % from run to run):
+Measured (2-core AMD EPYC CPU, TensorFlow 2.21, Keras 3.15), three runs on a machine shared
+with other jobs (load average 3-6 throughout, so wall times moved by up to 2x between runs;
+ranges are over the runs):
 
 ==========================  ==============  ==============  ==============
 row                          best tokens/s   CPU ms/step     vs baseline
 ==========================  ==============  ==============  ==============
-seqlab, jit_compile          1,606 - 2,579   747 - 933       1.03x - 2.06x
+seqlab, jit_compile          1,414 - 2,579   747 - 933       0.96x - 2.06x
 keras-mha baseline, jit      1,250 - 1,564   832 - 917       1.00x
-seqlab, no jit               1,082 - 1,289   820 - 992       1.03x - 1.17x
-keras-mha baseline, no jit     928 - 1,605   1,012 - 1,046   1.00x
+seqlab, no jit                 624 - 1,289   820 - 992       0.71x - 1.17x
+keras-mha baseline, no jit     873 - 1,605   1,012 - 1,068   1.00x
 ==========================  ==============  ==============  ==============
 
-The from-scratch layers use no more CPU per step than Keras's (less without XLA: the 2-D
-matmul views of ``seqlab.layers.transformer.dense_2d`` and the fused Adam update). The issue's
-goal of 5,000 tokens/s is out of reach on this hardware for any implementation of this size:
-5,000 tokens/s is 3.9 steps/s × 15 GFLOP ≈ 58 GFLOP/s sustained, while the best float32
-matmul throughput measured on these machines (``--flops``) is 15-46 GFLOP/s depending on the
-load; ~750 CPU-ms per step on two idle cores would be about 3,400 tokens/s.
+Under that load the wall-time ratio mostly measures the other jobs; CPU time per step is the
+steadier comparison: the from-scratch layers use 3-20 % less CPU per step than Keras's (the 2-D
+matmul views of ``seqlab.layers.transformer.dense_2d`` and the fused Adam update; XLA narrows
+the gap). The issue's goal of 5,000 tokens/s is out of reach on this hardware for any
+implementation of this size: 5,000 tokens/s is 3.9 steps/s × 15 GFLOP ≈ 58 GFLOP/s sustained,
+while the float32 matmul throughput measured on these machines (``--flops``) was 15-46 GFLOP/s
+depending on the load. Estimate, not measured: ~750 CPU-ms per step spread over two idle
+cores would be about 3,400 tokens/s.
 
 Full-mode configuration (notebook 05 with ``FAST = False``; meant to finish in ≤ 15 minutes on
 a Colab T4 GPU — an estimate, not measured here): Anki English→Spanish, vocabulary 8000 per

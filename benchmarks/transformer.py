@@ -41,9 +41,11 @@ keras-mha baseline, no jit     873 - 1,605   1,012 - 1,068   1.00x
 ==========================  ==============  ==============  ==============
 
 Under that load the wall-time ratio mostly measures the other jobs; CPU time per step is the
-steadier comparison: the from-scratch layers use 3-20 % less CPU per step than Keras's (the 2-D
-matmul views of ``seqlab.layers.transformer.dense_2d`` and the fused Adam update; XLA narrows
-the gap). The issue's goal of 5,000 tokens/s is out of reach on this hardware for any
+steadier comparison: without XLA the from-scratch layers used 5-21 % less CPU per step than
+Keras's (the 2-D matmul views of ``seqlab.layers.transformer.dense_2d`` and the fused Adam
+update); with XLA the two were within the noise (−10 % to +24 %). A fourth, single-pass run
+during a CI job measured seqlab+jit at 624 tokens/s beside the baseline's 1,595 — the reason the
+models now take turns in rounds. The issue's goal of 5,000 tokens/s is out of reach on this hardware for any
 implementation of this size: 5,000 tokens/s is 3.9 steps/s × 15 GFLOP ≈ 58 GFLOP/s sustained,
 while the float32 matmul throughput measured on these machines (``--flops``) was 15-46 GFLOP/s
 depending on the load. Estimate, not measured: ~750 CPU-ms per step spread over two idle

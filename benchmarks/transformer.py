@@ -27,23 +27,23 @@ What bounds the number on a CPU: one training step at this size is about 15 GFLO
 twice that backward). ``--flops`` measures the machine's float32 matmul throughput for
 comparison.
 
-Measured (2-core AMD EPYC CPU, TensorFlow 2.21, Keras 3.15), three runs on a machine shared
-with other jobs (load average 3-6 throughout, so wall times moved by up to 2x between runs;
-ranges are over the runs):
+Measured (2-core AMD EPYC CPU, TensorFlow 2.21, Keras 3.15), four runs on a machine shared
+with other jobs (load average 1.3-6, so wall times moved by up to 2x between runs; ranges are
+over the runs):
 
 ==========================  ==============  ==============  ==============
 row                          best tokens/s   CPU ms/step     vs baseline
 ==========================  ==============  ==============  ==============
-seqlab, jit_compile          1,414 - 2,579   747 - 933       0.96x - 2.06x
+seqlab, jit_compile          1,249 - 2,579   747 - 933       0.81x - 2.06x
 keras-mha baseline, jit      1,250 - 1,564   832 - 917       1.00x
-seqlab, no jit                 624 - 1,289   820 - 992       0.71x - 1.17x
-keras-mha baseline, no jit     873 - 1,605   1,012 - 1,068   1.00x
+seqlab, no jit                 624 - 1,549   820 - 992       0.71x - 1.24x
+keras-mha baseline, no jit     873 - 1,605   987 - 1,068     1.00x
 ==========================  ==============  ==============  ==============
 
 Under that load the wall-time ratio mostly measures the other jobs; CPU time per step is the
 steadier comparison: without XLA the from-scratch layers used 5-21 % less CPU per step than
 Keras's (the 2-D matmul views of ``seqlab.layers.transformer.dense_2d`` and the fused Adam
-update); with XLA the two were within the noise (−10 % to +24 %). A fourth, single-pass run
+update); with XLA the two were within the noise (−10 % to +24 %). A fifth, single-pass run
 during a CI job measured seqlab+jit at 624 tokens/s beside the baseline's 1,595 — the reason the
 models now take turns in rounds. The issue's goal of 5,000 tokens/s is out of reach on this hardware for any
 implementation of this size: 5,000 tokens/s is 3.9 steps/s × 15 GFLOP ≈ 58 GFLOP/s sustained,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from seqlab.checks.core import CheckFailed, assert_close, passed, run_student_code
+from seqlab.checks.core import CheckFailed, as_array, assert_close, passed, run_student_code
 
 GENERAL_SCORE = "Exercise 1: Luong's general score"
 ATTENTION_WEIGHTS = "Exercise 2: attention weights with a padding mask"
@@ -40,13 +40,6 @@ def attention_weights_reference(scores, mask):
     return np.where(mask, weights, 0.0)
 
 
-def _as_array(exercise, value, what):
-    try:
-        return np.asarray(value, dtype="float64")
-    except Exception as error:  # noqa: BLE001 - a friendly message instead of a traceback
-        raise CheckFailed(exercise, f"{what} could not be turned into an array ({error}).") from None
-
-
 def check_luong_general_score(general_score) -> bool:
     """Check ``general_score(h, y, W)`` against eq. (12)'s general score."""
     rng = np.random.default_rng(412)
@@ -54,7 +47,7 @@ def check_luong_general_score(general_score) -> bool:
         h = rng.normal(size=(2, 3, dq)).astype("float32")
         y = rng.normal(size=(2, 6, dv)).astype("float32")
         W = rng.normal(size=(dq, dv)).astype("float32")
-        got = _as_array(GENERAL_SCORE, run_student_code(GENERAL_SCORE, general_score, h, y, W),
+        got = as_array(GENERAL_SCORE, run_student_code(GENERAL_SCORE, general_score, h, y, W),
                         "your score")
         expected = general_score_reference(h, y, W)
         if got.shape == expected.shape[:1] + expected.shape[:0:-1]:
@@ -76,7 +69,7 @@ def check_attention_weights(attention_weights) -> bool:
     rng = np.random.default_rng(413)
     scores = rng.normal(scale=2.0, size=(3, 4, 5)).astype("float32")
     mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 1, 0, 0, 0]], bool)
-    got = _as_array(ATTENTION_WEIGHTS,
+    got = as_array(ATTENTION_WEIGHTS,
                     run_student_code(ATTENTION_WEIGHTS, attention_weights, scores, mask),
                     "your weights")
     expected = attention_weights_reference(scores, mask)

@@ -48,6 +48,14 @@ def run_student_code(exercise: str, function: Callable[..., Any], *args, **kwarg
         ) from None
 
 
+def as_array(exercise: str, value, what: str) -> np.ndarray:
+    """``value`` as a float64 array, or :class:`CheckFailed` saying it is not array-like."""
+    try:
+        return np.asarray(value, dtype="float64")
+    except Exception as error:  # noqa: BLE001 - a friendly message instead of a traceback
+        raise CheckFailed(exercise, f"{what} could not be turned into an array ({error}).") from None
+
+
 def assert_close(exercise: str, got, expected, *, what: str = "output",
                  atol: float = 1e-5, rtol: float = 1e-5) -> None:
     """Compare arrays; on mismatch say whether the shape or which value differs."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from seqlab.checks.core import CheckFailed, assert_close, passed, run_student_code
+from seqlab.checks.core import CheckFailed, as_array, assert_close, passed, run_student_code
 
 CAUSAL_MASK = "Exercise 1: the causal (look-ahead) mask"
 ATTENTION = "Exercise 2: scaled dot-product attention"
@@ -45,17 +45,10 @@ def attention_reference(q, k, v, mask=None, *, scale: bool = True):
     return weights @ v, weights
 
 
-def _as_array(exercise, value, what):
-    try:
-        return np.asarray(value, dtype="float64")
-    except Exception as error:  # noqa: BLE001 - a friendly message instead of a traceback
-        raise CheckFailed(exercise, f"{what} could not be turned into an array ({error}).") from None
-
-
 def check_causal_mask(causal_mask) -> bool:
     """Check ``causal_mask(length)`` for several lengths."""
     for length in (4, 7, 1):
-        got = _as_array(CAUSAL_MASK, run_student_code(CAUSAL_MASK, causal_mask, length),
+        got = as_array(CAUSAL_MASK, run_student_code(CAUSAL_MASK, causal_mask, length),
                         "your mask")
         expected = causal_mask_reference(length)
         if got.shape != expected.shape:
@@ -93,8 +86,8 @@ def check_scaled_dot_product_attention(attention) -> bool:
         result = run_student_code(ATTENTION, attention, q, k, v, case_mask)
         if not isinstance(result, (tuple, list)) or len(result) != 2:
             raise CheckFailed(ATTENTION, "return a pair (output, weights).")
-        output = _as_array(ATTENTION, result[0], "your output")
-        weights = _as_array(ATTENTION, result[1], "your weights")
+        output = as_array(ATTENTION, result[0], "your output")
+        weights = as_array(ATTENTION, result[1], "your weights")
         expected_output, expected_weights = attention_reference(q, k, v, case_mask)
         if weights.shape != expected_weights.shape:
             raise CheckFailed(ATTENTION, f"the weights have shape {weights.shape}; expected "

@@ -401,14 +401,14 @@ def _check_heads(d_model, num_heads):
     return d_model // num_heads
 
 
-@keras.saving.register_keras_serializable(package=_PACKAGE)
-class TransformerEncoderLayer(keras.layers.Layer):
-    """One encoder layer: ``x = LN(x + Dropout(SelfAttention(x)))``, ``x = LN(x + Dropout(FFN(x)))``.
+class _TransformerLayer(keras.layers.Layer):
+    """What the encoder and decoder layers share: hyperparameters, config, feed-forward block,
+    and one LayerNormalization + Dropout per residual sub-layer (``norm1``/``dropout1`` …).
 
-    ``(B, S, d) -> (B, S, d)``. ``mask`` is the ``(B, S)`` source padding mask (Keras fills it
-    in from :class:`PositionalEmbedding`); padded keys get zero attention weight. Self-attention
-    weights ``(B, H, S, S)`` are kept in ``last_attention_weights``.
+    Subclasses set ``residual_blocks`` and create their attention with :meth:`_attention`.
     """
+
+    residual_blocks = 2
 
     def __init__(self, d_model, num_heads, dff, dropout=0.1, attention_dropout=0.0,
                  layer_norm_epsilon=1e-6, **kwargs):
@@ -419,16 +419,44 @@ class TransformerEncoderLayer(keras.layers.Layer):
         self.dropout = float(dropout)
         self.attention_dropout = float(attention_dropout)
         self.layer_norm_epsilon = float(layer_norm_epsilon)
-        key_dim = _check_heads(self.d_model, self.num_heads)
-        self.self_attention = MultiHeadAttention(self.num_heads, key_dim,
-                                                 dropout=self.attention_dropout,
-                                                 name="self_attention")
+        self.key_dim = _check_heads(self.d_model, self.num_heads)
         self.feed_forward = _FeedForward(self.d_model, self.dff, name="feed_forward")
-        self.norm1 = keras.layers.LayerNormalization(epsilon=self.layer_norm_epsilon, name="norm1")
-        self.norm2 = keras.layers.LayerNormalization(epsilon=self.layer_norm_epsilon, name="norm2")
-        self.dropout1 = keras.layers.Dropout(self.dropout)
-        self.dropout2 = keras.layers.Dropout(self.dropout)
+        for block in range(1, self.residual_blocks + 1):
+            setattr(self, f"norm{block}", keras.layers.LayerNormalization(
+                epsilon=self.layer_norm_epsilon, name=f"norm{block}"))
+            setattr(self, f"dropout{block}", keras.layers.Dropout(self.dropout))
         self.supports_masking = True
+
+    def _attention(self, name):
+        return MultiHeadAttention(self.num_heads, self.key_dim, dropout=self.attention_dropout,
+                                  name=name)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "d_model": self.d_model,
+            "num_heads": self.num_heads,
+            "dff": self.dff,
+            "dropout": self.dropout,
+            "attention_dropout": self.attention_dropout,
+            "layer_norm_epsilon": self.layer_norm_epsilon,
+        }
+
+
+@keras.saving.register_keras_serializable(package=_PACKAGE)
+class TransformerEncoderLayer(_TransformerLayer):
+    """One encoder layer: ``x = LN(x + Dropout(SelfAttention(x)))``, ``x = LN(x + Dropout(FFN(x)))``.
+
+    ``(B, S, d) -> (B, S, d)``. ``mask`` is the ``(B, S)`` source padding mask (Keras fills it
+    in from :class:`PositionalEmbedding`); padded keys get zero attention weight. Self-attention
+    weights ``(B, H, S, S)`` are kept in ``last_attention_weights``.
+    """
+
+    residual_blocks = 2
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.self_attention = self._attention("self_attention")
 
     def build(self, input_shape):
         self.self_attention.build(input_shape, input_shape)
@@ -450,20 +478,10 @@ class TransformerEncoderLayer(keras.layers.Layer):
     def compute_output_shape(self, input_shape):
         return input_shape
 
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "d_model": self.d_model,
-            "num_heads": self.num_heads,
-            "dff": self.dff,
-            "dropout": self.dropout,
-            "attention_dropout": self.attention_dropout,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-        }
 
 
 @keras.saving.register_keras_serializable(package=_PACKAGE)
-class TransformerDecoderLayer(keras.layers.Layer):
+class TransformerDecoderLayer(_TransformerLayer):
     """One decoder layer: masked self-attention, cross-attention over the encoder output, FFN.
 
     ``x = LN(x + Dropout(CausalSelfAttention(x)))``;
@@ -479,31 +497,12 @@ class TransformerDecoderLayer(keras.layers.Layer):
     (the per-head heatmaps); ``last_self_attention_weights``: ``(B, H, T, T)``.
     """
 
-    def __init__(self, d_model, num_heads, dff, dropout=0.1, attention_dropout=0.0,
-                 layer_norm_epsilon=1e-6, **kwargs):
-        super().__init__(**kwargs)
-        self.d_model = int(d_model)
-        self.num_heads = int(num_heads)
-        self.dff = int(dff)
-        self.dropout = float(dropout)
-        self.attention_dropout = float(attention_dropout)
-        self.layer_norm_epsilon = float(layer_norm_epsilon)
-        key_dim = _check_heads(self.d_model, self.num_heads)
-        self.self_attention = MultiHeadAttention(self.num_heads, key_dim,
-                                                 dropout=self.attention_dropout,
-                                                 name="masked_self_attention")
-        self.cross_attention = MultiHeadAttention(self.num_heads, key_dim,
-                                                  dropout=self.attention_dropout,
-                                                  name="cross_attention")
-        self.feed_forward = _FeedForward(self.d_model, self.dff, name="feed_forward")
-        epsilon = self.layer_norm_epsilon
-        self.norm1 = keras.layers.LayerNormalization(epsilon=epsilon, name="norm1")
-        self.norm2 = keras.layers.LayerNormalization(epsilon=epsilon, name="norm2")
-        self.norm3 = keras.layers.LayerNormalization(epsilon=epsilon, name="norm3")
-        self.dropout1 = keras.layers.Dropout(self.dropout)
-        self.dropout2 = keras.layers.Dropout(self.dropout)
-        self.dropout3 = keras.layers.Dropout(self.dropout)
-        self.supports_masking = True
+    residual_blocks = 3
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.self_attention = self._attention("masked_self_attention")
+        self.cross_attention = self._attention("cross_attention")
 
     def compute_mask(self, x, context=None, mask=None):
         # The causal mask already hides trailing target padding; the loss masks it too.
@@ -537,13 +536,3 @@ class TransformerDecoderLayer(keras.layers.Layer):
     def compute_output_shape(self, x_shape, context_shape=None):
         return x_shape
 
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "d_model": self.d_model,
-            "num_heads": self.num_heads,
-            "dff": self.dff,
-            "dropout": self.dropout,
-            "attention_dropout": self.attention_dropout,
-            "layer_norm_epsilon": self.layer_norm_epsilon,
-        }

@@ -1,0 +1,52 @@
+"""The one masking rule of every attention in seqlab: a softmax that ignores masked positions.
+
+Used by the RNN attentions (eq. 13, ``seqlab.layers.attention``) and by scaled dot-product and
+multi-head attention (eq. 16, ``seqlab.layers.transformer``), so "how padding is hidden" has a
+single answer that is right in float32, float16 and bfloat16:
+
+* masked positions are *selected away* with ``where`` (never ``score + (1 - mask) * -1e9``,
+  whose ``0 * -inf`` is NaN once ``-1e9`` overflows float16);
+* the softmax runs in float32 whatever the scores' dtype (as ``keras.layers.Softmax`` does under
+  a mixed policy), and the weights are cast back to the scores' dtype;
+* a row with no unmasked position at all (a fully padded sequence) gets all-zero weights, not
+  NaN and not a uniform spread over padding.
+"""
+
+from __future__ import annotations
+
+from keras import ops
+
+#: The score given to masked positions inside the float32 softmax. ``exp(-1e9 - max)`` is
+#: exactly 0 in float32, so masked positions receive no weight even before the final ``where``.
+MASKED_SCORE = -1e9
+
+
+def masked_softmax(scores, mask=None, axis=-1):
+    """Softmax of ``scores`` over ``axis`` with masked positions at exactly zero weight.
+
+    Args:
+        scores: attention scores of any float dtype, e.g. ``(batch, Tq, Tv)`` or
+            ``(batch, heads, Tq, Tv)``.
+        mask: ``None`` or a boolean / 0-1 tensor broadcastable to ``scores``; true (1) marks a
+            position that may be attended to.
+        axis: the axis the weights sum to one over (the keys).
+
+    Returns:
+        Weights with the shape and dtype of ``scores``. Each row sums to 1 over its unmasked
+        positions, or is all zeros when it has none.
+
+    Example:
+        >>> import numpy as np
+        >>> w = masked_softmax(np.zeros((1, 3), "float16"), np.array([[True, True, False]]))
+        >>> np.asarray(w).tolist()
+        [[0.5, 0.5, 0.0]]
+    """
+    scores = ops.convert_to_tensor(scores)
+    dtype = scores.dtype
+    scores32 = ops.cast(scores, "float32")
+    if mask is None:
+        return ops.cast(ops.softmax(scores32, axis=axis), dtype)
+    keep = ops.broadcast_to(ops.cast(mask, "bool"), ops.shape(scores32))
+    weights = ops.softmax(ops.where(keep, scores32, MASKED_SCORE), axis=axis)
+    weights = ops.where(keep, weights, 0.0)
+    return ops.cast(weights, dtype)

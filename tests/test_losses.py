@@ -6,12 +6,7 @@ import keras
 import numpy as np
 import pytest
 
-from seqlab.training import (
-    MaskedAccuracy,
-    MaskedSparseCategoricalCrossentropy,
-    masked_accuracy,
-    masked_loss,
-)
+from seqlab.training import MaskedAccuracy, MaskedSparseCategoricalCrossentropy
 
 rng = np.random.default_rng(1)
 Y_TRUE = np.array([[4, 2, 1, 0, 0], [3, 3, 2, 2, 1]], "int32")
@@ -28,7 +23,6 @@ def test_loss_is_the_mean_over_real_tokens():
     log_probs = _log_softmax(LOGITS)
     expected = -np.take_along_axis(log_probs, Y_TRUE[..., None], -1)[..., 0][REAL].mean()
     np.testing.assert_allclose(MaskedSparseCategoricalCrossentropy()(Y_TRUE, LOGITS), expected, rtol=1e-5)
-    np.testing.assert_allclose(masked_loss(Y_TRUE, LOGITS), expected, rtol=1e-5)
 
 
 def test_padding_positions_do_not_matter():
@@ -36,7 +30,12 @@ def test_padding_positions_do_not_matter():
     changed[~REAL] = 100 * rng.normal(size=changed[~REAL].shape)
     loss = MaskedSparseCategoricalCrossentropy()
     np.testing.assert_allclose(loss(Y_TRUE, changed), loss(Y_TRUE, LOGITS), rtol=1e-6)
-    np.testing.assert_allclose(masked_accuracy(Y_TRUE, changed), masked_accuracy(Y_TRUE, LOGITS))
+    accuracies = []
+    for logits in (changed, LOGITS):
+        metric = MaskedAccuracy()
+        metric.update_state(Y_TRUE, logits)
+        accuracies.append(float(metric.result()))
+    assert accuracies[0] == accuracies[1]
 
 
 def test_without_padding_it_equals_keras_sparse_crossentropy():
@@ -65,8 +64,10 @@ def test_accuracy_counts_real_tokens_only():
     predictions = np.zeros((2, 5, 6), "float32")
     predicted_ids = np.array([[4, 0, 1, 0, 0], [3, 3, 2, 0, 0]])  # 2/3 and 3/5 right
     np.put_along_axis(predictions, predicted_ids[..., None], 1.0, -1)
-    np.testing.assert_allclose(masked_accuracy(Y_TRUE, predictions), 5 / 8)
     metric = MaskedAccuracy()
+    metric.update_state(Y_TRUE, predictions)
+    np.testing.assert_allclose(metric.result(), 5 / 8)
+    metric.reset_state()
     metric.update_state(Y_TRUE[:1], predictions[:1])
     metric.update_state(Y_TRUE[1:], predictions[1:])
     np.testing.assert_allclose(metric.result(), 5 / 8)  # exact, not the mean of 2/3 and 3/5
@@ -77,13 +78,43 @@ def test_accuracy_counts_real_tokens_only():
 def test_all_padding_gives_zero_not_nan():
     zeros = np.zeros((1, 3), "int32")
     assert float(MaskedSparseCategoricalCrossentropy()(zeros, LOGITS[:1, :3])) == 0.0
-    assert float(masked_accuracy(zeros, LOGITS[:1, :3])) == 0.0
+    metric = MaskedAccuracy()
+    metric.update_state(zeros, LOGITS[:1, :3])
+    assert float(metric.result()) == 0.0
 
 
 def test_loss_and_metric_serialize():
     loss = MaskedSparseCategoricalCrossentropy(label_smoothing=0.2)
     again = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(loss))
     assert isinstance(again, MaskedSparseCategoricalCrossentropy) and again.label_smoothing == 0.2
-    assert keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(masked_loss)) is masked_loss
+    assert again.get_config() == loss.get_config()
     metric = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(MaskedAccuracy()))
     assert isinstance(metric, MaskedAccuracy)
+
+
+def test_reduction_is_part_of_the_definition():
+    assert MaskedSparseCategoricalCrossentropy().reduction == "sum"
+    with pytest.raises(ValueError, match="real tokens of the global batch"):
+        MaskedSparseCategoricalCrossentropy(reduction="sum_over_batch_size")
+
+
+def test_token_weights_multiply_each_tokens_loss():
+    weights = np.where(REAL, 1.0, 0.0).astype("float32")
+    weights[0, 0] = 0.0  # drop one real token's loss; the count of real tokens stays 8
+    log_probs = _log_softmax(LOGITS)
+    token_losses = -np.take_along_axis(log_probs, Y_TRUE[..., None], -1)[..., 0]
+    expected = (token_losses * weights).sum() / REAL.sum()
+    ours = MaskedSparseCategoricalCrossentropy()(Y_TRUE, LOGITS, sample_weight=weights)
+    np.testing.assert_allclose(ours, expected, rtol=1e-5)
+
+
+def test_the_mean_is_over_the_whole_batch_not_per_sentence():
+    # Sentence 0 has 3 real tokens, sentence 1 has 5: a per-sentence mean would weigh sentence
+    # 0's tokens 5/3 times as much. Splitting the batch in two and adding the halves' shares
+    # (what the replicas of a tf.distribute strategy do) must give the whole batch's loss.
+    log_probs = _log_softmax(LOGITS)
+    token_losses = -np.take_along_axis(log_probs, Y_TRUE[..., None], -1)[..., 0]
+    per_sentence = np.mean([token_losses[i][REAL[i]].mean() for i in range(2)])
+    whole = float(MaskedSparseCategoricalCrossentropy()(Y_TRUE, LOGITS))
+    assert abs(whole - per_sentence) > 1e-3
+    np.testing.assert_allclose(whole, token_losses[REAL].mean(), rtol=1e-5)

@@ -1,4 +1,4 @@
-"""Training helpers: masked losses and metrics, learning-rate schedules, callbacks.
+"""Training helpers: the masked loss and metric, learning-rate schedules, callbacks.
 
 A package rather than one file so each topic has its own module; everything is re-exported
 here, so ``seqlab.training.<name>`` is the stable import.
@@ -10,8 +10,6 @@ from seqlab.training.losses import MaskedAccuracy as MaskedAccuracy
 from seqlab.training.losses import (
     MaskedSparseCategoricalCrossentropy as MaskedSparseCategoricalCrossentropy,
 )
-from seqlab.training.losses import masked_accuracy as masked_accuracy
-from seqlab.training.losses import masked_loss as masked_loss
 from seqlab.training.schedules import FusedAdam as FusedAdam
 from seqlab.training.schedules import TransformerSchedule as TransformerSchedule
 from seqlab.training.schedules import transformer_optimizer as transformer_optimizer

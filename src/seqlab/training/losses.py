@@ -1,8 +1,22 @@
-"""Losses and metrics for sequence outputs where token id 0 is padding.
+"""The masked loss and metric for sequence outputs where token id 0 is padding.
 
 A translation batch pads every target to the same length; averaging the loss over the padding
-would reward the model for predicting padding after ``[END]``. Both the loss and the accuracy
-here count real tokens only (``y_true != 0``).
+would reward the model for predicting padding after ``[END]``. The loss and the accuracy here
+count real tokens only (``y_true != 0``). One definition of each: the loss class
+:class:`MaskedSparseCategoricalCrossentropy` and the metric class :class:`MaskedAccuracy`.
+
+**Definition, also under ``tf.distribute``.** The loss of a batch is the mean cross-entropy
+over the real tokens of the *global* batch (all replicas together)::
+
+    loss = sum over real tokens of -log p(token)  /  number of real tokens in the global batch
+
+On one device that is the plain masked mean. Under a strategy with R replicas each replica sees
+``1/R`` of the batch; Keras adds the replicas' gradients. So each replica returns its own real
+tokens' losses divided by the token count of the *global* batch (one all-reduce of a scalar), and
+the Keras reduction is ``"sum"`` (which Keras leaves unscaled): the replicas' sums add up to
+exactly the single-device loss and gradients. (Keras's ``"sum_over_batch_size"`` with the mask
+as weights would average the replicas' *own* token means instead — equal only when every
+replica happens to hold the same number of real tokens.)
 """
 
 from __future__ import annotations
@@ -31,21 +45,60 @@ def _token_losses(y_true, logits, label_smoothing: float = 0.0):
     return (1.0 - label_smoothing) * negative_log_likelihood + label_smoothing * uniform
 
 
+def sum_over_replicas(value):
+    """``value`` summed over the replicas of the ``tf.distribute`` strategy running this step.
+
+    Outside a strategy's replica function (or with one replica, or on another backend) it is
+    ``value`` itself. Used for the real-token count, a scalar: one tiny all-reduce per step.
+    """
+    if keras.backend.backend() != "tensorflow":
+        return value
+    import tensorflow as tf
+
+    context = tf.distribute.get_replica_context()  # None in a cross-replica context
+    if context is None or context.num_replicas_in_sync == 1:
+        return value
+    return context.all_reduce(tf.distribute.ReduceOp.SUM, value)
+
+
 @keras.saving.register_keras_serializable(package="seqlab")
 class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
-    """Cross-entropy averaged over the real (non-padding) tokens of the batch.
+    """Cross-entropy averaged over the real (non-padding) tokens of the global batch.
 
-    ``y_true``: ``(batch, T)`` token ids with 0 for padding; ``y_pred``: ``(batch, T, vocab)``
-    logits (``from_logits=True``, the default) or probabilities.
+    See the module docstring for the definition under ``tf.distribute``: the value and the
+    gradients with R replicas equal the single-device ones on the same global batch.
 
     Args:
+        from_logits: whether ``y_pred`` holds logits (default) or probabilities.
         label_smoothing: ``eps`` in ``(1 - eps) * one_hot + eps / vocab`` (0 turns it off).
+        name: the loss's name.
+
+    Call arguments:
+        y_true: ``(batch, T)`` token ids, 0 for padding.
+        y_pred: ``(batch, T, vocab)`` logits (or probabilities with ``from_logits=False``).
+        sample_weight: optional ``(batch, T)`` weights, multiplied into each token's loss.
+
+    Returns:
+        A scalar: this replica's share of the global-batch mean (the whole mean on one device).
+
+    Example:
+
+    >>> import numpy as np
+    >>> loss = MaskedSparseCategoricalCrossentropy()
+    >>> y_true = np.array([[3, 1, 0]])                    # the last position is padding
+    >>> logits = np.zeros((1, 3, 4), "float32")           # uniform over 4 tokens
+    >>> round(float(loss(y_true, logits)), 4)             # log 4, over the 2 real tokens
+    1.3863
     """
 
     def __init__(self, from_logits: bool = True, label_smoothing: float = 0.0,
                  name: str = "masked_sparse_categorical_crossentropy", **kwargs):
-        kwargs.setdefault("reduction", "sum_over_batch_size")
-        super().__init__(name=name, **kwargs)
+        # "sum" is part of the definition (see the module docstring); a saved config repeats it.
+        reduction = kwargs.pop("reduction", "sum")
+        if reduction != "sum":
+            raise ValueError("MaskedSparseCategoricalCrossentropy always averages over the real "
+                             f"tokens of the global batch (reduction 'sum'); got reduction={reduction!r}")
+        super().__init__(name=name, reduction="sum", **kwargs)
         if not 0.0 <= label_smoothing < 1.0:
             raise ValueError(f"label_smoothing must be in [0, 1); got {label_smoothing}")
         self.from_logits = from_logits
@@ -54,10 +107,9 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
     def call(self, y_true, y_pred):
         logits = y_pred if self.from_logits else ops.log(ops.clip(y_pred, 1e-7, 1.0))
         losses = _token_losses(y_true, logits, self.label_smoothing)  # (batch, T)
-        mask = ops.cast(ops.not_equal(y_true, PAD_ID), losses.dtype)
-        # One scalar per batch: the mean over real tokens (a batch of short sentences weighs as
-        # much per token as a batch of long ones).
-        return ops.sum(losses * mask) / ops.maximum(ops.sum(mask), 1.0)
+        mask = ops.cast(ops.not_equal(y_true, PAD_ID), losses.dtype)  # (batch, T)
+        real_tokens = ops.maximum(sum_over_replicas(ops.sum(mask)), 1.0)  # global batch
+        return losses * mask / real_tokens  # (batch, T); Keras sums them ("sum" reduction)
 
     def get_config(self):
         return {**super().get_config(), "from_logits": self.from_logits,
@@ -65,27 +117,32 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
 
 
 @keras.saving.register_keras_serializable(package="seqlab")
-def masked_loss(y_true, y_pred):
-    """Function form of :class:`MaskedSparseCategoricalCrossentropy` (logits, no smoothing)."""
-    losses = _token_losses(y_true, y_pred)
-    mask = ops.cast(ops.not_equal(y_true, PAD_ID), losses.dtype)
-    return ops.sum(losses * mask) / ops.maximum(ops.sum(mask), 1.0)
-
-
-@keras.saving.register_keras_serializable(package="seqlab")
-def masked_accuracy(y_true, y_pred):
-    """Fraction of real (non-padding) tokens whose arg-max prediction is right, per batch."""
-    y_true = ops.cast(y_true, "int32")
-    predicted = ops.cast(ops.argmax(y_pred, axis=-1), "int32")
-    mask = ops.cast(ops.not_equal(y_true, PAD_ID), "float32")
-    correct = ops.cast(ops.equal(predicted, y_true), "float32") * mask
-    return ops.sum(correct) / ops.maximum(ops.sum(mask), 1.0)
-
-
-@keras.saving.register_keras_serializable(package="seqlab")
 class MaskedAccuracy(keras.metrics.Metric):
-    """Token accuracy over real tokens, accumulated exactly over an epoch (correct / total),
-    rather than the mean of per-batch ratios that ``metrics=[masked_accuracy]`` gives."""
+    """Token accuracy over real (non-padding) tokens, accumulated exactly over an epoch.
+
+    ``correct / total`` over every real token seen since the last reset, not the mean of
+    per-batch ratios. Under ``tf.distribute`` the two counters are summed over the replicas
+    when read (Keras metric variables aggregate by sum), so the result is the global one.
+
+    Args:
+        name: the metric's name (the key in ``History.history``).
+
+    Call arguments (``update_state``):
+        y_true: ``(batch, T)`` token ids, 0 for padding.
+        y_pred: ``(batch, T, vocab)`` logits or probabilities (the arg-max is compared).
+        sample_weight: optional ``(batch, T)`` weights of the tokens.
+
+    Returns:
+        ``result()``: a scalar in ``[0, 1]`` (0 when no real token was seen).
+
+    Example:
+
+    >>> import numpy as np
+    >>> metric = MaskedAccuracy()
+    >>> metric.update_state(np.array([[2, 1, 0]]), np.eye(3, dtype="float32")[None, [2, 2, 0]])
+    >>> float(metric.result())                            # 1 of the 2 real tokens is right
+    0.5
+    """
 
     def __init__(self, name: str = "masked_accuracy", **kwargs):
         super().__init__(name=name, **kwargs)

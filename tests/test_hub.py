@@ -10,9 +10,9 @@ import pytest
 import tensorflow as tf
 
 from seqlab.data import DownloadError
-from seqlab.layers import STANDIN_HANDLE, HubTextEmbedding, build_standin_text_embedding
+from seqlab.data.standin import build_standin_text_embedding, standin_path
+from seqlab.layers import STANDIN_HANDLE, HubTextEmbedding
 from seqlab.layers.hub import NNLM_EN_DIM50, is_trusted_handle, resolve_handle
-from seqlab.layers.standin_embedding import standin_path
 
 REVIEWS = tf.constant([
     "A great cast and a wonderful score.",

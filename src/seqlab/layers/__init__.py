@@ -3,12 +3,17 @@
 Each layer computes with ``keras.ops`` (so it also runs on the JAX and PyTorch backends),
 cites the slide equation it implements, registers as serializable and round-trips through
 ``model.save`` / ``keras.models.load_model``. The TF-Hub layer is TensorFlow-only by nature.
+
+Layers only: importing this package loads neither the data code nor anything above it
+(the offline stand-in module that ``HubTextEmbedding(STANDIN_HANDLE)`` loads is built by
+:mod:`seqlab.data.standin`, imported when that handle is first used).
 """
 
 from seqlab.layers.attention import BahdanauAttention as BahdanauAttention
 from seqlab.layers.attention import LuongAttention as LuongAttention
 from seqlab.layers.attention import masked_softmax as masked_softmax
 from seqlab.layers.hub import NNLM_EN_DIM50 as NNLM_EN_DIM50
+from seqlab.layers.hub import STANDIN_HANDLE as STANDIN_HANDLE
 from seqlab.layers.hub import HubTextEmbedding as HubTextEmbedding
 from seqlab.layers.hub import is_trusted_handle as is_trusted_handle
 from seqlab.layers.recurrent import GRUCell as GRUCell
@@ -16,10 +21,6 @@ from seqlab.layers.recurrent import LSTMCell as LSTMCell
 from seqlab.layers.recurrent import RecurrentCell as RecurrentCell
 from seqlab.layers.recurrent import SimpleRNNCell as SimpleRNNCell
 from seqlab.layers.recurrent import copy_weights_from_keras as copy_weights_from_keras
-from seqlab.layers.standin_embedding import STANDIN_HANDLE as STANDIN_HANDLE
-from seqlab.layers.standin_embedding import (
-    build_standin_text_embedding as build_standin_text_embedding,
-)
 from seqlab.layers.transformer import MultiHeadAttention as MultiHeadAttention
 from seqlab.layers.transformer import PositionalEmbedding as PositionalEmbedding
 from seqlab.layers.transformer import TransformerDecoderLayer as TransformerDecoderLayer

@@ -18,15 +18,14 @@ from urllib.parse import urlparse
 import keras
 import tensorflow as tf
 
-from seqlab.data.download import DownloadError
-from seqlab.layers.standin_embedding import (
-    STANDIN_HANDLE,
-    build_standin_text_embedding,
-    standin_path,
-)
-
 #: The case study's pretrained sentence embedding: 50 numbers per review, 48,190,600 weights.
 NNLM_EN_DIM50 = "https://tfhub.dev/google/nnlm-en-dim50/2"
+
+#: The handle of the project's offline stand-in for nnlm-en-dim50. It resolves on any machine to
+#: the module :func:`seqlab.data.standin.build_standin_text_embedding` builds (on first use)
+#: from the sample reviews. The builder is data code: this module imports it only when the
+#: handle is used, so ``import seqlab.layers`` does not load ``seqlab.data``.
+STANDIN_HANDLE = "seqlab:standin-text-embedding"
 
 #: Hosts and path prefixes whose modules safe mode loads: Google's own TF-Hub / Kaggle models.
 TRUSTED_PUBLISHERS = (
@@ -49,6 +48,8 @@ def is_trusted_handle(handle: str) -> bool:
     """
     if handle == STANDIN_HANDLE:
         return True
+    from seqlab.data.standin import standin_path
+
     parsed = urlparse(handle)
     if parsed.scheme in ("http", "https"):
         segments = parsed.path.split("/")
@@ -69,6 +70,8 @@ def resolve_handle(handle: str) -> str:
         FileNotFoundError: a local path holds no SavedModel.
     """
     if handle == STANDIN_HANDLE:
+        from seqlab.data.standin import build_standin_text_embedding
+
         return str(build_standin_text_embedding())
     if urlparse(handle).scheme in ("http", "https"):
         # Imported here: tensorflow_hub imports tf_keras, which FAST mode never needs.
@@ -77,6 +80,8 @@ def resolve_handle(handle: str) -> str:
         try:
             return tensorflow_hub.resolve(handle)
         except (OSError, tf.errors.OpError) as error:
+            from seqlab.data.download import DownloadError
+
             raise DownloadError(f"the TF-Hub module {handle}", error, STANDIN_ADVICE) from error
     path = Path(handle).expanduser()
     if not (path / "saved_model.pb").is_file():
@@ -131,7 +136,7 @@ class HubTextEmbedding(keras.layers.Layer):
         handle: a TF-Hub URL (default :data:`NNLM_EN_DIM50`, downloaded and cached by
             ``tensorflow_hub`` on first use), the stand-in handle
             ``"seqlab:standin-text-embedding"`` (built locally from the sample reviews, see
-            :mod:`seqlab.layers.standin_embedding`), or the folder of a TF2 SavedModel whose
+            :mod:`seqlab.data.standin`), or the folder of a TF2 SavedModel whose
             ``__call__`` maps a 1-D string tensor to ``(batch, dim)`` floats.
         trainable: whether fitting may change the module's weights. ``False`` (the default)
             freezes them, as in the case study's first stage; set ``layer.trainable = True``

@@ -1,4 +1,5 @@
-"""The stand-in for nnlm-en-dim50: a TF-Hub-format module learned from the sample reviews."""
+"""seqlab.data.standin: the stand-in for nnlm-en-dim50, a TF-Hub-format module learned from the
+sample reviews."""
 
 import json
 
@@ -7,15 +8,15 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from seqlab.data import load_imdb, read_sample_split
-from seqlab.data.synthetic_reviews import NEGATIVE_ADJECTIVES, POSITIVE_ADJECTIVES
-from seqlab.layers import HubTextEmbedding, standin_embedding
-from seqlab.layers.standin_embedding import (
+from seqlab.data import load_imdb, read_sample_split, standin
+from seqlab.data.standin import (
     INFO_FILENAME,
     build_standin_text_embedding,
     read_standin_info,
     train_standin_embeddings,
 )
+from seqlab.data.synthetic_reviews import NEGATIVE_ADJECTIVES, POSITIVE_ADJECTIVES
+from seqlab.layers import HubTextEmbedding
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def test_combines_token_vectors_with_sqrtn_like_nnlm(module):
 def test_unknown_words_fall_into_out_of_vocabulary_buckets(module):
     table = module.variables[0]
     vocabulary, _ = train_standin_embeddings(read_sample_split("train")[0])
-    assert table.shape == (len(vocabulary) + standin_embedding.NUM_OOV_BUCKETS, 50)
+    assert table.shape == (len(vocabulary) + standin.NUM_OOV_BUCKETS, 50)
     # OOV rows start at zero (nothing learned about unseen words); fine-tuning can move them.
     np.testing.assert_array_equal(table.numpy()[len(vocabulary):], 0.0)
     np.testing.assert_array_equal(module(tf.constant(["zyxwvut"])).numpy(), 0.0)
@@ -99,11 +100,11 @@ def test_cached_copy_is_reused_and_rebuilt_when_stale_or_missing(tmp_path, monke
     build_standin_text_embedding(path, texts=texts[:-1])  # the corpus changed
     assert "Built the stand-in" in capsys.readouterr().out
 
-    monkeypatch.setattr(standin_embedding, "FORMAT_VERSION", standin_embedding.FORMAT_VERSION + 1)
+    monkeypatch.setattr(standin, "FORMAT_VERSION", standin.FORMAT_VERSION + 1)
     build_standin_text_embedding(path, texts=texts[:-1])  # the code changed
     assert "Built the stand-in" in capsys.readouterr().out
     info = json.loads((path / INFO_FILENAME).read_text())
-    assert info["format_version"] == standin_embedding.FORMAT_VERSION
+    assert info["format_version"] == standin.FORMAT_VERSION
     assert "stand-in" in info["what"]
 
     (path / "saved_model.pb").unlink()  # damaged cache

@@ -25,6 +25,11 @@ embeddings do, so FAST-mode accuracy is above chance.
 The module is cached under ``models/standin-text-embedding/`` with a fingerprint of its
 inputs (corpus, settings, format version) and rebuilt when that changes or the folder is
 missing.
+
+This is an asset builder, not a layer, so it lives with the data it is learned from:
+:class:`seqlab.layers.HubTextEmbedding` resolves the handle ``"seqlab:standin-text-embedding"``
+(``seqlab.layers.STANDIN_HANDLE``) by calling :func:`build_standin_text_embedding` when it is
+first used, which keeps ``import seqlab.layers`` free of the data code.
 """
 
 from __future__ import annotations
@@ -43,9 +48,6 @@ import tensorflow as tf
 from seqlab import config
 from seqlab.data.imdb import read_sample_split
 
-#: The handle that names the stand-in in :class:`seqlab.layers.HubTextEmbedding` and in saved
-#: model configs; it resolves to :func:`standin_path` on any machine (building it if needed).
-STANDIN_HANDLE = "seqlab:standin-text-embedding"
 STANDIN_DIRNAME = "standin-text-embedding"
 INFO_FILENAME = "seqlab_standin.json"
 #: Bump when the module's computation or training changes, so cached copies are rebuilt.

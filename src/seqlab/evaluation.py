@@ -1,13 +1,12 @@
 """Scores for translations: corpus BLEU (sacrebleu), exact-match accuracy, and the results file
-notebooks 04 and 05 share (``models/nmt_results.json``)."""
+notebooks 04 and 05 share (``models/nmt_results.json``, through :mod:`seqlab.results`)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from seqlab import config
+from seqlab import results
 
 
 def _check_pair(hypotheses, references, name: str) -> None:
@@ -59,18 +58,10 @@ def exact_match_accuracy(hypotheses: Sequence[str], references: Sequence[str]) -
     return same / len(hypotheses)
 
 
-RESULTS_FILENAME = "nmt_results.json"
-
-
-def results_path() -> Path:
-    """``models/nmt_results.json``: test scores notebook 04 writes and notebook 05 compares with."""
-    return config.MODELS_DIR / RESULTS_FILENAME
-
-
 def read_nmt_results(path: str | Path | None = None) -> dict:
-    """The recorded translation results (empty dict if none yet)."""
-    path = Path(path or results_path())
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    """The translation results in ``models/nmt_results.json`` (``{}`` if none yet): notebook 04
+    writes them, notebook 05 compares with them."""
+    return results.read_results("nmt", path)
 
 
 def write_nmt_result(name: str, scores: Mapping[str, Mapping[str, float]], *, mode: str,
@@ -85,14 +76,8 @@ def write_nmt_result(name: str, scores: Mapping[str, Mapping[str, float]], *, mo
             compares a FAST model with a full one.
         details: anything else worth keeping (configuration, training seconds).
     """
-    path = Path(path or results_path())
-    results = read_nmt_results(path)
-    if results.get("mode") != mode:
-        results = {"mode": mode, "models": {}}
-    results.setdefault("models", {})[name] = {
+    entry = {
         "scores": {task: {k: float(v) for k, v in values.items()} for task, values in scores.items()},
         **({"details": dict(details)} if details else {}),
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    return results
+    return results.record_result("nmt", ("models", name), entry, mode=mode, path=path)

@@ -7,11 +7,9 @@ from seqlab.models.sentiment import embedding_layer as embedding_layer
 from seqlab.models.sentiment import predict_sentiment as predict_sentiment
 from seqlab.models.sentiment import read_imdb_results as read_imdb_results
 from seqlab.models.sentiment import stage_weights_path as stage_weights_path
-from seqlab.models.sentiment import unfreeze_and_recompile as unfreeze_and_recompile
 from seqlab.models.sentiment import write_imdb_result as write_imdb_result
 from seqlab.models.seq2seq import Seq2SeqDecoder as Seq2SeqDecoder
 from seqlab.models.seq2seq import Seq2SeqEncoder as Seq2SeqEncoder
 from seqlab.models.seq2seq import Seq2SeqTranslator as Seq2SeqTranslator
-from seqlab.models.seq2seq import build_for_training as build_for_training
 from seqlab.models.transformer import TRANSFORMER_PRESETS as TRANSFORMER_PRESETS
 from seqlab.models.transformer import TransformerTranslator as TransformerTranslator

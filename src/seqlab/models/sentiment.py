@@ -5,14 +5,14 @@
 
 Transfer learning in two stages, as on the slides: train the head with the embedding frozen
 (Adam, learning rate 1e-3), then unfreeze it and fine-tune everything at one tenth of that
-rate. Notebooks 01 and 02 record each stage's results in ``models/imdb_results.json``, which
-notebook 03 reads to compare with a recurrent model trained from scratch.
+rate. Notebooks 01 and 02 record each stage's results in ``models/imdb_results.json`` (through
+:mod:`seqlab.results`), which notebook 03 reads to compare with a recurrent model trained from
+scratch.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -20,10 +20,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from seqlab import config
+from seqlab import config, results
 from seqlab.layers.hub import NNLM_EN_DIM50, HubTextEmbedding
 
-RESULTS_FILENAME = "imdb_results.json"
 STAGES = ("frozen", "fine_tuned")
 
 
@@ -75,18 +74,6 @@ def compile_sentiment_classifier(model: keras.Model, learning_rate: float = 1e-3
     return model
 
 
-def unfreeze_and_recompile(model: keras.Model, base_learning_rate: float,
-                           factor: float = 10.0) -> keras.Model:
-    """Fine-tuning stage: make the embedding trainable, recompile at ``base_learning_rate / factor``.
-
-    A smaller rate keeps the pretrained weights close to what they were: large steps on
-    millions of embedding weights, driven by a head that has only just learned, would erase
-    what pretraining put there (the slides' good practice).
-    """
-    embedding_layer(model).trainable = True
-    return compile_sentiment_classifier(model, base_learning_rate / factor)
-
-
 def embedding_layer(model: keras.Model) -> HubTextEmbedding:
     """The model's :class:`HubTextEmbedding` (``model.layers[0]`` in the case study)."""
     for layer in model.layers:
@@ -115,10 +102,6 @@ def predict_sentiment(model: keras.Model, reviews: Sequence[str]) -> np.ndarray:
     return model.predict(tf.constant(list(reviews), tf.string), verbose=0).reshape(-1)
 
 
-def results_path() -> Path:
-    return config.MODELS_DIR / RESULTS_FILENAME
-
-
 def stage_weights_path(stage: str, mode: str) -> Path:
     """``models/imdb_{stage}_{mode}.weights.h5``: a stage's best weights, kept apart per mode.
 
@@ -131,9 +114,8 @@ def stage_weights_path(stage: str, mode: str) -> Path:
 
 
 def read_imdb_results(path: str | Path | None = None) -> dict:
-    """The results notebooks 01/02 recorded (empty dict if none yet)."""
-    path = Path(path or results_path())
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    """The results notebooks 01/02 recorded in ``models/imdb_results.json`` (``{}`` if none yet)."""
+    return results.read_results("imdb", path)
 
 
 def write_imdb_result(stage: str, *, test_accuracy: float, trainable_params: int,
@@ -150,18 +132,9 @@ def write_imdb_result(stage: str, *, test_accuracy: float, trainable_params: int
     """
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}; got {stage!r}")
-    path = Path(path or results_path())
-    results = read_imdb_results(path)
-    if results.get("mode") != mode:
-        results = {}
-    results["mode"] = mode
-    results[stage] = {"test_accuracy": float(test_accuracy),
-                      "trainable_params": int(trainable_params),
-                      "seconds_per_epoch": float(seconds_per_epoch),
-                      "handle": handle}
+    entry = {"test_accuracy": float(test_accuracy), "trainable_params": int(trainable_params),
+             "seconds_per_epoch": float(seconds_per_epoch), "handle": handle}
     if history is not None:
-        results[stage]["history"] = {key: [float(v) for v in values]
-                                     for key, values in getattr(history, "history", history).items()}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-    return results
+        entry["history"] = {key: [float(v) for v in values]
+                            for key, values in getattr(history, "history", history).items()}
+    return results.record_result("imdb", (stage,), entry, mode=mode, path=path)

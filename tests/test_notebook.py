@@ -1,6 +1,10 @@
 """seqlab.notebook: setup() and the generated setup cell / badge."""
 
+import importlib.metadata
+import re
+
 import nbformat
+import pytest
 
 from seqlab import config, notebook
 
@@ -66,3 +70,229 @@ def test_sync_reports_a_missing_setup_cell(tmp_path):
 
 def test_committed_notebooks_are_in_sync():
     assert notebook.main(["check"]) == 0
+
+
+# --------------------------------------------------------------------------------------------
+# The tested version range: one source (seqlab.config), read against the files that state it.
+# --------------------------------------------------------------------------------------------
+
+
+def _pins(path):
+    pins = {}
+    for line in path.read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if "==" in line:
+            name, version = line.split("==")
+            pins[name.strip().lower().replace("_", "-")] = version.strip()
+    return pins
+
+
+def _lower_bounds(lines):
+    bounds = {}
+    for line in lines:
+        match = re.match(r'\s*"?([A-Za-z0-9_.-]+)\s*>=\s*([0-9][0-9.]*)', line.split("#")[0])
+        if match:
+            bounds[match[1].lower().replace("_", "-")] = match[2]
+    return bounds
+
+
+def test_tested_floor_is_what_the_constraints_and_the_lower_bounds_say():
+    root = config.REPO_ROOT
+    pins = _pins(root / ".ci" / "constraints-floor.txt")
+    requirements = _lower_bounds((root / "requirements.txt").read_text().splitlines())
+    # pyproject's [project] dependencies list (tomllib is Python 3.11+ only).
+    pyproject = (root / "pyproject.toml").read_text()
+    dependencies = pyproject.split("\ndependencies = [", 1)[1].split("\n]", 1)[0]
+    declared = _lower_bounds(dependencies.splitlines())
+    for name, floor in config.TESTED_FLOOR.items():
+        assert pins[name] == floor, (name, pins)
+        short = ".".join(floor.split(".")[:2])
+        assert notebook.parse_version(requirements[name]) == notebook.parse_version(floor), short
+        assert notebook.parse_version(declared[name]) == notebook.parse_version(floor), short
+    # Every other package the constraints pin is bounded at that same version where declared.
+    for name, version in pins.items():
+        for bounds in (requirements, declared):
+            if name in bounds:
+                assert notebook.parse_version(bounds[name]) == notebook.parse_version(version), name
+
+
+@pytest.mark.parametrize(
+    ("package", "version", "status"),
+    [
+        ("tensorflow", "2.18.1", notebook.BELOW_FLOOR),
+        ("tensorflow", "2.19.0", notebook.TESTED),
+        ("tensorflow", "2.21.3", notebook.TESTED),
+        ("tensorflow", "2.22.0rc1", notebook.NEWER),
+        ("keras", "3.9.2", notebook.BELOW_FLOOR),
+        ("keras", "3.10.0", notebook.TESTED),
+        ("keras", "3.15.1", notebook.TESTED),
+        ("keras", "3.16.0.dev2026", notebook.NEWER),
+    ],
+)
+def test_version_status_places_a_version_against_the_tested_range(package, version, status):
+    assert notebook.version_status(package, version) == status
+
+
+def test_a_version_string_that_is_not_one_is_rejected_clearly():
+    with pytest.raises(ValueError, match="Not a version number"):
+        notebook.parse_version("latest")
+
+
+def test_setup_says_the_running_versions_are_tested(capsys):
+    info = notebook.setup(quiet=False)
+    out = capsys.readouterr().out
+    # The two venvs CI uses (newest and floor) are both inside the range.
+    assert info["versions"] == {"tensorflow": notebook.TESTED, "keras": notebook.TESTED}
+    assert "is tested" in out and "below floor" not in out
+
+
+def test_setup_flags_a_keras_below_the_floor(monkeypatch, capsys):
+    import keras
+
+    monkeypatch.setattr(keras, "__version__", "3.8.0")
+    info = notebook.setup()
+    out = capsys.readouterr().out
+    assert info["versions"]["keras"] == notebook.BELOW_FLOOR
+    assert "Keras 3.8.0 is below floor" in out and "keras>=3.10.0" in out
+
+
+class _Recorder:
+    def __init__(self):
+        self.commands = []
+
+    def __call__(self, command, check):
+        assert check
+        self.commands.append(command)
+
+
+_REAL_VERSION = importlib.metadata.version
+
+
+def _installed_seqlab(monkeypatch, installed):
+    def fake(name):
+        if name == "seqlab" and not installed:
+            raise importlib.metadata.PackageNotFoundError(name)
+        return _REAL_VERSION(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", fake)
+
+
+def test_colab_with_an_old_tensorflow_stops_with_one_message_and_installs_nothing():
+    run = _Recorder()
+    with pytest.raises(notebook.UnsupportedRuntimeError) as caught:
+        notebook.prepare_colab(versions={"tensorflow": "2.17.1", "keras": "3.4.1"}, run=run,
+                               imported=set())
+    assert run.commands == []
+    message = str(caught.value)
+    assert "TensorFlow 2.17.1" in message and ">= 2.19.0" in message
+    assert "Runtime > Change runtime type" in message
+
+
+def test_colab_with_an_old_keras_upgrades_keras_alone(monkeypatch, capsys):
+    _installed_seqlab(monkeypatch, installed=False)
+    run = _Recorder()
+    notebook.prepare_colab("checkout", versions={"tensorflow": "2.19.0", "keras": "3.8.0"},
+                           run=run, imported=set())
+    keras_upgrade, install = run.commands
+    assert keras_upgrade[-1] == "keras>=3.10.0"
+    assert not any("tensorflow" in part for part in keras_upgrade)
+    # seqlab is installed with the runtime's TensorFlow pinned: pip can never replace it.
+    assert install[-3:] == ["-e", "checkout", "tensorflow==2.19.0"]
+    assert "upgraded Keras alone" in capsys.readouterr().out
+
+
+def test_colab_with_an_old_keras_already_imported_asks_for_a_restart(monkeypatch):
+    _installed_seqlab(monkeypatch, installed=False)
+    run = _Recorder()
+    with pytest.raises(notebook.UnsupportedRuntimeError, match="Restart session"):
+        notebook.prepare_colab(versions={"tensorflow": "2.20.0", "keras": "3.8.0"}, run=run,
+                               imported={"keras"})
+    assert len(run.commands) == 1 and run.commands[0][-1] == "keras>=3.10.0"
+
+
+def test_colab_inside_the_range_only_installs_seqlab_once(monkeypatch):
+    _installed_seqlab(monkeypatch, installed=False)
+    run = _Recorder()
+    notebook.prepare_colab(versions={"tensorflow": "2.21.0", "keras": "3.15.1"}, run=run,
+                           imported={"keras"})
+    assert [c[-3:] for c in run.commands] == [["-e", "seqlab", "tensorflow==2.21.0"]]
+    _installed_seqlab(monkeypatch, installed=True)
+    run = _Recorder()
+    notebook.prepare_colab(versions={"tensorflow": "2.21.0", "keras": "3.15.1"}, run=run,
+                           imported={"keras"})
+    assert run.commands == []
+
+
+def test_the_setup_cell_runs_the_colab_check_before_installing():
+    source = notebook.setup_cell_source()
+    assert source.index("prepare_colab") > source.index("git")
+    assert "pip" not in source  # every install goes through prepare_colab
+    assert source.rstrip().endswith("SETUP = seqlab.notebook.setup()")
+
+
+# --------------------------------------------------------------------------------------------
+# GPU choices, with fake device details (no GPU here).
+# --------------------------------------------------------------------------------------------
+
+T4 = {"device_name": "Tesla T4", "compute_capability": (7, 5)}
+A100 = {"device_name": "NVIDIA A100-SXM4-40GB", "compute_capability": (8, 0)}
+K80 = {"device_name": "Tesla K80", "compute_capability": (3, 7)}
+
+
+@pytest.mark.parametrize(
+    ("devices", "requested", "policy", "because"),
+    [
+        ([], "auto", None, "no GPU"),
+        ([T4], "auto", "mixed_float16", "no bfloat16"),
+        ([A100], "auto", "mixed_bfloat16", "computes in bfloat16"),
+        ([A100, T4], "auto", "mixed_float16", "7.5"),  # the weakest GPU decides
+        ([K80], "auto", None, "no tensor cores"),
+        ([{"device_name": "GPU"}], "auto", None, "unknown"),
+        ([A100], "off", "float32", "turned off"),
+        ([T4], "bfloat16", "mixed_bfloat16", "requested"),
+        ([], "float16", "mixed_float16", "CPU"),
+        ([T4], "mixed_float16", "mixed_float16", "requested"),
+    ],
+)
+def test_choose_precision(devices, requested, policy, because):
+    chosen, reason = notebook.choose_precision(devices, requested)
+    assert chosen == policy
+    assert because in reason
+
+
+def test_mixed_precision_can_be_turned_off_from_the_environment(monkeypatch):
+    monkeypatch.setenv("SEQLAB_MIXED_PRECISION", "off")
+    assert notebook.choose_precision([A100], None)[0] == "float32"
+    monkeypatch.setenv("SEQLAB_MIXED_PRECISION", "fp8")
+    with pytest.raises(ValueError, match="SEQLAB_MIXED_PRECISION must be one of"):
+        notebook.choose_precision([A100], None)
+
+
+@pytest.mark.parametrize(
+    ("devices", "requested", "expected"),
+    [([], "auto", False), ([T4], "auto", True), ([T4], False, False), ([], True, True)],
+)
+def test_choose_jit_compile(devices, requested, expected):
+    chosen, reason = notebook.choose_jit_compile(devices, requested)
+    assert chosen is expected and reason
+
+
+def test_choose_jit_compile_rejects_a_typo():
+    with pytest.raises(ValueError, match="jit_compile must be one of"):
+        notebook.choose_jit_compile([T4], "yes")
+
+
+def test_setup_on_a_cpu_changes_nothing_and_a_forced_policy_is_applied(capsys):
+    import keras
+
+    before = keras.config.dtype_policy().name
+    try:
+        info = notebook.setup(mixed_precision="auto")
+        assert info["dtype_policy"] == before and info["jit_compile"] is False
+        assert "no GPU, so nothing changes" in capsys.readouterr().out
+        info = notebook.setup(mixed_precision="bfloat16", quiet=True)
+        assert info["dtype_policy"] == keras.config.dtype_policy().name == "mixed_bfloat16"
+        info = notebook.setup(mixed_precision="off", quiet=True)
+        assert keras.config.dtype_policy().name == "float32"
+    finally:
+        keras.config.set_dtype_policy(before)

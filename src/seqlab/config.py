@@ -16,6 +16,15 @@ from pathlib import Path
 REPOSITORY_URL = "https://github.com/seqlab-course/seqlab"
 REPOSITORY_REF = "main"
 
+#: The TensorFlow/Keras range CI tests (README "Tested versions"). The floor is what
+#: ``.ci/constraints-floor.txt`` pins and what ``requirements.txt`` / ``pyproject.toml`` require
+#: as lower bounds (tests/test_notebook.py reads all three against these values, so they cannot
+#: drift apart); "newest" is the newest release CI's main run was last seen to install.
+#: :func:`seqlab.notebook.setup` reports where the running versions fall, and the Colab setup
+#: cell refuses a runtime below the floor.
+TESTED_FLOOR = {"tensorflow": "2.19.0", "keras": "3.10.0"}
+TESTED_NEWEST = {"tensorflow": "2.21", "keras": "3.15"}
+
 #: Seed used by :func:`seqlab.notebook.setup` and by every data split in the package.
 SEED = 42
 

@@ -14,7 +14,10 @@ From a shell, after changing :data:`seqlab.config.REPOSITORY_URL` or ``REPOSITOR
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import os
+import re
+import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -26,23 +29,48 @@ PARAMETERS_TAG = "parameters"
 BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 
 
-def setup(seed: int = config.SEED, *, quiet: bool = False) -> dict:
-    """Prepare a notebook session: seeds, plot style, and a one-line report.
+MIXED_PRECISION_CHOICES = ("auto", "off", "float16", "bfloat16")
+JIT_COMPILE_CHOICES = ("auto", True, False)
+
+
+def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str | None = None,
+          jit_compile: str | bool = "auto") -> dict:
+    """Prepare a notebook session: seeds, plot style, dtype policy, XLA, and a short report.
 
     Sets Python, NumPy and backend seeds with ``keras.utils.set_random_seed`` so a class sees the
     same curves as the instructor, picks a readable matplotlib style, and prints the TensorFlow
-    and Keras versions, whether FAST mode is on, and whether a GPU is visible (with the Colab
-    menu path to get one when it is not).
+    and Keras versions and whether they lie inside the range CI tests
+    (:data:`seqlab.config.TESTED_FLOOR` to :data:`seqlab.config.TESTED_NEWEST`), whether FAST
+    mode is on, and whether a GPU is visible (with the Colab menu path to get one when it is not).
+
+    On a GPU it also chooses, and says why, the Keras dtype policy (:func:`choose_precision`:
+    ``mixed_bfloat16`` where the GPU computes in bfloat16, compute capability 8.0 and up;
+    ``mixed_float16`` on older tensor-core GPUs such as Colab's T4) and whether models should
+    be compiled with XLA (:func:`choose_jit_compile`). On a CPU nothing changes.
+
+    Args:
+        seed: the seed for Python, NumPy and the backend.
+        quiet: print nothing.
+        mixed_precision: ``"auto"`` (the default), ``"off"`` (float32), ``"float16"`` or
+            ``"bfloat16"`` (force that mixed policy, even on a CPU). ``None`` reads the
+            environment variable ``SEQLAB_MIXED_PRECISION`` and falls back to ``"auto"``.
+        jit_compile: ``"auto"`` (XLA on a GPU), ``True`` or ``False``; returned for
+            ``model.compile(jit_compile=...)``.
 
     Returns:
-        A dict with ``tensorflow``, ``keras``, ``fast``, ``gpus`` and ``colab`` entries, so a
-        notebook (or a test) can act on them.
+        A dict with ``tensorflow``, ``keras``, ``versions`` (``"tested"``, ``"below floor"`` or
+        ``"newer than tested"`` per package), ``fast``, ``gpus``, ``colab``, ``dtype_policy``
+        and ``jit_compile`` (the choices) and ``reasons`` (why, one line each), so a notebook
+        can pass ``jit_compile=info["jit_compile"]`` to ``compile``.
     """
     import keras
     import matplotlib
     import matplotlib.pyplot as plt
     import tensorflow as tf
 
+    mixed_precision = _resolve_mixed_precision(mixed_precision)
+    if jit_compile not in JIT_COMPILE_CHOICES:
+        raise ValueError(f"jit_compile must be one of {JIT_COMPILE_CHOICES}; got {jit_compile!r}.")
     keras.utils.set_random_seed(seed)
     # Keras 3 warns on every fit with a tf.data pipeline that `shuffle` is ignored (the pipeline
     # shuffles itself); in class that line only distracts.
@@ -60,12 +88,21 @@ def setup(seed: int = config.SEED, *, quiet: bool = False) -> dict:
         }
     )
     gpus = tf.config.list_physical_devices("GPU")
+    devices = [tf.config.experimental.get_device_details(gpu) for gpu in gpus]
+    policy, policy_reason = choose_precision(devices, mixed_precision)
+    if policy is not None and policy != keras.config.dtype_policy().name:
+        keras.config.set_dtype_policy(policy)
+    use_xla, xla_reason = choose_jit_compile(devices, jit_compile)
+    versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
     info = {
-        "tensorflow": tf.__version__,
-        "keras": keras.__version__,
+        **versions,
+        "versions": {name: version_status(name, version) for name, version in versions.items()},
         "fast": config.is_fast(),
         "gpus": len(gpus),
         "colab": in_colab(),
+        "dtype_policy": keras.config.dtype_policy().name,
+        "jit_compile": use_xla,
+        "reasons": {"dtype_policy": policy_reason, "jit_compile": xla_reason},
     }
     if not quiet:
         print(
@@ -73,6 +110,7 @@ def setup(seed: int = config.SEED, *, quiet: bool = False) -> dict:
             f"FAST mode {'ON (offline sample data, stand-in modules)' if info['fast'] else 'off (full data)'} | "
             f"GPUs: {info['gpus']}"
         )
+        print(describe_versions(versions))
         if not gpus:
             hint = (
                 "Runtime > Change runtime type > GPU"
@@ -80,7 +118,218 @@ def setup(seed: int = config.SEED, *, quiet: bool = False) -> dict:
                 else "a CUDA-enabled TensorFlow build"
             )
             print(f"No GPU visible: FAST mode is fine on a CPU; for full runs use {hint}.")
+        print(f"dtype policy {info['dtype_policy']}: {policy_reason}")
+        print(f"XLA (jit_compile={use_xla}): {xla_reason}")
     return info
+
+
+# --------------------------------------------------------------------------------------------
+# Versions: where the running TensorFlow/Keras fall against the range CI tests, and the Colab
+# check that runs before anything is installed.
+# --------------------------------------------------------------------------------------------
+
+BELOW_FLOOR = "below floor"
+TESTED = "tested"
+NEWER = "newer than tested"
+
+
+class UnsupportedRuntimeError(RuntimeError):
+    """The runtime's TensorFlow (or Keras, after an upgrade that needs a restart) cannot be used."""
+
+
+def parse_version(version: str) -> tuple[int, int, int]:
+    """``"2.19.0"`` -> ``(2, 19, 0)``; suffixes such as ``rc1``, ``.dev…`` or ``+cpu`` are ignored."""
+    match = re.match(r"\s*(\d+)\.(\d+)(?:\.(\d+))?", str(version))
+    if not match:
+        raise ValueError(f"Not a version number: {version!r} (expected e.g. '2.19.0').")
+    return int(match[1]), int(match[2]), int(match[3] or 0)
+
+
+def version_status(package: str, version: str) -> str:
+    """``"tested"``, ``"below floor"`` or ``"newer than tested"`` for ``tensorflow`` / ``keras``.
+
+    "newer than tested" compares major.minor with :data:`seqlab.config.TESTED_NEWEST`, so a
+    patch release of the newest tested minor version still counts as tested.
+    """
+    current = parse_version(version)
+    if current < parse_version(config.TESTED_FLOOR[package]):
+        return BELOW_FLOOR
+    if current[:2] > parse_version(config.TESTED_NEWEST[package])[:2]:
+        return NEWER
+    return TESTED
+
+
+def describe_versions(versions: dict) -> str:
+    """One line: each package's version against the tested range."""
+    parts = []
+    for name in ("tensorflow", "keras"):
+        status = version_status(name, versions[name])
+        label = {"tensorflow": "TensorFlow", "keras": "Keras"}[name]
+        tested = f"{config.TESTED_FLOOR[name]} to {config.TESTED_NEWEST[name]}.x"
+        parts.append(f"{label} {versions[name]} is {status} ({tested})")
+    line = "Versions: " + "; ".join(parts) + "."
+    if any(version_status(n, versions[n]) == BELOW_FLOOR for n in ("tensorflow", "keras")):
+        line += (f" Below the floor seqlab is known to fail: install keras>={config.TESTED_FLOOR['keras']}"
+                 f" and tensorflow>={config.TESTED_FLOOR['tensorflow']}.")
+    return line
+
+
+def installed_versions() -> dict:
+    """Installed TensorFlow and Keras versions, read without importing them (None if absent)."""
+    versions = {}
+    for name in ("tensorflow", "keras"):
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def prepare_colab(checkout: str = "seqlab", *, versions: dict | None = None,
+                  run=subprocess.run, imported: set | None = None) -> list[str]:
+    """Make a Colab runtime fit for seqlab, never reinstalling TensorFlow. Called by the setup cell.
+
+    1. TensorFlow missing or below :data:`seqlab.config.TESTED_FLOOR`: stop with one message
+       saying what to do (TensorFlow belongs to the runtime; reinstalling it silently can break
+       the GPU build).
+    2. Keras below the floor: upgrade Keras alone (``pip install "keras>=3.10"``: pure Python,
+       a few MB). If Keras (or TensorFlow, which imports it) was already imported, the old one
+       stays loaded until the runtime restarts, so stop and say so.
+    3. Install seqlab from ``checkout`` (once), with the running TensorFlow pinned so pip can
+       never replace it.
+
+    Args:
+        checkout: the folder the setup cell cloned the repository into.
+        versions: ``{"tensorflow": ..., "keras": ...}`` (default: :func:`installed_versions`).
+        run: the subprocess runner (tests pass a recorder).
+        imported: names of already imported modules (default: ``sys.modules``).
+
+    Returns:
+        The pip commands it ran.
+
+    Raises:
+        UnsupportedRuntimeError: with the one message a student needs.
+    """
+    versions = dict(versions or installed_versions())
+    imported = set(sys.modules) if imported is None else imported
+    floor = config.TESTED_FLOOR
+    commands: list[list[str]] = []
+    tf_version = versions.get("tensorflow")
+    if tf_version is None or version_status("tensorflow", tf_version) == BELOW_FLOOR:
+        raise UnsupportedRuntimeError(
+            f"This runtime has TensorFlow {tf_version or '(none)'}; seqlab needs TensorFlow "
+            f">= {floor['tensorflow']} (tested {floor['tensorflow']} to "
+            f"{config.TESTED_NEWEST['tensorflow']}). The notebook does not reinstall TensorFlow "
+            "for you: pick a newer runtime (Runtime > Change runtime type > Runtime version: "
+            "Latest) and run this cell again; or, at your own risk, run "
+            f"!pip install \"tensorflow>={floor['tensorflow']}\" \"keras>={floor['keras']}\", "
+            "then Runtime > Restart session and run this cell again."
+        )
+    keras_version = versions.get("keras")
+    if keras_version is None or version_status("keras", keras_version) == BELOW_FLOOR:
+        command = [sys.executable, "-m", "pip", "install", "-q", f"keras>={floor['keras']}"]
+        run(command, check=True)
+        commands.append(command)
+        if imported & {"keras", "tensorflow"}:
+            raise UnsupportedRuntimeError(
+                f"Keras {keras_version} was below the tested floor {floor['keras']} and has been "
+                "upgraded (TensorFlow untouched), but the old Keras is already loaded in this "
+                "runtime: Runtime > Restart session, then run this cell again."
+            )
+        print(f"Keras {keras_version} was below the tested floor {floor['keras']}: upgraded Keras "
+              "alone (TensorFlow untouched).")
+    try:
+        importlib.metadata.version("seqlab")
+    except importlib.metadata.PackageNotFoundError:
+        command = [sys.executable, "-m", "pip", "install", "-q", "-e", checkout,
+                   f"tensorflow=={tf_version}"]
+        run(command, check=True)
+        commands.append(command)
+    return [" ".join(c) for c in commands]
+
+
+# --------------------------------------------------------------------------------------------
+# GPU choices: dtype policy and XLA. Pure functions of the device details, so they are tested
+# with fake devices on a CPU.
+# --------------------------------------------------------------------------------------------
+
+
+def _resolve_mixed_precision(requested: str | None) -> str:
+    source = "mixed_precision"
+    if requested is None:
+        requested = os.environ.get("SEQLAB_MIXED_PRECISION", "auto")
+        source = "SEQLAB_MIXED_PRECISION"
+    value = str(requested).strip().lower().removeprefix("mixed_")
+    if value not in MIXED_PRECISION_CHOICES:
+        raise ValueError(f"{source} must be one of {MIXED_PRECISION_CHOICES}; got {requested!r}.")
+    return value
+
+
+def _describe_gpus(devices: list[dict]) -> str:
+    names = sorted({d.get("device_name", "GPU") for d in devices})
+    return ", ".join(names)
+
+
+def _compute_capability(devices: list[dict]):
+    capabilities = [tuple(d["compute_capability"]) for d in devices if d.get("compute_capability")]
+    return min(capabilities) if capabilities else None
+
+
+def choose_precision(devices: list[dict], mixed_precision: str = "auto") -> tuple[str | None, str]:
+    """The dtype policy for these GPUs, and why.
+
+    Args:
+        devices: one dict per visible GPU, as ``tf.config.experimental.get_device_details``
+            returns (``device_name``, ``compute_capability``); empty on a CPU.
+        mixed_precision: ``"auto"``, ``"off"``, ``"float16"`` or ``"bfloat16"``.
+
+    Returns:
+        ``(policy, reason)``: ``policy`` is the name to pass to ``keras.config.set_dtype_policy``,
+        or ``None`` to leave the current policy alone (auto on a CPU).
+
+    ``auto`` picks ``mixed_bfloat16`` on compute capability 8.0 and up (A100, L4, H100: bfloat16
+    tensor cores, float32's range, no loss scaling), ``mixed_float16`` on 7.x (V100, T4: float16
+    tensor cores only; Keras adds loss scaling on ``compile``), and float32 below 7.0 (no tensor
+    cores, so half precision saves memory but little time) and on a CPU.
+    """
+    mixed_precision = _resolve_mixed_precision(mixed_precision)
+    if mixed_precision == "off":
+        return "float32", "mixed precision turned off (mixed_precision='off')"
+    if mixed_precision in ("float16", "bfloat16"):
+        where = _describe_gpus(devices) if devices else "a CPU (slower there: for testing only)"
+        return f"mixed_{mixed_precision}", f"requested (mixed_precision={mixed_precision!r}) on {where}"
+    if not devices:
+        return None, "no GPU, so nothing changes (mixed precision pays off only on a GPU)"
+    capability = _compute_capability(devices)
+    name = _describe_gpus(devices)
+    if capability is None:
+        return None, f"{name}: compute capability unknown, so float32 (set mixed_precision to choose)"
+    cc = f"{capability[0]}.{capability[1]}"
+    if capability >= (8, 0):
+        return "mixed_bfloat16", (f"{name} (compute capability {cc}) computes in bfloat16 "
+                                  "(same range as float32, no loss scaling needed)")
+    if capability >= (7, 0):
+        return "mixed_float16", (f"{name} (compute capability {cc}) has float16 tensor cores but "
+                                 "no bfloat16; Keras scales the loss on compile")
+    return None, (f"{name} (compute capability {cc}) has no tensor cores: float32 "
+                  "(mixed precision would save memory, not time)")
+
+
+def choose_jit_compile(devices: list[dict], jit_compile: str | bool = "auto") -> tuple[bool, str]:
+    """Whether to compile models with XLA (``model.compile(jit_compile=...)``), and why.
+
+    ``auto`` is True on a GPU (XLA fuses the many small element-wise ops of attention and
+    layer norm into few kernels) and False on a CPU (compiling costs more time than a FAST run
+    gains). Layers that XLA cannot compile (``HubTextEmbedding``'s string ops) make Keras fall
+    back to ``jit_compile=False`` for that model, with a warning.
+    """
+    if jit_compile not in JIT_COMPILE_CHOICES:
+        raise ValueError(f"jit_compile must be one of {JIT_COMPILE_CHOICES}; got {jit_compile!r}.")
+    if jit_compile is True or jit_compile is False:
+        return jit_compile, f"requested (jit_compile={jit_compile})"
+    if devices:
+        return True, f"on {_describe_gpus(devices)} XLA fuses small ops into fewer GPU kernels"
+    return False, "on a CPU, XLA's compile time costs more than it saves in short runs"
 
 
 def in_colab() -> bool:
@@ -101,21 +350,24 @@ def _in_notebook() -> bool:
 def setup_cell_source(url: str = config.REPOSITORY_URL, ref: str = config.REPOSITORY_REF) -> str:
     """Source of the setup cell shared by every notebook."""
     return f'''# Setup: the same cell in every notebook (written by `python -m seqlab.notebook sync`).
-# On Colab it fetches seqlab and installs only what Colab lacks: its TensorFlow and Keras stay.
+# On Colab it fetches seqlab, checks the runtime's versions against the tested range (an old
+# Keras is upgraded alone; TensorFlow is never reinstalled), and installs only what Colab lacks.
 import os
 import subprocess
 import sys
 
-if "google.colab" in sys.modules and not os.path.isdir("seqlab"):
-    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "{ref}",
-                    "{url}", "seqlab"], check=True)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "seqlab"], check=True)
 if "google.colab" in sys.modules:
+    if not os.path.isdir("seqlab"):
+        subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "{ref}",
+                        "{url}", "seqlab"], check=True)
     sys.path.insert(0, os.path.abspath("seqlab/src"))
+    import seqlab.notebook
+
+    seqlab.notebook.prepare_colab("seqlab")
 
 import seqlab.notebook
 
-seqlab.notebook.setup();'''
+SETUP = seqlab.notebook.setup()'''
 
 
 def colab_badge(notebook_path: str, url: str = config.REPOSITORY_URL,

@@ -8,8 +8,9 @@ import pytest
 import tensorflow as tf
 
 from seqlab.data import load_translation
+from seqlab.data.translation import END, START, detokenize
 from seqlab.decoding import translate
-from seqlab.export import export_translator, translate_with_export
+from seqlab.export import detokenize_tensor, export_translator, translate_with_export
 from seqlab.models import Seq2SeqTranslator
 from seqlab.training import MaskedSparseCategoricalCrossentropy
 
@@ -46,3 +47,17 @@ def test_keras_file_and_saved_model_translate_like_the_original(trained, tmp_pat
     assert translate_with_export(exported, texts) == expected.texts
     output = exported.signatures["serving_default"](texts=tf.constant(texts[:2]))
     assert output["tokens"].shape[0] == 2 and output["attention"].shape[0] == 2
+
+
+def test_detokenize_in_tensorflow_equals_the_python_rules():
+    sentences = [
+        [START, "hola", ",", "¿", "que\u0301", "tal", "?", END],
+        ["2021", "-", "03", "-", "03", END, "", ""],
+        ["[UNK]", "es", "¡", "bueno", "!", "", "", ""],
+        ["", "", "", "", "", "", "", ""],
+    ]
+    texts = detokenize_tensor(tf.constant(sentences)).numpy()
+    ours = [text.decode("utf-8") for text in texts]
+    # TensorFlow has no NFC op: compare with the Python version before its NFC step.
+    assert ours == [detokenize(words).replace("é", "e\u0301") for words in sentences]
+    assert ours[1] == "2021-03-03" and ours[3] == ""

@@ -19,7 +19,7 @@ import unicodedata
 
 import tensorflow as tf
 
-from seqlab.data.translation import END, START, nfkd_table
+from seqlab.data.translation import DETOKENIZE_RULES, END, HIDDEN_TOKENS, START, nfkd_table
 from seqlab.decoding import greedy_decode_graph
 
 
@@ -55,16 +55,20 @@ class ExportedTranslator(tf.Module):
         if attention is None:
             attention = tf.zeros(tf.concat([tf.shape(tokens), tf.shape(source_ids)[1:]], 0))
         words = tf.gather(self.target_vocabulary, tokens)  # (batch, T)
-        hidden = (tokens == 0) | (tokens == self.end_id)
-        words = tf.where(hidden, tf.constant(""), words)
-        text = tf.strings.reduce_join(words, axis=-1, separator=" ")
-        # The same clean-up as seqlab.data.translation.detokenize, NFC aside.
-        text = tf.strings.regex_replace(text, r"\s+", " ")
-        text = tf.strings.strip(text)
-        text = tf.strings.regex_replace(text, r" ([.?!,])", r"\1")
-        text = tf.strings.regex_replace(text, r"([¿¡]) ", r"\1")
-        text = tf.strings.regex_replace(text, r" ?- ?", "-")
-        return {"text": text, "tokens": tokens, "attention": attention}
+        return {"text": detokenize_tensor(words), "tokens": tokens, "attention": attention}
+
+
+def detokenize_tensor(words: tf.Tensor) -> tf.Tensor:
+    """:func:`seqlab.data.translation.detokenize` in TensorFlow ops, NFC aside (TensorFlow has no
+    NFC op): ``(batch, T)`` words -> ``(batch,)`` texts, with the same hidden tokens and the same
+    table of rules (``DETOKENIZE_RULES``)."""
+    hidden = tf.reduce_any(tf.equal(words[..., None], HIDDEN_TOKENS), axis=-1)  # (batch, T)
+    text = tf.strings.reduce_join(tf.where(hidden, "", words), axis=-1, separator=" ")
+    # Hidden words leave runs of separators behind; Python's version never joins them.
+    text = tf.strings.strip(tf.strings.regex_replace(text, r" +", " "))
+    for pattern, replacement in DETOKENIZE_RULES:
+        text = tf.strings.regex_replace(text, pattern, replacement)
+    return text
 
 
 def export_translator(model, source_vectorizer, target_vectorizer, path: str | os.PathLike, *,

@@ -130,15 +130,25 @@ def clean_text(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+#: Tokens a translation never shows: the markers, padding and the out-of-vocabulary token.
+HIDDEN_TOKENS = (START, END, "", "[UNK]")
+#: How :func:`detokenize` re-attaches punctuation to the words joined by spaces: ``(pattern,
+#: replacement)`` pairs applied in order. The one table of rules: Python's ``re`` applies it
+#: here, TensorFlow's RE2 in :func:`seqlab.export.detokenize_tensor` (exported translators).
+DETOKENIZE_RULES = (
+    (r" ([.?!,])", r"\1"),  # "hola ," -> "hola,"
+    (r"([¿¡]) ", r"\1"),    # "¿ que" -> "¿que"
+    (r" ?- ?", "-"),        # "2021 - 03" -> "2021-03"
+)
+
+
 def detokenize(tokens: Sequence[str]) -> str:
     """Tokens -> readable text: drop markers and padding, re-compose accents (NFC), re-attach
     punctuation (``"hola , ¿ que\u0301 tal ?"`` -> ``"hola, ¿qué tal?"``; ``"2021 - 03 - 03"`` ->
     ``"2021-03-03"``)."""
-    words = [t for t in tokens if t not in (START, END, "", "[UNK]")]
-    text = " ".join(words)
-    text = re.sub(r" ([.?!,])", r"\1", text)
-    text = re.sub(r"([¿¡]) ", r"\1", text)
-    text = re.sub(r" ?- ?", "-", text)
+    text = " ".join(t for t in tokens if t not in HIDDEN_TOKENS)
+    for pattern, replacement in DETOKENIZE_RULES:
+        text = re.sub(pattern, replacement, text)
     return unicodedata.normalize("NFC", text)
 
 

@@ -1,4 +1,5 @@
-"""Test-wide settings: offline FAST mode, quiet TensorFlow, and the notebook lists."""
+"""Test-wide settings, set before TensorFlow is imported: offline FAST mode, quiet TensorFlow
+logs, and a non-interactive matplotlib backend. (The notebook lists live in test_notebooks.py.)"""
 
 import os
 

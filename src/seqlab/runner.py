@@ -3,55 +3,138 @@
     python -m seqlab.runner                 # every notebook in FAST mode -> runs/
     python -m seqlab.runner 03 04           # only notebooks whose names start with these
     python -m seqlab.runner --full          # real data and the real TF-Hub module (needs internet)
+    python -m seqlab.runner 04 --full -p EPOCHS 2 -p NUM_EXAMPLES 30000   # size a full run
 
-The tests call :func:`run_notebook` too, so "it runs in CI" and "it runs for you" are the same
-code path.
+``-p NAME VALUE`` overrides a variable of the notebook's ``parameters`` cell, as papermill's own
+``-p`` does: ``True``/``False``/``None`` and numbers are read as such, anything else is a string.
+
+The tests and the homework grader (:mod:`seqlab.grading`) call :func:`run_notebook` too, so
+"it runs in CI", "it runs for you" and "it was graded" are the same code path.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from seqlab import config
 
+#: Tag of the cells :func:`run_notebook` appends after the notebook's own (``epilogue=``).
+EPILOGUE_TAG = "epilogue"
+
+# Runs in the kernel's process before ipykernel starts: sets the address-space limit, then
+# replaces itself with the real kernel command (same process id, so interrupts still reach it).
+_LIMIT_MEMORY = (
+    "import os, resource, sys; limit = int(sys.argv[1]); "
+    "hard = resource.getrlimit(resource.RLIMIT_AS)[1]; "
+    "limit = limit if hard == resource.RLIM_INFINITY else min(limit, hard); "
+    "resource.setrlimit(resource.RLIMIT_AS, (limit, hard)); "
+    "os.execvp(sys.argv[2], sys.argv[2:])"
+)
+
 
 @dataclass
 class NotebookRun:
+    """What :func:`run_notebook` did.
+
+    ``stopped`` says why execution ended before the last cell (time limit, dead kernel), or is
+    ``None`` when every cell was executed; ``errors`` lists ``(cell index, "Name: message")``
+    for every cell that raised (only possible with ``allow_errors=True`` or cells tagged
+    ``raises-exception``).
+    """
+
     notebook: Path
     output: Path
     seconds: float
+    stopped: str | None = None
+    errors: list[tuple[int, str]] | None = None
 
 
-def run_notebook(notebook: Path, output_dir: Path | None = None, *, fast: bool = True,
-                 parameters: dict | None = None, timeout: int = 900,
-                 cwd: Path | None = None) -> NotebookRun:
-    """Execute one notebook with a real Jupyter kernel and save the executed copy.
+def parse_parameter_value(text: str):
+    """A ``-p NAME VALUE`` value as papermill's command line reads it.
 
-    papermill injects the parameters (``FAST`` and any others, after the cell tagged
-    ``parameters``); nbclient then runs the cells, honouring the ``raises-exception`` tag that
-    student copies put on exercise and check cells. FAST mode is also set in the kernel's
-    environment (``SEQLAB_FAST``), so code that reads the flag directly agrees with the
-    parameter. The executed copy is written even when a cell fails, to show where.
+    ``"True"``/``"False"`` -> bool, ``"None"`` -> None, an int, then a float, else the string.
+
+    Example:
+        >>> [parse_parameter_value(v) for v in ["2", "3e-4", "True", "None", "dates"]]
+        [2, 0.0003, True, None, 'dates']
+    """
+    if text in ("True", "False"):
+        return text == "True"
+    if text == "None":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_parameters(pairs: Sequence[Sequence[str]] | None) -> dict:
+    """``[["EPOCHS", "2"], ...]`` (argparse's ``-p`` pairs) -> ``{"EPOCHS": 2, ...}``.
 
     Raises:
-        FileNotFoundError: if the notebook does not exist.
-        nbclient.exceptions.CellExecutionError: if a cell not tagged ``raises-exception``
-            fails; its message names the cell and the error.
+        ValueError: if a name is not a Python identifier (papermill would write a cell that
+            does not run).
     """
+    parameters = {}
+    for name, value in pairs or []:
+        if not name.isidentifier():
+            raise ValueError(f"-p expects NAME VALUE with NAME a Python variable name of the "
+                             f"parameters cell (e.g. -p EPOCHS 2); got NAME {name!r}.")
+        parameters[name] = parse_parameter_value(value)
+    return parameters
+
+
+def _kernel_manager(memory_limit: int | None):
+    """A kernel manager whose kernel process runs under ``RLIMIT_AS = memory_limit`` bytes."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class LimitedKernelManager(AsyncKernelManager):
+        def format_kernel_cmd(self, extra_arguments=None):
+            command = super().format_kernel_cmd(extra_arguments)
+            if not memory_limit:
+                return command
+            return [sys.executable, "-c", _LIMIT_MEMORY, str(int(memory_limit)), *command]
+
+    return LimitedKernelManager(kernel_name="python3")
+
+
+def memory_limit_supported() -> bool:
+    """True where the kernel's memory can be limited (POSIX ``resource.RLIMIT_AS``)."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return False
+    return hasattr(resource, "RLIMIT_AS")
+
+
+async def async_run_notebook(notebook: Path, output_dir: Path | None = None, *,
+                             fast: bool = True, parameters: dict | None = None,
+                             timeout: int = 900, cwd: Path | None = None,
+                             allow_errors: bool = False, time_limit: float | None = None,
+                             memory_limit: int | None = None, epilogue: Sequence[str] = (),
+                             epilogue_timeout: int = 120) -> NotebookRun:
+    """:func:`run_notebook` as a coroutine, so several notebooks can run at once."""
     import logging
 
     import nbformat
     import papermill
     from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, DeadKernelError
 
     notebook = Path(notebook)
     if not notebook.is_file():
         raise FileNotFoundError(f"No notebook at {notebook}")
+    if memory_limit and not memory_limit_supported():
+        raise ValueError("memory_limit needs resource.RLIMIT_AS (Linux, macOS); pass None here.")
     output_dir = Path(output_dir or config.RUNS_DIR)
     output_dir.mkdir(parents=True, exist_ok=True)
     output = output_dir / notebook.name
@@ -62,21 +145,108 @@ def run_notebook(notebook: Path, output_dir: Path | None = None, *, fast: bool =
     papermill.execute_notebook(str(notebook), str(output), parameters=params,
                                prepare_only=True, progress_bar=False, kernel_name="python3")
     prepared = nbformat.read(output, as_version=4)
-    client = NotebookClient(prepared, timeout=timeout, kernel_name="python3",
-                            resources={"metadata": {"path": str(cwd or notebook.parent)}})
-    previous = os.environ.get("SEQLAB_FAST")
-    os.environ["SEQLAB_FAST"] = "1" if fast else "0"
-    start = time.perf_counter()
+    own_cells = len(prepared.cells)
+    for source in epilogue:
+        prepared.cells.append(nbformat.v4.new_code_cell(source, metadata={"tags": [EPILOGUE_TAG]}))
+
+    errors: list[tuple[int, str]] = []
+
+    def record_error(cell, cell_index, execute_reply):
+        content = execute_reply["content"]
+        errors.append((cell_index, f"{content.get('ename')}: {content.get('evalue')}"))
+
+    client = NotebookClient(
+        prepared, km=_kernel_manager(memory_limit), kernel_name="python3",
+        allow_errors=allow_errors, interrupt_on_timeout=True,
+        # What a timed-out cell reports once the kernel has been interrupted.
+        error_on_timeout={"ename": "TimeoutError", "evalue": "time limit reached",
+                          "traceback": ["TimeoutError: time limit reached"]},
+        on_cell_error=record_error,
+        resources={"metadata": {"path": str(cwd or notebook.parent)}})
+    # The kernel gets the FAST flag in its environment, so code that reads SEQLAB_FAST agrees
+    # with the parameter; the grader's own environment is left alone.
+    environment = {**os.environ, "SEQLAB_FAST": "1" if fast else "0"}
+    start = time.monotonic()
+    deadline = start + time_limit if time_limit else math.inf
+    stopped = None
     try:
-        client.execute()
+        async with client.async_setup_kernel(env=environment, cleanup_kc=True):
+            for index, cell in enumerate(prepared.cells):
+                epilogue_cell = index >= own_cells
+                remaining = deadline - time.monotonic()
+                if not epilogue_cell and stopped:
+                    continue
+                if epilogue_cell:
+                    client.timeout = epilogue_timeout
+                elif remaining <= 0:
+                    stopped = f"time limit of {time_limit:g} s reached before cell {index}"
+                    continue
+                else:
+                    client.timeout = max(1, math.ceil(min(timeout, remaining)))
+                cell_start = time.monotonic()
+                try:
+                    await client.async_execute_cell(cell, index,
+                                                    execution_count=client.code_cells_executed + 1)
+                except DeadKernelError:
+                    stopped = f"the kernel died in cell {index} (out of memory, or it exited)"
+                    break
+                finally:
+                    cell_seconds = time.monotonic() - cell_start
+                if cell_seconds >= client.timeout and not epilogue_cell and not stopped:
+                    stopped = (f"time limit of {time_limit:g} s reached in cell {index}"
+                               if time.monotonic() >= deadline
+                               else f"cell {index} ran longer than its {timeout} s timeout")
+                    if not allow_errors:
+                        raise CellExecutionError(stopped, "TimeoutError", stopped)
     finally:
-        seconds = time.perf_counter() - start
+        seconds = time.monotonic() - start
         nbformat.write(prepared, output)
-        if previous is None:
-            os.environ.pop("SEQLAB_FAST", None)
-        else:
-            os.environ["SEQLAB_FAST"] = previous
-    return NotebookRun(notebook, output, seconds)
+    return NotebookRun(notebook, output, seconds, stopped, errors)
+
+
+def run_notebook(notebook: Path, output_dir: Path | None = None, *, fast: bool = True,
+                 parameters: dict | None = None, timeout: int = 900,
+                 cwd: Path | None = None, allow_errors: bool = False,
+                 time_limit: float | None = None, memory_limit: int | None = None,
+                 epilogue: Sequence[str] = (), epilogue_timeout: int = 120) -> NotebookRun:
+    """Execute one notebook with a real Jupyter kernel and save the executed copy.
+
+    papermill injects the parameters (``FAST`` and any others, after the cell tagged
+    ``parameters``); nbclient then runs the cells in a fresh kernel, honouring the
+    ``raises-exception`` tag that student copies put on exercise and check cells. FAST mode is
+    also set in the kernel's environment (``SEQLAB_FAST``), so code that reads the flag
+    directly agrees with the parameter. The executed copy is written even when a cell fails,
+    to show where.
+
+    Args:
+        notebook: the ``.ipynb`` to execute.
+        output_dir: where the executed copy goes (same file name); default ``runs/``.
+        fast: FAST mode (offline sample data, stand-in module).
+        parameters: overrides for the ``parameters`` cell, e.g. ``{"EPOCHS": 2}``.
+        timeout: seconds one cell may run.
+        cwd: the kernel's working directory (default: the notebook's folder).
+        allow_errors: keep executing after a cell raises (each error is listed in
+            ``NotebookRun.errors``) instead of raising ``CellExecutionError``.
+        time_limit: seconds the whole notebook may run; the running cell is interrupted and
+            the remaining cells are skipped (``NotebookRun.stopped`` says so).
+        memory_limit: bytes of address space for the kernel process (``RLIMIT_AS``; POSIX).
+        epilogue: code run after the notebook's own cells, in the same kernel, even when the
+            notebook stopped early (not when the kernel died); appended to the executed copy
+            as cells tagged ``epilogue``.
+        epilogue_timeout: seconds each epilogue cell may run.
+
+    Raises:
+        FileNotFoundError: if the notebook does not exist.
+        nbclient.exceptions.CellExecutionError: if a cell not tagged ``raises-exception``
+            fails (or the time limit is hit) while ``allow_errors`` is False; its message
+            names the cell and the error.
+    """
+    from jupyter_core.utils import run_sync
+
+    return run_sync(async_run_notebook)(
+        notebook, output_dir, fast=fast, parameters=parameters, timeout=timeout, cwd=cwd,
+        allow_errors=allow_errors, time_limit=time_limit, memory_limit=memory_limit,
+        epilogue=epilogue, epilogue_timeout=epilogue_timeout)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,20 +254,29 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("names", nargs="*", help="notebook name prefixes, e.g. 01 04")
     parser.add_argument("--full", action="store_true", help="full mode (needs internet)")
+    parser.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
+                        help="override a variable of the parameters cell (repeatable), "
+                             "e.g. -p EPOCHS 2")
     parser.add_argument("--notebooks", type=Path, default=config.REPO_ROOT / "notebooks")
     parser.add_argument("--output", type=Path, default=config.RUNS_DIR)
     args = parser.parse_args(argv)
+    try:
+        parameters = parse_parameters(args.parameter)
+    except ValueError as error:
+        parser.error(str(error))
     paths = sorted(args.notebooks.glob("*.ipynb"))
     if args.names:
         paths = [p for p in paths if any(p.name.startswith(n) for n in args.names)]
     if not paths:
         print(f"No notebooks matched {args.names} in {args.notebooks}", file=sys.stderr)
         return 2
+    if parameters:
+        print("parameters: " + ", ".join(f"{k} = {v!r}" for k, v in parameters.items()))
     failures = 0
     print(f"{'notebook':<45} {'mode':<5} {'seconds':>8}  result")
     for path in paths:
         try:
-            run = run_notebook(path, args.output, fast=not args.full)
+            run = run_notebook(path, args.output, fast=not args.full, parameters=parameters)
             print(f"{path.name:<45} {'full' if args.full else 'FAST':<5} {run.seconds:8.1f}  "
                   f"ok -> {run.output}")
         except Exception as error:  # noqa: BLE001 - report every notebook, then fail

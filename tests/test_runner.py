@@ -1,0 +1,99 @@
+"""The notebook runner: papermill-style ``-p NAME VALUE``, time limit, epilogue, memory limit."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from seqlab import runner
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("2", 2), ("-3", -3), ("30000", 30000), ("3e-4", 3e-4), ("0.5", 0.5),
+    ("True", True), ("False", False), ("None", None),
+    ("dates", "dates"), ("true", "true"), ("", ""), ("1,000", "1,000"),
+])
+def test_values_are_read_as_papermill_reads_them(text, expected):
+    value = runner.parse_parameter_value(text)
+    assert value == expected and type(value) is type(expected)
+
+
+def test_parameters_from_repeated_flags_last_one_wins():
+    assert runner.parse_parameters([["EPOCHS", "2"], ["NUM_EXAMPLES", "30000"],
+                                    ["EPOCHS", "3"]]) == {"EPOCHS": 3, "NUM_EXAMPLES": 30000}
+    assert runner.parse_parameters(None) == {}
+
+
+def test_a_name_that_is_not_a_variable_is_refused():
+    with pytest.raises(ValueError, match="NAME a Python variable name"):
+        runner.parse_parameters([["num-examples", "3"]])
+
+
+def test_the_command_line_passes_parameters_to_run_notebook(monkeypatch, tmp_path, capsys):
+    (tmp_path / "04_x.ipynb").write_text("{}")
+    calls = []
+
+    def fake_run(path, output, *, fast, parameters):
+        calls.append((path.name, fast, parameters))
+        return runner.NotebookRun(path, output / path.name, 1.0)
+
+    monkeypatch.setattr(runner, "run_notebook", fake_run)
+    code = runner.main(["04", "--full", "--notebooks", str(tmp_path), "--output",
+                        str(tmp_path / "out"), "-p", "EPOCHS", "2", "-p", "NUM_EXAMPLES", "30000"])
+    assert code == 0
+    assert calls == [("04_x.ipynb", False, {"EPOCHS": 2, "NUM_EXAMPLES": 30000})]
+    assert "EPOCHS = 2" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        runner.main(["04", "-p", "EPOCHS"])  # a name without a value
+
+
+def _tiny_notebook(path, *cells):
+    notebook = nbformat.v4.new_notebook()
+    notebook.metadata["kernelspec"] = {"name": "python3", "language": "python",
+                                       "display_name": "Python 3"}
+    notebook.cells = [nbformat.v4.new_code_cell("FAST = False\nEPOCHS = 1\nNAME = 'x'",
+                                                metadata={"tags": ["parameters"]})]
+    notebook.cells += [nbformat.v4.new_code_cell(source) for source in cells]
+    nbformat.write(notebook, path)
+    return path
+
+
+def _stdout(cell):
+    return "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
+
+
+@pytest.mark.notebook
+def test_parameters_reach_the_kernel_end_to_end(tmp_path):
+    notebook = _tiny_notebook(tmp_path / "tiny.ipynb",
+                              "import os\nprint(EPOCHS * 2, repr(NAME), FAST, os.environ['SEQLAB_FAST'])")
+    assert runner.main(["tiny", "--notebooks", str(tmp_path), "--output", str(tmp_path / "out"),
+                        "-p", "EPOCHS", "21", "-p", "NAME", "dates"]) == 0
+    executed = nbformat.read(tmp_path / "out" / notebook.name, as_version=4)
+    assert _stdout(executed.cells[-1]).strip() == "42 'dates' True 1"
+
+
+@pytest.mark.notebook
+def test_time_limit_interrupts_skips_the_rest_and_still_runs_the_epilogue(tmp_path):
+    notebook = _tiny_notebook(tmp_path / "loop.ipynb", "done = 'before'",
+                              "while True:\n    pass", "done = 'after'")
+    run = runner.run_notebook(notebook, tmp_path / "out", cwd=tmp_path, allow_errors=True,
+                              time_limit=8, epilogue=["print('epilogue sees', done)"])
+    assert run.stopped is not None and "time limit of 8 s" in run.stopped
+    assert run.seconds < 60
+    executed = nbformat.read(run.output, as_version=4)
+    assert runner.EPILOGUE_TAG in executed.cells[-1].metadata.tags
+    assert _stdout(executed.cells[-1]).strip() == "epilogue sees before"
+
+
+@pytest.mark.notebook
+def test_errors_are_listed_and_the_memory_limit_applies_to_the_kernel(tmp_path):
+    notebook = _tiny_notebook(
+        tmp_path / "memory.ipynb", "1 / 0",
+        "import resource\nprint(resource.getrlimit(resource.RLIMIT_AS)[0])",
+        "block = bytearray(3 * 1024**3)")
+    run = runner.run_notebook(notebook, tmp_path / "out", cwd=tmp_path, allow_errors=True,
+                              memory_limit=2 * 1024**3)
+    executed = nbformat.read(run.output, as_version=4)
+    assert _stdout(executed.cells[-2]).strip() == str(2 * 1024**3)
+    names = [error.split(":")[0] for _, error in run.errors]
+    assert names == ["ZeroDivisionError", "MemoryError"], run.errors

@@ -1,9 +1,19 @@
-"""Wall time of every notebook (and student copy) in FAST mode, against its budget.
+"""Wall time of every notebook (and student copy) in FAST mode, against its budget — the one
+measured source of the FAST times the README table and the notebooks' title cells state.
 
-    python -m benchmarks.notebooks            # instructor notebooks
-    python -m benchmarks.notebooks --student  # plus the student copies in assignments/
+    python -m benchmarks.notebooks            # measure notebooks/, record, update README + titles
+    python -m benchmarks.notebooks --student  # also time the student copies (not recorded)
+    python -m benchmarks.notebooks --sync     # no measuring: rewrite README + titles from the record
 
-The budgets are the course's promises: 60 s for notebooks 01–03 and 90 s for 04–05 on two
+Measuring writes ``benchmarks/results/notebooks.json`` (seconds per notebook number, the
+device, the baseline) and then rewrites, from that file only, the FAST column of the README's
+notebook table and the ``about N s on 2 CPU cores`` phrase in each notebook's title cell, so
+the three always agree; ``tests/test_benchmark_records.py`` fails if they do not. Displayed
+times are the recorded seconds rounded to whole seconds, halves up (:func:`displayed_seconds`).
+After a run that changed title cells, rebuild the student copies
+(``python -m seqlab.assignments build``).
+
+The budgets are the course's promises: 60 s for notebooks 01–03 and 90 s for the others on two
 CPU cores. The baseline measured in the same run is a notebook that only runs the shared setup
 cell (Python start-up, TensorFlow import, kernel launch), so the table also shows how much of
 each notebook's time is the notebook's own work.
@@ -12,18 +22,121 @@ each notebook's time is the notebook's own work.
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import platform
+import re
 import tempfile
+import time
 from pathlib import Path
 
 import nbformat
 
 from seqlab import config
 from seqlab.notebook import notebook_paths, setup_cell_source
-from seqlab.runner import run_notebook
 
-BUDGET_SECONDS = {"01": 60, "02": 60, "03": 60, "04": 90, "05": 90}
+BUDGET_SECONDS = {"01": 60, "02": 60, "03": 60}
+DEFAULT_BUDGET = 90
+RECORD = config.REPO_ROOT / "benchmarks" / "results" / "notebooks.json"
+README = config.REPO_ROOT / "README.md"
+README_COLUMN = "FAST (2 CPU cores)"
+#: The phrase every title cell carries (once) for its FAST time.
+TITLE_PHRASE = re.compile(r"about (\d+) s on 2 CPU cores")
+
+
+def displayed_seconds(seconds: float) -> int:
+    """The rounding rule for every displayed FAST time: whole seconds, halves up."""
+    return math.floor(seconds + 0.5)
+
+
+def notebook_number(path: Path) -> str:
+    return path.name[:2]
+
+
+def read_record(path: Path = RECORD) -> dict:
+    """The recorded measurement: ``{"seconds": {"01": 14.8, ...}, "device": ..., ...}``."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def write_record(seconds: dict[str, float], *, device: str, baseline: float | None,
+                 source: str, path: Path = RECORD) -> dict:
+    record = {
+        "what": "FAST-mode wall time of each notebook in seconds: kernel start, TensorFlow "
+                "import and every cell, executed with seqlab.runner (papermill + nbclient)",
+        "device": device,
+        "source": source,
+        "baseline_seconds": baseline,
+        "seconds": dict(sorted(seconds.items())),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    return record
+
+
+# ------------------------------------------------------------------- README and title cells
+
+
+def _table_rows(text: str):
+    """``(line index, cells)`` of the README's notebook table rows, and the FAST column index."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and README_COLUMN in cells:
+            column = cells.index(README_COLUMN)
+            rows = []
+            for j in range(i + 2, len(lines)):
+                if not lines[j].startswith("|"):
+                    break
+                rows.append((j, [c.strip() for c in lines[j].strip().strip("|").split("|")]))
+            return lines, rows, column
+    raise ValueError(f"README.md has no table with a {README_COLUMN!r} column")
+
+
+def readme_times(text: str) -> dict[str, str]:
+    """Notebook number -> the README table's FAST cell, e.g. ``{"01": "15 s"}``."""
+    _, rows, column = _table_rows(text)
+    return {cells[0]: cells[column] for _, cells in rows}
+
+
+def title_times(path: Path) -> list[int]:
+    """Every FAST time the notebook's title cell states (the phrase should occur once)."""
+    title = nbformat.read(path, as_version=4).cells[0].source
+    return [int(n) for n in TITLE_PHRASE.findall(title.replace("\n", " "))]
+
+
+def sync(record: dict, notebooks: list[Path] | None = None, readme: Path = README) -> list[str]:
+    """Rewrite the README's FAST column and the title cells from ``record``; return what changed."""
+    changed = []
+    seconds = record["seconds"]
+    lines, rows, column = _table_rows(readme.read_text(encoding="utf-8"))
+    for j, cells in rows:
+        if cells[0] in seconds:
+            wanted = f"{displayed_seconds(seconds[cells[0]])} s"
+            if cells[column] != wanted:
+                cells[column] = wanted
+                lines[j] = "| " + " | ".join(cells) + " |"
+                changed.append(f"README.md row {cells[0]}")
+    text = "\n".join(lines) + "\n"
+    if changed:
+        readme.write_text(text, encoding="utf-8")
+    for path in notebooks if notebooks is not None else notebook_paths():
+        number = notebook_number(path)
+        if number not in seconds:
+            continue
+        nb = nbformat.read(path, as_version=4)  # read, change the title cell, write at once
+        title = nb.cells[0].source
+        shown = displayed_seconds(seconds[number])
+        new = re.sub(r"about \d+ s(\s+)on(\s+)2(\s+)CPU(\s+)cores",  # keep the line breaks
+                     lambda m: f"about {shown} s{m[1]}on{m[2]}2{m[3]}CPU{m[4]}cores", title)
+        if new != title:
+            nb.cells[0].source = new
+            nbformat.write(nb, path)
+            changed.append(path.name)
+    return changed
+
+
+# ------------------------------------------------------------------------------- measuring
 
 
 def _setup_only_notebook(folder: Path) -> Path:
@@ -37,10 +150,19 @@ def _setup_only_notebook(folder: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.notebooks", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--student", action="store_true", help="also time assignments/")
+    parser.add_argument("--sync", action="store_true",
+                        help="do not measure: rewrite README and title cells from the record")
     args = parser.parse_args(argv)
+    if args.sync:
+        for name in sync(read_record()):
+            print("updated", name)
+        return 0
+
+    from seqlab.runner import run_notebook
+
     paths = notebook_paths(config.REPO_ROOT / "notebooks")
     if args.student:
         paths += notebook_paths(config.REPO_ROOT / "assignments")
@@ -52,17 +174,24 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for path in paths:
             seconds = run_notebook(path, scratch / path.parent.name, fast=True).seconds
-            budget = BUDGET_SECONDS.get(path.name[:2])
-            rows.append((f"{path.parent.name}/{path.name}", seconds, budget))
+            budget = BUDGET_SECONDS.get(notebook_number(path), DEFAULT_BUDGET)
+            rows.append((path, seconds, budget))
     print(f"Notebook wall time, FAST mode, device: {device}")
     print(f"baseline (setup cell only: kernel start + imports): {baseline:.1f} s\n")
     print(f"{'notebook':<48} {'seconds':>8} {'budget':>7} {'of budget':>10} {'own work':>9}")
-    for name, seconds, budget in rows:
-        share = f"{seconds / budget:.0%}" if budget else "-"
-        print(f"{name:<48} {seconds:8.1f} {budget or '-':>7} {share:>10} "
-              f"{seconds - baseline:8.1f}s")
+    for path, seconds, budget in rows:
+        print(f"{path.parent.name + '/' + path.name:<48} {seconds:8.1f} {budget:>7} "
+              f"{seconds / budget:>10.0%} {seconds - baseline:8.1f}s")
     total = sum(seconds for _, seconds, _ in rows)
     print(f"{'total':<48} {total:8.1f}")
+
+    measured = {notebook_number(p): round(s, 1) for p, s, _ in rows if p.parent.name == "notebooks"}
+    record = write_record(measured, device=device, baseline=round(baseline, 1),
+                          source=f"python -m benchmarks.notebooks, {time.strftime('%Y-%m-%d')}")
+    print(f"\nrecorded in {RECORD.relative_to(config.REPO_ROOT)}")
+    for name in sync(record):
+        print("updated", name)
+    print("If title cells changed: python -m seqlab.assignments build")
     return 0
 
 

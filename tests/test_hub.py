@@ -12,7 +12,7 @@ import tensorflow as tf
 from seqlab.data import DownloadError
 from seqlab.data.standin import build_standin_text_embedding, standin_path
 from seqlab.layers import STANDIN_HANDLE, HubTextEmbedding
-from seqlab.layers.hub import NNLM_EN_DIM50, is_trusted_handle, resolve_handle
+from seqlab.layers.hub import NNLM_EN_DIM50, is_trusted_handle, resolve_handle, trusted_handles
 
 REVIEWS = tf.constant([
     "A great cast and a wonderful score.",
@@ -156,7 +156,7 @@ def test_save_and_load_round_trips_the_fine_tuned_weights(tmp_path):
                               _module_values(layer)[0])
 
 
-def test_safe_mode_refuses_an_untrusted_module_and_the_weights_path_works(tmp_path, untrusted_copy):
+def test_loading_refuses_an_untrusted_module_and_the_weights_path_works(tmp_path, untrusted_copy):
     model = _classifier(HubTextEmbedding(untrusted_copy))
     model.compile(keras.optimizers.Adam(1e-2), loss="binary_crossentropy")
     model.fit(_dataset(), epochs=1, verbose=0)
@@ -164,24 +164,30 @@ def test_safe_mode_refuses_an_untrusted_module_and_the_weights_path_works(tmp_pa
     model.save(tmp_path / "model.keras")
     model.save_weights(tmp_path / "model.weights.h5")
 
-    with pytest.raises(ValueError, match="safe mode") as refused:
+    with pytest.raises(ValueError, match="Refusing to load") as refused:
         keras.models.load_model(tmp_path / "model.keras")
     assert "load_weights" in str(refused.value)
+    # Leaving Keras's safe mode is not enough: the trust must come from code, not the file.
+    with pytest.raises(ValueError, match="Refusing to load"):
+        keras.models.load_model(tmp_path / "model.keras", safe_mode=False)
 
     # The notebooks' path: rebuild in code with a handle you chose, then restore the numbers.
     rebuilt = _classifier(HubTextEmbedding(untrusted_copy))
     rebuilt.load_weights(tmp_path / "model.weights.h5")
     np.testing.assert_allclose(rebuilt.predict(REVIEWS, verbose=0), expected, rtol=1e-5, atol=1e-6)
 
-    # Your own file: leaving safe mode for it is your call, and it works.
-    mine = keras.models.load_model(tmp_path / "model.keras", safe_mode=False)
+    # Your own file: vouching for its module in code is your call, and it works.
+    with trusted_handles(untrusted_copy):
+        mine = keras.models.load_model(tmp_path / "model.keras")
     np.testing.assert_allclose(mine.predict(REVIEWS, verbose=0), expected, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="Refusing to load"):  # the trust ended with the block
+        keras.models.load_model(tmp_path / "model.keras")
 
 
 def test_from_config_outside_loading_is_safe_by_default(untrusted_copy):
     config = HubTextEmbedding(untrusted_copy).get_config()
     assert config["handle"] == untrusted_copy
-    with pytest.raises(ValueError, match="safe mode"):
+    with pytest.raises(ValueError, match="Refusing to load"):
         HubTextEmbedding.from_config(config)
     trusted = HubTextEmbedding.from_config(HubTextEmbedding(STANDIN_HANDLE).get_config())
     assert trusted.handle == STANDIN_HANDLE

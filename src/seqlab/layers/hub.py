@@ -12,6 +12,7 @@ unfreezes them, the optimizer updates what the module computes with, and
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -153,13 +154,14 @@ class HubTextEmbedding(keras.layers.Layer):
     ``.weights.h5`` files, so ``model.save("x.keras")`` then ``keras.models.load_model`` returns
     the fine-tuned model. Loading this layer from a file means loading the SavedModel its
     handle names, which runs that SavedModel's TensorFlow graph: the kind of code Keras's safe
-    mode (on by default in ``load_model``) exists to keep out of files you did not make. So in
-    safe mode :meth:`from_config` only accepts trusted handles (:func:`is_trusted_handle`:
-    Google's modules on tfhub.dev and kaggle.com, and this project's stand-in) and refuses any
-    other with a ``ValueError``. The notebooks never depend on it: they rebuild the model in
-    code with the handle they chose and call ``model.load_weights(...)``, which restores
-    numbers only. Turning safe mode off (``safe_mode=False``) is only for files you made
-    yourself.
+    mode (on by default in ``load_model``) exists to keep out of files you did not make. So
+    :meth:`from_config` only accepts trusted handles (:func:`is_trusted_handle`: Google's
+    modules on tfhub.dev and kaggle.com, and this project's stand-in), plus handles your own
+    code vouches for with :func:`trusted_handles`, and refuses any other with a
+    ``ValueError``. It does so whatever ``safe_mode`` says: Keras has no public way to ask
+    which mode a load runs in, and a rule that holds in every mode needs none. The notebooks
+    never depend on it: they rebuild the model in code with the handle they chose and call
+    ``model.load_weights(...)``, which restores numbers only.
     """
 
     def __init__(self, handle: str = NNLM_EN_DIM50, trainable: bool = False, **kwargs):
@@ -225,24 +227,53 @@ class HubTextEmbedding(keras.layers.Layer):
 
     @classmethod
     def from_config(cls, config):
-        """Rebuild from a config, refusing untrusted handles in safe mode (see the class doc)."""
+        """Rebuild from a config, refusing untrusted handles (see the class doc)."""
         handle = config.get("handle", NNLM_EN_DIM50)
-        if _in_safe_mode() is not False and not is_trusted_handle(handle):
+        if not (is_trusted_handle(handle) or _vouched_for(handle)):
             raise ValueError(
-                f"Refusing to load HubTextEmbedding(handle={handle!r}) from a saved file in "
-                "safe mode: loading a SavedModel runs its TensorFlow graph, and safe mode only "
-                "loads Google's TF-Hub modules and this project's stand-in. Rebuild the model "
-                "in code with the handle you trust and restore the numbers with "
-                "model.load_weights('....weights.h5'). Only if you made this file yourself, "
-                "keras.models.load_model(path, safe_mode=False) also works."
+                f"Refusing to load HubTextEmbedding(handle={handle!r}) from a saved file: "
+                "loading a SavedModel runs its TensorFlow graph, so (like Keras's safe mode) "
+                "only Google's TF-Hub modules and this project's stand-in load from files. "
+                "Rebuild the model in code with the handle you trust and restore the numbers "
+                "with model.load_weights('....weights.h5'). Only if you made this file "
+                "yourself: with seqlab.layers.trusted_handles(handle): "
+                "keras.models.load_model(path)."
             )
         return cls(**config)
 
 
-def _in_safe_mode():
-    """Keras's current safe-mode setting: True/False inside ``load_model``, None elsewhere."""
+#: Handles that code vouches for while a :func:`trusted_handles` block runs.
+_vouched: list[str] = []
+
+
+@contextlib.contextmanager
+def trusted_handles(*handles: str):
+    """Let :meth:`HubTextEmbedding.from_config` load these handles while the block runs.
+
+    For files you made yourself, whose module is neither Google's nor the stand-in::
+
+        with seqlab.layers.trusted_handles("/my/module"):
+            model = keras.models.load_model("mine.keras")
+
+    The trust lives in your code, never in the file being loaded.
+    """
+    added = [str(handle) for handle in handles]
+    _vouched.extend(added)
     try:
-        from keras.src.saving.serialization_lib import in_safe_mode
-    except ImportError:  # pragma: no cover - private Keras API moved: stay safe
+        yield
+    finally:
+        for handle in added:
+            _vouched.remove(handle)
+
+
+def _vouched_for(handle: str) -> bool:
+    if handle in _vouched:
         return True
-    return in_safe_mode()
+    if urlparse(handle).scheme:
+        return False
+    try:
+        target = Path(handle).expanduser().resolve()
+        return any(not urlparse(v).scheme and Path(v).expanduser().resolve() == target
+                   for v in _vouched)
+    except (OSError, RuntimeError):
+        return False

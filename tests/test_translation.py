@@ -165,10 +165,25 @@ def test_resolve_handles_keras_36_extraction_folder_and_old_archive_path(tmp_pat
 def test_download_anki_from_a_local_zip_with_keras_get_file(tmp_path):
     archive = _make_zip(tmp_path, LINES)
     digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    text_digest = hashlib.sha256(("\n".join(LINES) + "\n").encode()).hexdigest()
     path = translation.download_anki(origin=archive.as_uri(), file_hash=digest,
-                                     cache_dir=tmp_path / "cache")
+                                     cache_dir=tmp_path / "cache", text_sha256=text_digest)
     assert path.name == "spa.txt" and path.parent.name == "spa-eng"
     assert read_pairs(path) == [("Go.", "Ve."), ("Thank you.", "Gracias."), ("Hello!", "¡Hola!")]
+
+
+def test_an_extracted_file_that_is_not_the_known_anki_text_is_refused(tmp_path):
+    # A fake archive stands in for a changed or truncated download: its spa.txt cannot have
+    # the real file's sha256, which is the default check.
+    archive = _make_zip(tmp_path, LINES)
+    with pytest.raises(DownloadError, match="is not the known file") as refused:
+        translation.download_anki(origin=archive.as_uri(), cache_dir=tmp_path / "cache")
+    message = str(refused.value)
+    assert translation.ANKI_TEXT_SHA256 in message
+    assert "4 lines, expected 118,964" in message and "SEQLAB_FAST=1" in message
+    # load_pairs goes through the same check: the file is never read into pairs.
+    with pytest.raises(DownloadError, match="is not the known file"):
+        translation.load_pairs("anki", file_hash=None, cache_dir=tmp_path / "cache")
 
 
 def test_failed_download_raises_one_error_that_says_how_to_work_offline(tmp_path):

@@ -26,6 +26,7 @@ Accents are kept (``"qué"`` and ``"que"`` are different words); they are stored
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import unicodedata
@@ -47,9 +48,12 @@ END = "[END]"
 ANKI_URL = "http://storage.googleapis.com/download.tensorflow.org/data/spa-eng.zip"
 #: Pairs in ``spa-eng/spa.txt`` (the archive is 2,638,744 bytes).
 ANKI_PAIRS = 118_964
-#: No published checksum of ``spa-eng.zip`` could be confirmed while writing this module, so
-#: the default is ``None`` (Keras then skips the check) and :func:`load_pairs` checks the pair
-#: count instead. Pass ``file_hash=`` (sha256 or md5 hex digest) to pin the archive.
+#: sha256 of the extracted ``spa-eng/spa.txt`` (118,964 lines): :func:`download_anki` checks it,
+#: so a changed or truncated download is refused instead of silently training on other data.
+#: The text is pinned rather than the zip, whose bytes change with how it was packed.
+ANKI_TEXT_SHA256 = "6ec60e212f812ee3430f7568ea6f33b6fb080e32193c5952e8da0ee8ba45574c"
+#: Optional pin of the archive itself for ``keras.utils.get_file`` (``None``: not checked; the
+#: extracted text is, with :data:`ANKI_TEXT_SHA256`).
 ANKI_FILE_HASH: str | None = None
 SAMPLE_FILE = "translation/eng-spa.tsv"
 DIRECTIONS = ("eng-spa", "spa-eng")
@@ -191,12 +195,21 @@ def resolve_anki_file(downloaded: str | os.PathLike) -> Path:
 
 
 def download_anki(*, origin: str = ANKI_URL, file_hash: str | None = ANKI_FILE_HASH,
-                  cache_dir: str | os.PathLike | None = None) -> Path:
+                  cache_dir: str | os.PathLike | None = None,
+                  text_sha256: str | None = ANKI_TEXT_SHA256) -> Path:
     """Download (once; Keras caches it) and extract the Anki pairs; return the ``spa.txt`` path.
+
+    Args:
+        origin: where the zip is.
+        file_hash: optional sha256/md5 of the zip, checked by ``keras.utils.get_file``.
+        cache_dir: Keras's cache folder (default ``~/.keras``).
+        text_sha256: sha256 the extracted ``spa.txt`` must have (default: the known file,
+            :data:`ANKI_TEXT_SHA256`); ``None`` skips the check.
 
     Raises:
         DownloadError: one message that says how to work offline, whatever went wrong with the
-            download (no network, proxy, checksum); the original error is its ``__cause__``.
+            download (no network, proxy, checksum, an extracted file that is not the known
+            one); the original error is its ``__cause__``.
     """
     if cache_dir is not None:
         # get_file silently falls back to /tmp/.keras when the folder is missing.
@@ -208,9 +221,40 @@ def download_anki(*, origin: str = ANKI_URL, file_hash: str | None = ANKI_FILE_H
         )
     except Exception as error:  # noqa: BLE001 - every failure gets the same advice
         raise DownloadError(f"the Anki English-Spanish pairs from {origin}", error,
-                            FAST_MODE_ADVICE + " Or call load_translation(source='sample') "
-                            "(or source='dates') directly.") from error
-    return resolve_anki_file(downloaded)
+                            _ANKI_ADVICE) from error
+    path = resolve_anki_file(downloaded)
+    if text_sha256 is not None:
+        check_file_sha256(path, text_sha256, what=f"the Anki English-Spanish pairs from {origin}",
+                          expected_lines=ANKI_PAIRS)
+    return path
+
+
+_ANKI_ADVICE = (FAST_MODE_ADVICE + " Or call load_translation(source='sample') (or "
+                "source='dates') directly.")
+
+
+def check_file_sha256(path: str | os.PathLike, expected: str, *, what: str,
+                      expected_lines: int | None = None) -> None:
+    """Refuse ``path`` unless its sha256 is ``expected``.
+
+    Raises:
+        DownloadError: naming the file, both digests, its line count against the expected one,
+            and what to do (delete the cached copy and retry, or work offline).
+    """
+    path = Path(path)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest == expected.lower():
+        return
+    with path.open("rb") as handle:
+        lines = sum(1 for _ in handle)
+    count = f"{lines:,} lines" + (f", expected {expected_lines:,}" if expected_lines else "")
+    raise DownloadError(
+        what,
+        f"{path.name} is not the known file: expected sha256 {expected}, got {digest[:12]}... "
+        f"({count})",
+        f"A changed or truncated download is not used: delete {path.parent.parent} and run "
+        "again to download it afresh. " + _ANKI_ADVICE,
+    )
 
 
 def load_pairs(source: str = "sample", *, seed: int = config.SEED,

@@ -1,4 +1,4 @@
-"""Training helpers: the masked loss and metric, learning-rate schedules, callbacks.
+"""Training helpers: the masked loss and metric, compiling a translator, learning-rate schedules, callbacks.
 
 A package rather than one file so each topic has its own module; everything is re-exported
 here, so ``seqlab.training.<name>`` is the stable import.
@@ -6,6 +6,7 @@ here, so ``seqlab.training.<name>`` is the stable import.
 
 from seqlab.training.callbacks import EpochTimer as EpochTimer
 from seqlab.training.callbacks import standard_callbacks as standard_callbacks
+from seqlab.training.compiling import compile_translator as compile_translator
 from seqlab.training.losses import MaskedAccuracy as MaskedAccuracy
 from seqlab.training.losses import (
     MaskedSparseCategoricalCrossentropy as MaskedSparseCategoricalCrossentropy,

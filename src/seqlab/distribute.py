@@ -1,0 +1,244 @@
+"""Training past one device: pick the ``tf.distribute`` strategy for the runtime, and the rules
+for batch size and learning rate that go with it.
+
+In a notebook::
+
+    from seqlab.distribute import choose_strategy, global_batch_size, scale_learning_rate
+
+    strategy = choose_strategy(STRATEGY)                 # "auto", "default", "mirrored", "tpu"
+    BATCH_SIZE = global_batch_size(BATCH_SIZE, strategy)  # BATCH_SIZE is per replica
+    model = build_rnn_translator(..., strategy=strategy)   # variables live on every replica
+
+What ``"auto"`` picks: ``TPUStrategy`` on a TPU runtime (Colab "TPU"), ``MirroredStrategy``
+over all GPUs when there are several, and TensorFlow's default strategy (one device)
+otherwise. ``"mirrored"`` forces ``MirroredStrategy``; on a machine without a GPU it splits the
+CPU into two logical devices first, which is how the tests and CI exercise two replicas without
+special hardware. ``None`` reads the environment variable ``SEQLAB_STRATEGY`` (default
+``"auto"``).
+
+**The rules** (:func:`global_batch_size`, :func:`scale_learning_rate`,
+:func:`scale_warmup_steps`), the same for every notebook:
+
+* a notebook's ``BATCH_SIZE`` is the batch of *one replica*; the global batch, the one
+  ``tf.data`` produces and ``fit`` splits among the replicas, is ``BATCH_SIZE × replicas``.
+  Each replica keeps the batch a single device was sized for (8 TPU cores run 8 such batches
+  at once), and an epoch takes ``replicas`` times fewer steps;
+* the Adam learning rate is multiplied by ``sqrt(replicas)`` (the square-root rule for
+  adaptive optimizers: Malladi et al., 2022, "On the SDEs and Scaling Rules for Adaptive
+  Gradient Algorithms"; Krizhevsky, 2014, proposed it for SGD too). A ``replicas`` times larger
+  batch has ``sqrt(replicas)`` times less gradient noise; the linear rule of Goyal et al.
+  (2017) is derived for SGD, and applied to Adam at 8 replicas it takes notebook 04's rate
+  from 2e-3 to 1.6e-2, where the RNN diverges. With one replica nothing changes;
+* the Transformer's warm-up is counted in examples, not steps: ``warmup_steps / replicas``.
+  With the paper's schedule ``d^-0.5 · min(step^-0.5, step · warmup^-1.5)`` that multiplies
+  the whole schedule, seen as a function of examples, by ``sqrt(replicas)``: the same rule.
+
+Losses under a strategy: :class:`seqlab.training.MaskedSparseCategoricalCrossentropy` returns
+each replica's share of the global batch's mean, so loss values and gradients equal the
+single-device ones on the same global batch (``tests/test_distribute.py`` checks every model
+family on two logical CPU devices).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+
+import tensorflow as tf
+
+STRATEGY_CHOICES = ("auto", "default", "mirrored", "tpu")
+ENVIRONMENT_VARIABLE = "SEQLAB_STRATEGY"
+#: Logical devices the CPU is split into when ``"mirrored"`` is forced without a GPU.
+CPU_REPLICAS = 2
+
+_chosen: dict[str, tf.distribute.Strategy] = {}
+
+
+class StrategyError(RuntimeError):
+    """The requested strategy cannot be created in this process (one message says why)."""
+
+
+def strategy_name(name: str | None = None) -> str:
+    """``name`` checked, or ``$SEQLAB_STRATEGY`` (default ``"auto"``) when ``name`` is None."""
+    if name is None:
+        name = os.environ.get(ENVIRONMENT_VARIABLE, "").strip() or "auto"
+    name = str(name).strip().lower()
+    if name not in STRATEGY_CHOICES:
+        raise ValueError(f"strategy must be one of {STRATEGY_CHOICES} (or None: "
+                         f"${ENVIRONMENT_VARIABLE}, else 'auto'); got {name!r}")
+    return name
+
+
+def choose_strategy(name: str | None = None, *, quiet: bool = False) -> tf.distribute.Strategy:
+    """The ``tf.distribute`` strategy for this runtime, created once per process.
+
+    Call it before anything runs a TensorFlow operation when ``"mirrored"`` may split the CPU
+    (logical devices are fixed when TensorFlow initialises them); in the notebooks it runs
+    right after the parameters cell.
+
+    Args:
+        name: ``"auto"`` (TPU if present, else several GPUs, else one device), ``"default"``
+            (one device), ``"mirrored"`` (all GPUs; without a GPU, the CPU split into
+            :data:`CPU_REPLICAS` logical devices), ``"tpu"``; ``None`` reads
+            ``$SEQLAB_STRATEGY``, else ``"auto"``.
+        quiet: do not print the one-line report (strategy, replicas, devices).
+
+    Returns:
+        The strategy; asking again for the same one returns the same object.
+
+    Raises:
+        ValueError: for an unknown name.
+        StrategyError: ``"tpu"`` without a TPU, or ``"mirrored"`` on a CPU after TensorFlow
+            has initialised its devices.
+    """
+    name = strategy_name(name)
+    kind = _resolve(name)
+    if kind not in _chosen:
+        _chosen[kind] = _create(kind)
+    strategy = _chosen[kind]
+    if not quiet:
+        print(f"Strategy: {describe_strategy(strategy)}"
+              + (f" (asked for {name!r})" if name != kind else ""))
+    return strategy
+
+
+def describe_strategy(strategy: tf.distribute.Strategy) -> str:
+    """``"MirroredStrategy, 2 replicas on /cpu:0, /cpu:1"`` and the like."""
+    replicas = strategy.num_replicas_in_sync
+    if _is_default(strategy):
+        gpus = tf.config.list_physical_devices("GPU")
+        return (f"default strategy (one device), 1 replica on "
+                f"{'/gpu:0' if gpus else '/cpu:0'}")
+    devices = ", ".join(_short(d) for d in strategy.extended.worker_devices)
+    return f"{type(strategy).__name__}, {replicas} replica{'s' if replicas != 1 else ''} on {devices}"
+
+
+def global_batch_size(per_replica_batch_size: int, strategy: tf.distribute.Strategy | None = None) -> int:
+    """``per_replica_batch_size × replicas``: the batch size ``tf.data`` must produce."""
+    if int(per_replica_batch_size) < 1:
+        raise ValueError(f"per_replica_batch_size must be a positive integer; got {per_replica_batch_size}")
+    return int(per_replica_batch_size) * _replicas(strategy)
+
+
+def scale_learning_rate(learning_rate: float, strategy: tf.distribute.Strategy | None = None) -> float:
+    """Adam's learning rate for the global batch: ``learning_rate × sqrt(replicas)``."""
+    return float(learning_rate) * math.sqrt(_replicas(strategy))
+
+
+def scale_warmup_steps(warmup_steps: int, strategy: tf.distribute.Strategy | None = None) -> int:
+    """Warm-up of the same number of examples: ``warmup_steps / replicas`` (at least 1)."""
+    return max(1, round(int(warmup_steps) / _replicas(strategy)))
+
+
+def strategy_scope(strategy: tf.distribute.Strategy | None = None):
+    """``strategy.scope()``, or a context that changes nothing when ``strategy`` is None.
+
+    The package's builders create their variables inside it, so each replica holds a copy.
+    """
+    return strategy.scope() if strategy is not None else contextlib.nullcontext()
+
+
+def is_tpu_strategy(strategy: tf.distribute.Strategy | None) -> bool:
+    """Whether ``strategy`` runs on TPU cores (which need fixed shapes)."""
+    return isinstance(strategy, tf.distribute.TPUStrategy)
+
+
+def fixed_shape_batches(dataset: tf.data.Dataset, strategy: tf.distribute.Strategy | None = None) -> tf.data.Dataset:
+    """``dataset`` with a fixed batch size where the strategy needs one (TPU), else unchanged.
+
+    A TPU compiles one program per input shape, so a training set's last, smaller batch would
+    cost a second compilation: under a TPU strategy the batches are re-cut to the dataset's
+    batch size with ``drop_remainder=True`` (fewer than one batch of examples is left out of
+    each epoch; the training sets shuffle each epoch, so a different few). Every other axis
+    must already be fixed: pad sequences to a fixed length (``load_translation`` does; an IMDB
+    vectorizer needs ``output_sequence_length``). Under other strategies ``fit`` splits each
+    global batch among the replicas as it is, no example dropped or repeated.
+    """
+    if not is_tpu_strategy(strategy):
+        return dataset
+    specs = tf.nest.flatten(dataset.element_spec)
+    varying = [spec for spec in specs if None in spec.shape[1:]]
+    if varying:
+        raise ValueError("A TPU needs fixed shapes, but this dataset has axes of varying length "
+                         f"{[tuple(s.shape) for s in varying]}: pad to a fixed length first "
+                         "(e.g. TextVectorization(output_sequence_length=...)).")
+    batch_size = specs[0].shape[0]
+    if batch_size is None:
+        # Batched without drop_remainder: read the size from the first batch.
+        batch_size = int(tf.shape(tf.nest.flatten(next(iter(dataset)))[0])[0])
+    return dataset.rebatch(batch_size, drop_remainder=True)
+
+
+# ------------------------------------------------------------------------------------------
+
+
+def _replicas(strategy) -> int:
+    return (strategy or tf.distribute.get_strategy()).num_replicas_in_sync
+
+
+def _is_default(strategy) -> bool:
+    return strategy is tf.distribute.get_strategy() and not tf.distribute.has_strategy()
+
+
+def _short(device: str) -> str:
+    return device.replace("/job:localhost/replica:0/task:0", "").replace("/device:", "/").lower()
+
+
+def _tpu_present() -> bool:
+    # Colab's older TPU runtime sets COLAB_TPU_ADDR; Cloud TPU VMs set TPU_NAME or show the
+    # cores as physical devices. Checked without contacting anything (no metadata server).
+    return bool(os.environ.get("COLAB_TPU_ADDR") or os.environ.get("TPU_NAME")
+                or tf.config.list_physical_devices("TPU"))
+
+
+def _resolve(name: str) -> str:
+    if name != "auto":
+        return name
+    if _tpu_present():
+        return "tpu"
+    if len(tf.config.list_physical_devices("GPU")) > 1:
+        return "mirrored"
+    return "default"
+
+
+def _create(kind: str) -> tf.distribute.Strategy:
+    if kind == "default":
+        return tf.distribute.get_strategy()
+    if kind == "tpu":
+        return _create_tpu()
+    if tf.config.list_physical_devices("GPU"):
+        return tf.distribute.MirroredStrategy()  # every visible GPU
+    return tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(_split_cpu())])
+
+
+def _split_cpu() -> int:
+    """Split the CPU into :data:`CPU_REPLICAS` logical devices (or keep an earlier split)."""
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    existing = tf.config.get_logical_device_configuration(cpu) or []
+    if len(existing) >= 2:
+        return len(existing)
+    try:
+        tf.config.set_logical_device_configuration(
+            cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(CPU_REPLICAS)])
+    except RuntimeError as error:
+        raise StrategyError(
+            f"'mirrored' on a machine without a GPU splits the CPU into {CPU_REPLICAS} logical "
+            "devices, which TensorFlow allows only before it initialises its devices, and "
+            "something already ran a TensorFlow operation in this process. Choose the strategy "
+            "first: restart the kernel (or process) and call "
+            "seqlab.distribute.choose_strategy('mirrored') before loading data or building "
+            f"models, or set {ENVIRONMENT_VARIABLE}=mirrored.") from error
+    return CPU_REPLICAS
+
+
+def _create_tpu() -> tf.distribute.Strategy:
+    if not _tpu_present():
+        raise StrategyError("strategy 'tpu' but no TPU is visible (on Colab: Runtime > Change "
+                            "runtime type > TPU); use 'auto' to fall back to GPUs or the CPU.")
+    # On a TPU VM the cores are local; the older Colab runtime names a remote TPU worker.
+    remote = os.environ.get("COLAB_TPU_ADDR") or os.environ.get("TPU_NAME")
+    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=None if remote else "local")
+    tf.config.experimental_connect_to_cluster(resolver)
+    tf.tpu.experimental.initialize_tpu_system(resolver)
+    return tf.distribute.TPUStrategy(resolver)

@@ -1,0 +1,293 @@
+"""seqlab.distribute and every model family under ``MirroredStrategy`` with 2 replicas on a CPU.
+
+Logical devices must be configured before TensorFlow initialises, which in the pytest process
+has long happened, so the two-replica runs happen in a child process: this file run as a script
+(``python tests/test_distribute.py OUT.json``). For each family it trains one epoch on the same
+global batches twice — the default strategy (one device), then ``MirroredStrategy`` over the CPU
+split in two — from the same initial weights, and records losses, weights, a save/load round
+trip and (translators) greedy decoding. The tests compare the two runs.
+
+Tolerance: float32 sums in a different order (each replica sums its half, then the halves are
+added) differ by a few ulps, so losses must agree to ``rtol=1e-5`` and weights to ``atol=1e-5``.
+The bug this guards against (issue 15: one scalar per replica) gave exactly twice the loss.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FAMILIES = ("sentiment", "bilstm", "rnn_translator", "transformer")
+LOSS_RTOL = 1e-5
+WEIGHT_ATOL = 1e-5
+
+
+# --------------------------------------------------------------------------------------------
+# The child process
+# --------------------------------------------------------------------------------------------
+
+
+def _translation_batches(np, rng, batches=2, batch=8, source_vocab=23, target_vocab=19, length=7):
+    """Global batches whose two halves (one per replica) hold different numbers of real tokens:
+    long sentences in the first half, short ones in the second."""
+    sources, targets = [], []
+    for _ in range(batches * batch):
+        index = len(sources) % batch
+        n = length if index < batch // 2 else 2 + index % 2
+        sources.append(np.pad(rng.integers(3, source_vocab, n), (0, length - n)))
+        targets.append(np.pad(np.r_[1, rng.integers(3, target_vocab, n - 1), 2], (0, length + 1 - n - 1)))
+    sources, targets = np.array(sources, "int32"), np.array(targets, "int32")
+    return (sources, targets[:, :-1]), targets[:, 1:]
+
+
+def _run_family(family, strategy, default, out_dir):
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    from seqlab.decoding import greedy_decode
+    from seqlab.models import (
+        build_recurrent_classifier,
+        build_rnn_translator,
+        build_sentiment_classifier,
+        build_transformer_translator,
+        compile_sentiment_classifier,
+    )
+    from seqlab.training import compile_translator
+
+    rng = np.random.default_rng(0)
+    batch = 8
+    if family == "sentiment":
+        from seqlab.layers import STANDIN_HANDLE
+
+        words = ["good", "bad", "great", "awful", "film", "plot", "boring", "fun"]
+        x = np.array([" ".join(rng.choice(words, 6)) for _ in range(2 * batch)])
+        y = rng.integers(0, 2, 2 * batch).astype("float32")
+
+        def build(s):
+            model = build_sentiment_classifier(STANDIN_HANDLE, 8, trainable=True, strategy=s)
+            return compile_sentiment_classifier(model, learning_rate=0.05)
+    elif family == "bilstm":
+        lengths = np.where(np.arange(2 * batch) % batch < batch // 2, 12, 3)
+        x = np.where(np.arange(12)[None] < lengths[:, None], rng.integers(1, 50, (2 * batch, 12)), 0)
+        y = rng.integers(0, 2, 2 * batch).astype("float32")
+
+        def build(s):
+            model = build_recurrent_classifier(50, 4, embedding_dim=8, sequence_length=12, strategy=s)
+            return compile_sentiment_classifier(model, learning_rate=0.05)
+    else:
+        x, y = _translation_batches(np, rng, batch=batch)
+
+        def build(s):
+            if family == "rnn_translator":
+                model = build_rnn_translator(23, 19, embedding_dim=8, units=16,
+                                             attention="bahdanau", strategy=s)
+            else:
+                model = build_transformer_translator(23, 19, preset="tiny", strategy=s)
+            # SGD: a gradient scaled by the replica count moves the weights that much further
+            # (Adam would hide it); created outside the scope on purpose.
+            return compile_translator(model, keras.optimizers.SGD(0.5))
+
+    def dataset():
+        return tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)
+
+    record = {}
+    initial = None
+    for label, s in (("default", default), ("mirrored", strategy)):
+        keras.utils.set_random_seed(1)
+        model = build(s)
+        if initial is None:
+            initial = model.get_weights()
+        model.set_weights(initial)
+        try:
+            history = model.fit(dataset(), epochs=1, verbose=0, shuffle=False).history
+        except tf.errors.InvalidArgumentError as error:
+            if label == "mirrored" and family == "sentiment" and "string" in str(error):
+                # Keras's TF trainer averages the first distributed batch to learn its shapes
+                # (trainer._maybe_symbolic_build: strategy.reduce("MEAN", batch)), which fails
+                # for string inputs; see test_..._sentiment below.
+                return {"keras_string_batch_error": str(error).splitlines()[0][:300]}
+            raise
+        evaluated = model.evaluate(dataset(), verbose=0, return_dict=True)
+        record[label] = {"history": {k: [float(v) for v in vs] for k, vs in history.items()},
+                         "evaluate": {k: float(v) for k, v in evaluated.items()}}
+        record[label + "_weights"] = model.get_weights()
+        if label == "mirrored":
+            first = tf.data.Dataset.from_tensor_slices(x).batch(batch).take(1).get_single_element()
+            path = Path(out_dir) / f"{family}.keras"
+            model.save(path)
+            reloaded = keras.models.load_model(path)  # outside the strategy: one device
+            record["reload_max_difference"] = float(np.max(np.abs(
+                np.asarray(model.predict(first, verbose=0), "float64")
+                - np.asarray(reloaded.predict(first, verbose=0), "float64"))))
+        if family in ("rnn_translator", "transformer"):
+            ids, _ = greedy_decode(model, x[0][:4], 1, 2, 6)
+            record[label]["greedy"] = np.asarray(ids).tolist()
+    weights = zip(record.pop("default_weights"), record.pop("mirrored_weights"), strict=True)
+    record["weights_max_difference"] = max(float(np.max(np.abs(a - b))) for a, b in weights)
+    record["replicas"] = strategy.num_replicas_in_sync
+    return record
+
+
+def _child(out_path: str, families: list[str]) -> None:
+    from seqlab.distribute import choose_strategy
+
+    strategy = choose_strategy("mirrored")  # first: splits the CPU before TensorFlow starts
+    import tensorflow as tf
+
+    default = tf.distribute.get_strategy()
+    results = {family: _run_family(family, strategy, default, Path(out_path).parent)
+               for family in families}
+    Path(out_path).write_text(json.dumps(results), encoding="utf-8")
+
+
+# --------------------------------------------------------------------------------------------
+# The tests
+# --------------------------------------------------------------------------------------------
+
+
+def _run_child(tmp_path, *args, env=None):
+    environment = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", **(env or {})}
+    return subprocess.run([sys.executable, __file__, *map(str, args)], capture_output=True,
+                          text=True, timeout=900, env=environment, cwd=tmp_path)
+
+
+@pytest.fixture(scope="module")
+def two_replica_runs(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("distribute")
+    out = tmp_path / "runs.json"
+    completed = _run_child(tmp_path, out, *FAMILIES)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert "MirroredStrategy, 2 replicas on /cpu:0, /cpu:1" in completed.stdout
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def _xfail_on_keras_string_batches(run):
+    """The sentiment classifier reads raw strings. Keras 3.10-3.15's TensorFlow trainer starts
+    ``fit`` under a strategy of several replicas with ``strategy.reduce("MEAN", first_batch)``
+    to learn the batch's shapes, and a mean of strings fails. Once Keras stops doing that, the
+    child records real results and the comparison runs."""
+    if "keras_string_batch_error" in run:
+        assert "string" in run["keras_string_batch_error"]
+        pytest.xfail("Keras averages the first batch under a multi-replica strategy; "
+                     "string inputs (the hub sentiment model) fail: " + run["keras_string_batch_error"][:80])
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_one_epoch_under_mirrored_strategy_equals_one_device(two_replica_runs, family):
+    run = two_replica_runs[family]
+    _xfail_on_keras_string_batches(run)
+    assert run["replicas"] == 2
+    single, mirrored = run["default"], run["mirrored"]
+    for key in ("loss", *[k for k in single["history"] if k != "loss"]):
+        assert math.isclose(mirrored["history"][key][0], single["history"][key][0],
+                            rel_tol=LOSS_RTOL, abs_tol=1e-7), (key, single, mirrored)
+    for key, value in single["evaluate"].items():
+        assert math.isclose(mirrored["evaluate"][key], value, rel_tol=LOSS_RTOL, abs_tol=1e-7), key
+    # The second batch's loss depends on the first update: equal losses and equal weights
+    # after the epoch mean the gradients were equal too (not scaled by the replica count).
+    assert run["weights_max_difference"] < WEIGHT_ATOL
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_a_model_trained_under_the_strategy_saves_and_loads(two_replica_runs, family):
+    _xfail_on_keras_string_batches(two_replica_runs[family])
+    assert two_replica_runs[family]["reload_max_difference"] < 1e-5
+
+
+@pytest.mark.parametrize("family", ["rnn_translator", "transformer"])
+def test_a_translator_trained_under_the_strategy_decodes_like_one_trained_on_one_device(
+        two_replica_runs, family):
+    run = two_replica_runs[family]
+    assert run["mirrored"]["greedy"] == run["default"]["greedy"]
+
+
+def test_the_translation_batches_give_the_replicas_different_token_counts():
+    # Otherwise averaging each replica's own token mean would also pass the tests above.
+    import numpy as np
+
+    (_, _), target_out = _translation_batches(np, np.random.default_rng(0))
+    halves = (target_out[:8] != 0).reshape(2, 4, -1).sum(axis=(1, 2))
+    assert halves[0] != halves[1]
+
+
+def test_mirrored_after_tensorflow_started_says_what_to_do(tmp_path):
+    script = ("import tensorflow as tf\ntf.constant(1.0)\n"
+              "from seqlab.distribute import choose_strategy, StrategyError\n"
+              "try:\n    choose_strategy('mirrored')\nexcept StrategyError as e:\n    print('ERROR:', e)\n")
+    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                               timeout=300, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert "ERROR: 'mirrored' on a machine without a GPU splits the CPU" in completed.stdout
+    assert "SEQLAB_STRATEGY=mirrored" in completed.stdout
+
+
+def test_auto_on_a_cpu_is_the_default_strategy(capsys, monkeypatch):
+    import tensorflow as tf
+
+    from seqlab.distribute import choose_strategy
+
+    monkeypatch.delenv("SEQLAB_STRATEGY", raising=False)
+    strategy = choose_strategy()
+    assert strategy is tf.distribute.get_strategy()
+    assert choose_strategy("auto") is strategy
+    assert "default strategy (one device), 1 replica" in capsys.readouterr().out
+
+
+def test_strategy_names_are_checked_and_read_from_the_environment(monkeypatch):
+    from seqlab.distribute import strategy_name
+
+    monkeypatch.setenv("SEQLAB_STRATEGY", "Mirrored")
+    assert strategy_name() == "mirrored"
+    assert strategy_name("tpu") == "tpu"
+    with pytest.raises(ValueError, match="strategy must be one of"):
+        strategy_name("gpus")
+
+
+def test_tpu_without_a_tpu_is_one_clear_error(monkeypatch):
+    from seqlab.distribute import StrategyError, choose_strategy
+
+    monkeypatch.delenv("COLAB_TPU_ADDR", raising=False)
+    monkeypatch.delenv("TPU_NAME", raising=False)
+    with pytest.raises(StrategyError, match="no TPU is visible"):
+        choose_strategy("tpu")
+
+
+class _Replicas:
+    def __init__(self, n):
+        self.num_replicas_in_sync = n
+
+
+def test_batch_size_and_learning_rate_rules():
+    from seqlab.distribute import global_batch_size, scale_learning_rate, scale_warmup_steps
+
+    assert global_batch_size(128) == 128  # one device: unchanged
+    assert scale_learning_rate(2e-3) == 2e-3
+    assert global_batch_size(128, _Replicas(8)) == 1024
+    assert math.isclose(scale_learning_rate(2e-3, _Replicas(8)), 2e-3 * math.sqrt(8))
+    assert scale_warmup_steps(4000, _Replicas(8)) == 500
+    assert scale_warmup_steps(1, _Replicas(8)) == 1
+    with pytest.raises(ValueError, match="positive"):
+        global_batch_size(0)
+
+
+def test_the_paper_schedule_with_scaled_warmup_is_the_square_root_rule():
+    # Warm-up counted in examples (steps / R) multiplies the schedule, as a function of the
+    # examples seen, by sqrt(R): the same rule as scale_learning_rate.
+    from seqlab.training import TransformerSchedule
+
+    replicas = 4
+    one = TransformerSchedule(128, 4000)
+    many = TransformerSchedule(128, 4000 // replicas)
+    for examples_in_batches in (400, 4000, 20000):
+        ratio = float(many(examples_in_batches // replicas)) / float(one(examples_in_batches))
+        assert math.isclose(ratio, math.sqrt(replicas), rel_tol=0.01)
+
+
+if __name__ == "__main__":
+    _child(sys.argv[1], sys.argv[2:])

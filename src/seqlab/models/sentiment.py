@@ -138,3 +138,36 @@ def write_imdb_result(stage: str, *, test_accuracy: float, trainable_params: int
         entry["history"] = {key: [float(v) for v in values]
                             for key, values in getattr(history, "history", history).items()}
     return results.record_result("imdb", (stage,), entry, mode=mode, path=path)
+
+
+def build_recurrent_classifier(vocab_size: int, units: int = 64, *, embedding_dim: int = 32,
+                               sequence_length: int | None = None, strategy=None,
+                               name: str = "deep_bidirectional_lstm") -> keras.Sequential:
+    """Notebook 03's classifier trained from scratch: token ids -> two bidirectional LSTMs -> P(positive).
+
+    ``Embedding(mask_zero=True)`` -> ``Bidirectional(LSTM(units, return_sequences=True))`` ->
+    ``Bidirectional(LSTM(units))`` -> ``Dense(1, sigmoid)``: a deep (2-layer) bidirectional
+    RNN, with Keras's fused LSTM.
+
+    Args:
+        vocab_size: size of the id vocabulary (0 = padding).
+        units: units per direction of each LSTM.
+        embedding_dim: size of the learned word vectors.
+        sequence_length: fixed input length (a TPU needs one), or None for any length.
+        strategy: a ``tf.distribute`` strategy; the variables are created in its scope.
+        name: the model's name.
+
+    Returns:
+        The model, not compiled: :func:`compile_sentiment_classifier` compiles it (in the
+        model's strategy scope).
+    """
+    if vocab_size < 2 or units < 1:
+        raise ValueError(f"vocab_size must be at least 2 and units positive; got {vocab_size}, {units}")
+    with strategy.scope() if strategy is not None else contextlib.nullcontext():
+        return keras.Sequential([
+            keras.Input((sequence_length,), dtype="int64"),
+            keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True),
+            keras.layers.Bidirectional(keras.layers.LSTM(units, return_sequences=True)),
+            keras.layers.Bidirectional(keras.layers.LSTM(units)),
+            keras.layers.Dense(1, activation="sigmoid"),
+        ], name=name)

@@ -292,3 +292,26 @@ class Seq2SeqTranslator(keras.Model):
                 "embedding_dim": self.embedding_dim, "units": self.units, "rnn": self.rnn_kind,
                 "attention": self.attention_kind, "attention_units": self.attention_units,
                 "reverse_source": self.reverse_source, "dropout": self.dropout_rate}
+
+
+def build_rnn_translator(source_vocab_size: int, target_vocab_size: int, *, strategy=None,
+                         **options) -> Seq2SeqTranslator:
+    """A built :class:`Seq2SeqTranslator` whose variables are created in ``strategy``'s scope.
+
+    Args:
+        source_vocab_size / target_vocab_size: vocabulary sizes (0 = padding).
+        strategy: a ``tf.distribute`` strategy (see :func:`seqlab.distribute.choose_strategy`);
+            each replica then holds a copy of every weight. None: the current strategy.
+        **options: the translator's other arguments (``embedding_dim``, ``units``, ``rnn``,
+            ``attention``, ...).
+
+    Returns:
+        The translator, built (every weight exists) and not compiled: compile it with
+        :func:`seqlab.training.compile_translator`, which works in the model's strategy scope.
+    """
+    from seqlab.distribute import strategy_scope
+
+    with strategy_scope(strategy):
+        model = Seq2SeqTranslator(source_vocab_size, target_vocab_size, **options)
+        model.build()
+    return model

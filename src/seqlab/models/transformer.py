@@ -4,19 +4,25 @@
 :class:`~seqlab.layers.PositionalEmbedding` and N encoder layers; the target prefix (teacher
 forcing: the target shifted right, starting with ``[START]``) goes through its own positional
 embedding and N decoder layers that attend to the encoder output; a final ``Dense(V)`` gives the
-next-token logits at every target position.
+next-token logits at every target position. Token id 0 is padding in both languages (as
+``TextVectorization`` writes it).
 
 Decoding protocol shared with :mod:`seqlab.decoding` (greedy, beam search, ``translate``):
 
 - ``model.encode(source_ids) -> state``: a dict of batch-major tensors, ``{"memory": (B, S, d),
   "source_mask": (B, S) bool}``, so beam search can repeat or gather it along the batch axis;
+- ``model.init_cache(state, max_length) -> state`` (optional part of the protocol): adds a
+  key/value cache — per decoder layer, the cross-attention keys and values of the source
+  (computed once) and room for ``max_length`` self-attention keys and values;
 - ``model.decode_step(target_prefix_ids (B, t) int32, state) -> (logits (B, V), state,
-  attention (B, S))``: the decoder is recomputed over the whole prefix (no key/value cache — the
-  simple, exact choice at these lengths); ``attention`` is the last decoder layer's
+  attention (B, S))``. With a cache, only the newest token goes through the decoder: its keys
+  and values are written into the cache and its query attends to the cached ones, so a step
+  costs O(t) instead of recomputing the whole prefix (O(t²)); the tokens are the same. Without
+  a cache the whole prefix is recomputed. ``attention`` is the last decoder layer's
   cross-attention of the newest position, averaged over heads.
 
 Sizes: the class defaults are the small configuration used in class (2 layers, d_model 128,
-4 heads, dff 512); :attr:`TransformerTranslator.PRESETS` also holds the paper's base model
+4 heads, dff 512); :data:`TRANSFORMER_PRESETS` also holds the paper's base model
 (N=6, d_model=512, h=8, dff=2048, dropout 0.1) — ``TransformerTranslator.from_preset("base",
 source_vocab_size=..., target_vocab_size=...)``.
 """
@@ -34,7 +40,7 @@ from seqlab.layers.transformer import (
     padding_mask,
 )
 
-TRANSFORMER_PRESETS = PRESETS = {
+TRANSFORMER_PRESETS = {
     # Notebook 05 FAST mode (synthetic dates task, seconds on a CPU).
     "tiny": {"num_layers": 2, "d_model": 64, "num_heads": 4, "dff": 128, "dropout": 0.0},
     # The class default and the benchmark's reference size.
@@ -48,9 +54,8 @@ TRANSFORMER_PRESETS = PRESETS = {
 class TransformerTranslator(keras.Model):
     """Encoder–decoder Transformer: ``(source_ids (B, S), target_in (B, T)) -> logits (B, T, V)``.
 
-    Token id ``padding_id`` (0, as ``TextVectorization`` writes it) is padding in both
-    languages. The logits carry no Keras mask: padded target positions are excluded by the
-    masked loss and accuracy of :mod:`seqlab.training`.
+    Token id 0 is padding in both languages. The logits carry no Keras mask: padded target
+    positions are excluded by the masked loss and accuracy of :mod:`seqlab.training`.
 
     Args:
         num_layers: N, encoder layers and decoder layers (each).
@@ -60,14 +65,23 @@ class TransformerTranslator(keras.Model):
         source_vocab_size, target_vocab_size: vocabulary sizes (required).
         dropout: residual dropout rate (after each sub-layer and on the embeddings).
         attention_dropout: dropout on the attention weights (0 in the paper).
-        padding_id: the padding token id.
+
+    Call arguments:
+        inputs: ``(source_ids (B, S), target_in (B, T))`` int ids.
+        training: enables dropout.
+
+    Returns:
+        logits ``(B, T, V)``.
+
+    Example:
+        >>> import numpy as np
+        >>> model = TransformerTranslator.from_preset("tiny", source_vocab_size=20, target_vocab_size=15)
+        >>> tuple(model((np.ones((2, 6), "int32"), np.ones((2, 4), "int32"))).shape)
+        (2, 4, 15)
     """
 
-    PRESETS = PRESETS
-
     def __init__(self, num_layers=2, d_model=128, num_heads=4, dff=512, source_vocab_size=None,
-                 target_vocab_size=None, dropout=0.1, attention_dropout=0.0, padding_id=0,
-                 **kwargs):
+                 target_vocab_size=None, dropout=0.1, attention_dropout=0.0, **kwargs):
         super().__init__(**kwargs)
         if not source_vocab_size or not target_vocab_size:
             raise ValueError("TransformerTranslator needs source_vocab_size and target_vocab_size.")
@@ -79,29 +93,36 @@ class TransformerTranslator(keras.Model):
         self.target_vocab_size = int(target_vocab_size)
         self.dropout_rate = float(dropout)
         self.attention_dropout = float(attention_dropout)
-        self.padding_id = int(padding_id)
 
+        # Every sub-layer gets the model's dtype policy (keras-hub's convention), so
+        # TransformerTranslator(..., dtype="mixed_float16") is mixed precision throughout.
+        policy = self.dtype_policy
         self.source_embedding = PositionalEmbedding(self.source_vocab_size, self.d_model,
-                                                    name="source_embedding")
+                                                    name="source_embedding", dtype=policy)
         self.target_embedding = PositionalEmbedding(self.target_vocab_size, self.d_model,
-                                                    name="target_embedding")
-        self.source_dropout = keras.layers.Dropout(self.dropout_rate, name="source_dropout")
-        self.target_dropout = keras.layers.Dropout(self.dropout_rate, name="target_dropout")
+                                                    name="target_embedding", dtype=policy)
+        self.source_dropout = keras.layers.Dropout(self.dropout_rate, name="source_dropout",
+                                                   dtype=policy)
+        self.target_dropout = keras.layers.Dropout(self.dropout_rate, name="target_dropout",
+                                                   dtype=policy)
         layer_args = {"d_model": self.d_model, "num_heads": self.num_heads, "dff": self.dff,
-                      "dropout": self.dropout_rate, "attention_dropout": self.attention_dropout}
+                      "dropout": self.dropout_rate, "attention_dropout": self.attention_dropout,
+                      "dtype": policy}
         self.encoder_layers = [TransformerEncoderLayer(**layer_args, name=f"encoder_{i}")
                                for i in range(self.num_layers)]
         self.decoder_layers = [TransformerDecoderLayer(**layer_args, name=f"decoder_{i}")
                                for i in range(self.num_layers)]
-        self.output_layer = keras.layers.Dense(self.target_vocab_size, name="logits")
+        self.output_layer = keras.layers.Dense(self.target_vocab_size, name="logits",
+                                               dtype=policy)
 
     @classmethod
     def from_preset(cls, name, source_vocab_size, target_vocab_size, **overrides):
-        """A translator of one of :data:`PRESETS` (``"tiny"``, ``"small"``, ``"base"``)."""
-        if name not in PRESETS:
-            raise ValueError(f"Unknown preset {name!r}; choose one of {sorted(PRESETS)}.")
-        return cls(**{**PRESETS[name], **overrides}, source_vocab_size=source_vocab_size,
-                   target_vocab_size=target_vocab_size)
+        """A translator of one of :data:`TRANSFORMER_PRESETS` (``"tiny"``, ``"small"``, ``"base"``)."""
+        if name not in TRANSFORMER_PRESETS:
+            raise ValueError(
+                f"Unknown preset {name!r}; choose one of {sorted(TRANSFORMER_PRESETS)}.")
+        return cls(**{**TRANSFORMER_PRESETS[name], **overrides},
+                   source_vocab_size=source_vocab_size, target_vocab_size=target_vocab_size)
 
     # ---------------------------------------------------------------------------- building
 
@@ -120,51 +141,92 @@ class TransformerTranslator(keras.Model):
     def encode(self, source_ids, training=False):
         """``(B, S)`` ids -> state ``{"memory": (B, S, d), "source_mask": (B, S) bool}``."""
         source_ids = ops.convert_to_tensor(source_ids)
-        source_mask = padding_mask(source_ids, self.padding_id)  # (B, S)
+        source_mask = padding_mask(source_ids)  # (B, S)
         x = self.source_embedding(source_ids)  # (B, S, d)
         x = self.source_dropout(x, training=training)
         for layer in self.encoder_layers:
             x = layer(x, mask=source_mask, training=training)  # (B, S, d)
         return {"memory": x, "source_mask": source_mask}
 
-    def decode(self, target_ids, state, training=False):
-        """Teacher-forced decoder: ``(B, T)`` ids and the encoder state -> logits ``(B, T, V)``."""
+    def decode(self, target_ids, state, training=False, return_attention_scores=False):
+        """Teacher-forced decoder: ``(B, T)`` ids and the encoder state -> logits ``(B, T, V)``.
+
+        With ``return_attention_scores=True`` returns ``(logits, scores)``: one dict per decoder
+        layer, ``{"self_attention": (B, H, T, T), "cross_attention": (B, H, T, S)}`` (for the
+        per-head heatmaps).
+        """
         target_ids = ops.convert_to_tensor(target_ids)
         x = self.target_embedding(target_ids)  # (B, T, d)
         x = self.target_dropout(x, training=training)
+        scores = []
         for layer in self.decoder_layers:
-            x = layer(x, state["memory"], context_mask=state["source_mask"], training=training)
+            x, layer_scores = layer(x, state["memory"], context_mask=state["source_mask"],
+                                    return_attention_scores=True, training=training)
+            scores.append(layer_scores)
         logits = dense_2d(self.output_layer, x)  # (B, T, V)
-        return logits
+        return (logits, scores) if return_attention_scores else logits
 
     def call(self, inputs, training=None):
         source_ids, target_in = inputs
         state = self.encode(source_ids, training=training)
         return self.decode(target_in, state, training=training)  # (B, T, V)
 
+    # ---------------------------------------------------------------------------- decoding
+
+    def init_cache(self, state, max_length):
+        """``state`` plus a key/value cache for decoding up to ``max_length`` tokens.
+
+        ``state["cache"]`` holds one dict per decoder layer: ``"cross_attention"``, the source's
+        keys and values ``(B, H, S, dk)`` (projected once here instead of at every step), and
+        ``"self_attention"``, zeros ``(B, H, max_length, dk)`` that :meth:`decode_step` fills
+        one position per step. Every tensor is batch-major, so beam search can gather it.
+        """
+        self.build()  # the decoder's weights exist before its projections are used directly
+        memory = state["memory"]
+        batch = ops.shape(memory)[0]
+        cache = []
+        for layer in self.decoder_layers:
+            cross = layer.cross_attention.project_key_value(memory)  # 2 × (B, H, S, dk)
+            empty = ops.zeros((batch, self.num_heads, max_length, self.d_model // self.num_heads),
+                              dtype=cross[0].dtype)  # (B, H, L, dk)
+            cache.append({"self_attention": (empty, empty), "cross_attention": cross})
+        return {**state, "cache": cache}
+
     def decode_step(self, target_prefix_ids, state):
         """One step of autoregressive decoding (the protocol of :mod:`seqlab.decoding`).
 
         Args:
             target_prefix_ids: ``(B, t)`` int32, ``[START]`` followed by the tokens so far.
-            state: from :meth:`encode` (batch-major; beam search may have reordered it).
+            state: from :meth:`encode`, optionally with :meth:`init_cache`'s cache
+                (batch-major; beam search may have reordered it).
 
         Returns:
-            ``(logits (B, V), state, attention (B, S))`` — the next-token logits, the unchanged
-            state (the whole prefix is recomputed each step), and the last decoder layer's
-            cross-attention for the newest position, averaged over heads.
+            ``(logits (B, V), state, attention (B, S))`` — the next-token logits, the state
+            (with the newest position written into the cache, if there is one), and the last
+            decoder layer's cross-attention for the newest position, averaged over heads.
         """
-        logits = self.decode(target_prefix_ids, state, training=False)  # (B, t, V)
-        weights = self.decoder_layers[-1].last_attention_weights  # (B, H, t, S)
-        attention = ops.mean(weights[:, :, -1, :], axis=1)  # (B, S)
-        return logits[:, -1, :], state, attention
-
-    def cross_attention_weights(self):
-        """Cross-attention weights of every decoder layer from the latest eager call.
-
-        Returns a list (one per layer) of ``(B, H, T, S)`` arrays, for per-head heatmaps.
-        """
-        return [layer.last_attention_weights for layer in self.decoder_layers]
+        if "cache" not in state:
+            logits, scores = self.decode(target_prefix_ids, state, return_attention_scores=True)
+            cross = scores[-1]["cross_attention"][:, :, -1, :]  # (B, H, S), newest position
+            return logits[:, -1, :], state, ops.mean(cross, axis=1)
+        target_prefix_ids = ops.convert_to_tensor(target_prefix_ids)
+        index = ops.shape(target_prefix_ids)[1] - 1  # position of the newest token
+        newest = ops.expand_dims(target_prefix_ids[:, -1], 1)  # (B, 1)
+        x = self.target_embedding(newest, start_position=index)  # (B, 1, d)
+        cache = []
+        for layer, layer_cache in zip(self.decoder_layers, state["cache"], strict=True):
+            x, scores, self_cache = layer(
+                x, state["memory"], context_mask=state["source_mask"],
+                return_attention_scores=True,
+                self_attention_cache=layer_cache["self_attention"],
+                self_attention_cache_update_index=index,
+                cross_attention_cache=layer_cache["cross_attention"],
+            )  # (B, 1, d), scores, 2 × (B, H, L, dk)
+            cache.append({"self_attention": self_cache,
+                          "cross_attention": layer_cache["cross_attention"]})
+        logits = self.output_layer(x[:, 0, :])  # (B, V)
+        attention = ops.mean(scores["cross_attention"][:, :, 0, :], axis=1)  # (B, S)
+        return logits, {**state, "cache": cache}, attention
 
     def get_config(self):
         return {
@@ -177,5 +239,29 @@ class TransformerTranslator(keras.Model):
             "target_vocab_size": self.target_vocab_size,
             "dropout": self.dropout_rate,
             "attention_dropout": self.attention_dropout,
-            "padding_id": self.padding_id,
         }
+
+
+def build_transformer_translator(source_vocab_size: int, target_vocab_size: int, *,
+                                 preset: str = "small", strategy=None,
+                                 **overrides) -> TransformerTranslator:
+    """A built :class:`TransformerTranslator` of a preset, its variables in ``strategy``'s scope.
+
+    Args:
+        source_vocab_size / target_vocab_size: vocabulary sizes (0 = padding).
+        preset: a key of :data:`TRANSFORMER_PRESETS` (``"tiny"``, ``"small"``, ``"base"``).
+        strategy: a ``tf.distribute`` strategy (see :func:`seqlab.distribute.choose_strategy`);
+            each replica then holds a copy of every weight. None: the current strategy.
+        **overrides: preset values to change (e.g. ``dropout=0.0``).
+
+    Returns:
+        The translator, built and not compiled: compile it with
+        :func:`seqlab.training.compile_translator`, which works in the model's strategy scope.
+    """
+    from seqlab.distribute import strategy_scope
+
+    with strategy_scope(strategy):
+        model = TransformerTranslator.from_preset(preset, source_vocab_size, target_vocab_size,
+                                                  **overrides)
+        model.build()
+    return model

@@ -175,8 +175,8 @@ def test_reset_gate_comparison_placeholder_fails_with_the_friendly_message():
 @pytest.mark.parametrize(
     ("comparison", "message"),
     [
-        ({}, "two entries"),
-        (None, "two entries"),
+        ({}, "must have the entries"),
+        (None, "must have the entries"),
         ({"with reset gate": {}, "without reset gate": {}}, "lacks"),
         (_comparison(without_parameters=75), "2/3"),
         (_comparison(accuracy=1.7), "between 0 and 1"),

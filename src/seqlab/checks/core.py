@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,24 @@ def run_student_code(exercise: str, function: Callable[..., Any], *args, **kwarg
         raise CheckFailed(
             exercise, f"your code raised {type(error).__name__}: {error}"
         ) from None
+
+
+def check_entries(exercise: str, value, entries: Sequence[str], fields: Sequence[str], *,
+                  what: str) -> None:
+    """``value`` must be a mapping with exactly the keys ``entries``, each entry a mapping with
+    at least the keys ``fields``; otherwise :class:`CheckFailed` naming what is missing.
+
+    For exercises that return several runs side by side, e.g. ``{"one tenth": {...},
+    "original": {...}}``.
+    """
+    if not isinstance(value, Mapping) or set(value) != set(entries):
+        found = sorted(value) if isinstance(value, Mapping) else type(value).__name__
+        raise CheckFailed(exercise, f"{what} must have the entries {list(entries)} "
+                                    f"({len(entries)} entries); found {found}.")
+    for name, entry in value.items():
+        missing = set(fields) - set(entry) if isinstance(entry, Mapping) else set(fields)
+        if missing:
+            raise CheckFailed(exercise, f"{what}[{name!r}] lacks {sorted(missing)}.")
 
 
 def as_array(exercise: str, value, what: str) -> np.ndarray:

@@ -11,7 +11,13 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from seqlab.checks.core import CheckFailed, assert_close, passed, run_student_code
+from seqlab.checks.core import (
+    CheckFailed,
+    assert_close,
+    check_entries,
+    passed,
+    run_student_code,
+)
 
 FROZEN_CLASSIFIER = "Exercise 1: build the frozen classifier"
 ACCURACY_FUNCTION = "Exercise 2: accuracy from predicted probabilities"
@@ -200,15 +206,9 @@ def check_learning_rate_comparison(runs: Mapping[str, Mapping] | Callable[[], Ma
     exercise = LEARNING_RATE_COMPARISON
     if callable(runs):
         runs = run_student_code(exercise, runs)
-    expected_keys = {"one tenth", "original"}
-    if not isinstance(runs, Mapping) or set(runs) != expected_keys:
-        found = sorted(runs) if isinstance(runs, Mapping) else type(runs).__name__
-        raise CheckFailed(exercise, f"`runs` must have the entries {sorted(expected_keys)}; "
-                                    f"found {found}.")
+    check_entries(exercise, runs, ("one tenth", "original"),
+                  ("learning_rate", "val_accuracy", "embedding_change"), what="runs")
     for name, run in runs.items():
-        missing = {"learning_rate", "val_accuracy", "embedding_change"} - set(run)
-        if missing:
-            raise CheckFailed(exercise, f"runs[{name!r}] lacks {sorted(missing)}.")
         accuracies = np.asarray(run["val_accuracy"], dtype=float)
         if accuracies.ndim != 1 or not len(accuracies) or not ((accuracies >= 0) & (accuracies <= 1)).all():
             raise CheckFailed(exercise, f"runs[{name!r}]['val_accuracy'] should be the list of "

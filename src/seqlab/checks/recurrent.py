@@ -13,7 +13,13 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from seqlab.checks.core import CheckFailed, assert_close, passed, run_student_code
+from seqlab.checks.core import (
+    CheckFailed,
+    assert_close,
+    check_entries,
+    passed,
+    run_student_code,
+)
 
 UNITS, FEATURES, STEPS, BATCH = 3, 4, 5, 2
 
@@ -151,14 +157,9 @@ def check_reset_gate_comparison(comparison) -> bool:
     if callable(comparison):
         comparison = run_student_code(exercise, comparison)
     expected_keys = ("with reset gate", "without reset gate")
-    if not isinstance(comparison, Mapping) or set(comparison) != set(expected_keys):
-        found = sorted(comparison) if isinstance(comparison, Mapping) else type(comparison)
-        raise CheckFailed(exercise, f"the comparison must have the two entries "
-                                    f"{list(expected_keys)}; found {found}.")
+    check_entries(exercise, comparison, expected_keys,
+                  ("cell_parameters", "val_accuracy", "epochs"), what="the comparison")
     for name, result in comparison.items():
-        missing = {"cell_parameters", "val_accuracy", "epochs"} - set(result)
-        if missing:
-            raise CheckFailed(exercise, f"the entry {name!r} lacks {sorted(missing)}.")
         accuracy = result["val_accuracy"]
         if not isinstance(accuracy, (int, float)) or not math.isfinite(accuracy) or not (
                 0.0 <= accuracy <= 1.0):

@@ -1,0 +1,103 @@
+"""Checks for notebook 06's exercises: skip-gram pairs and the CBOW prediction.
+
+* Exercise 1 — ``skipgram_pairs(words, window)``: every (centre, context) pair of a sentence,
+  the slides' "Input↔Output pairs": for each centre word, each word at most ``window``
+  positions before or after it (not the centre itself). Any order is accepted.
+* Exercise 2 — ``cbow_probabilities(W, U, context_ids)``: the slides' "Continuous Bag of Words
+  Model (CBOW)": average the context words' vectors (rows of ``W``, ``v̄ = 1/2m Σ v``), score
+  every word with ``z = U v̄``, return ``softmax(z)``, shape ``(V,)``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from seqlab.checks.core import CheckFailed, as_array, assert_close, passed, run_student_code
+
+SKIPGRAM = "Exercise 1: skip-gram pairs"
+CBOW = "Exercise 2: the CBOW prediction"
+
+SLIDE_SENTENCE = "The quick brown fox jumps over the lazy dog".split()
+
+
+def skipgram_pairs_reference(words, window):
+    """(centre, context) for every context word within ``window`` positions of a centre word."""
+    return [(words[i], words[j])
+            for i in range(len(words))
+            for j in range(max(0, i - window), min(len(words), i + window + 1)) if j != i]
+
+
+def check_skipgram_pairs(skipgram_pairs) -> bool:
+    """Check ``skipgram_pairs(words, window)`` on the slides' sentence and on edge cases."""
+    cases = [(SLIDE_SENTENCE, 2), (SLIDE_SENTENCE, 1), (["a", "b", "c"], 5), (["alone"], 2)]
+    for words, window in cases:
+        got = run_student_code(SKIPGRAM, skipgram_pairs, list(words), window)
+        try:
+            got = [tuple(pair) for pair in got]
+        except TypeError:
+            raise CheckFailed(SKIPGRAM, "return a list of (centre, context) pairs.") from None
+        if any(len(pair) != 2 for pair in got):
+            raise CheckFailed(SKIPGRAM, "every pair should hold two words: (centre, context).")
+        expected = skipgram_pairs_reference(list(words), window)
+        if Counter(got) == Counter(expected):
+            continue
+        sentence = " ".join(words)
+        if any(centre == context for centre, context in got) and len(set(words)) == len(words):
+            raise CheckFailed(SKIPGRAM, f"for {sentence!r} a word is paired with itself; the "
+                              "centre word is not its own context.")
+        if Counter(got) == Counter(skipgram_pairs_reference(list(words), window + 1)) or \
+                Counter(got) == Counter(skipgram_pairs_reference(list(words), window - 1)):
+            raise CheckFailed(SKIPGRAM, f"for window={window} you use a window of another size: "
+                              f"words at most {window} positions away count, on each side.")
+        missing = Counter(expected) - Counter(got)
+        extra = Counter(got) - Counter(expected)
+        detail = (f"missing {sorted(missing)[:3]}" if missing else "") + \
+            ("; " if missing and extra else "") + (f"unexpected {sorted(extra)[:3]}" if extra else "")
+        raise CheckFailed(SKIPGRAM, f"for {sentence!r} with window={window} you gave {len(got)} "
+                          f"pairs, expected {len(expected)}: {detail}.")
+    return passed(SKIPGRAM, f"{len(skipgram_pairs_reference(SLIDE_SENTENCE, 2))} pairs for the "
+                  "slides' sentence with a window of 2.")
+
+
+def _softmax(z):
+    z = z - z.max()
+    e = np.exp(z)
+    return e / e.sum()
+
+
+def cbow_probabilities_reference(W, U, context_ids):
+    """``softmax(U · mean(W[context_ids]))``."""
+    W, U = np.asarray(W, "float64"), np.asarray(U, "float64")
+    average = W[np.asarray(context_ids)].mean(axis=0)   # (N,)
+    return _softmax(U @ average)                         # (V,)
+
+
+def check_cbow_probabilities(cbow_probabilities) -> bool:
+    """Check ``cbow_probabilities(W, U, context_ids)`` on random matrices."""
+    rng = np.random.default_rng(6)
+    vocab, dim = 12, 4
+    W = rng.normal(size=(vocab, dim))
+    U = rng.normal(size=(vocab, dim))
+    for context_ids in ([1, 4, 7, 9], [2, 2, 5, 11], [3, 8]):
+        got = as_array(CBOW, run_student_code(CBOW, cbow_probabilities, W.copy(), U.copy(),
+                                              np.array(context_ids)), "your probabilities")
+        expected = cbow_probabilities_reference(W, U, context_ids)
+        if got.shape != expected.shape:
+            raise CheckFailed(CBOW, f"the result has shape {got.shape}; expected ({vocab},): one "
+                              "probability per word of the vocabulary.")
+        if np.allclose(got, expected, atol=1e-6):
+            continue
+        if not np.isclose(got.sum(), 1.0, atol=1e-4) or (got < 0).any():
+            raise CheckFailed(CBOW, "the result does not sum to 1: apply the softmax to the "
+                              "scores z = U v̄.")
+        summed = _softmax(U @ W[context_ids].sum(axis=0))
+        if np.allclose(got, summed, atol=1e-6):
+            raise CheckFailed(CBOW, "you summed the context vectors; CBOW averages them "
+                              "(divide by the number of context words, 2m).")
+        if np.allclose(got, cbow_probabilities_reference(U, W, context_ids), atol=1e-6):
+            raise CheckFailed(CBOW, "the two tables are swapped: context vectors come from W, "
+                              "scores from U.")
+        assert_close(CBOW, got, expected, what="the probabilities", atol=1e-6)
+    return passed(CBOW)

@@ -11,12 +11,14 @@ The check functions live in per-notebook modules and are re-exported here, so no
 
 from seqlab.checks.attention import check_attention_weights, check_luong_general_score
 from seqlab.checks.core import CheckFailed, assert_close, passed, run_student_code
+from seqlab.checks.embeddings import check_cbow_probabilities, check_skipgram_pairs
 from seqlab.checks.imdb import (
     check_accuracy_function,
     check_frozen_classifier,
     check_learning_rate_comparison,
     check_recompile_for_fine_tuning,
 )
+from seqlab.checks.language_models import check_perplexity, check_sampling_distribution
 from seqlab.checks.recurrent import (
     check_coupled_lstm_cell,
     check_gru_without_reset_gate,
@@ -34,4 +36,8 @@ __all__ = ["CheckFailed", "assert_close", "passed", "run_student_code",
            # notebook 04
            "check_attention_weights", "check_luong_general_score",
            # notebook 05
-           "check_causal_mask", "check_scaled_dot_product_attention"]
+           "check_causal_mask", "check_scaled_dot_product_attention",
+           # notebook 06
+           "check_cbow_probabilities", "check_skipgram_pairs",
+           # notebook 07
+           "check_perplexity", "check_sampling_distribution"]

@@ -167,9 +167,8 @@ class HubTextEmbedding(keras.layers.Layer):
     def __init__(self, handle: str = NNLM_EN_DIM50, trainable: bool = False, **kwargs):
         super().__init__(trainable=trainable, **kwargs)
         self.handle = str(handle)
-        # Strings must reach `call` untouched (Keras would try to cast inputs to floats), and
-        # XLA cannot compile the string and hash-table ops inside the module.
-        self._convert_input_args = False
+        # XLA cannot compile the string and hash-table ops inside the module. (Keras's input
+        # conversion casts floats only, so strings reach `call` untouched.)
         self.supports_jit = False
         self._module = tf.saved_model.load(resolve_handle(self.handle))
         if not callable(self._module) or getattr(self._module, "variables", None) is None:
@@ -178,8 +177,16 @@ class HubTextEmbedding(keras.layers.Layer):
                 "__call__ on a batch of strings and a `variables` list."
             )
         trainable_ids = {id(v) for v in getattr(self._module, "trainable_variables", [])}
-        for variable in self._module.variables:
-            self._track_variable(_ModuleVariable(variable, trainable=id(variable) in trainable_ids))
+        # Keras tracks variables assigned to a layer attribute (in order): these become the
+        # layer's weights, filed as trainable or not by the module's own flag, so that
+        # `layer.trainable = True` later unfreezes exactly the module's trainable variables.
+        self._module_weights = [
+            _ModuleVariable(variable, trainable=id(variable) in trainable_ids)
+            for variable in self._module.variables
+        ]
+        if not self.trainable:
+            for weight in self._module_weights:
+                weight.trainable = False
         self.output_dim = self._find_output_dim()
         self.built = True
 

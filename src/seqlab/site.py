@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import html
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,8 +56,11 @@ def is_executed(notebook) -> bool:
 def render(notebook_path: Path, html_path: Path) -> bool:
     """Render one notebook to a self-contained HTML page; return whether it was executed."""
     from nbconvert import HTMLExporter
+    from nbformat.warnings import MissingIDFieldWarning
 
-    notebook = nbformat.read(notebook_path, as_version=4)
+    with warnings.catch_warnings():  # papermill's injected-parameters cell has no id
+        warnings.simplefilter("ignore", MissingIDFieldWarning)
+        notebook = nbformat.read(notebook_path, as_version=4)
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(notebook)
     html_path.parent.mkdir(parents=True, exist_ok=True)
     html_path.write_text(body, encoding="utf-8")
@@ -73,6 +77,7 @@ def _render_first(candidates: list[Path], html_path: Path, site: Path) -> Page |
 def _link(page: Page | None, label: str, missing: str) -> str:
     if page is None:
         return html.escape(missing)
+    label = f"executed {label}" if page.executed else label
     note = "" if page.executed else " <em>(not executed)</em>"
     return f'<a href="{html.escape(page.href)}">{html.escape(label)}</a>{note}'
 
@@ -97,7 +102,7 @@ def build_site(runs: Path | None = None, out: Path | None = None, *,
         title = notebook_title(nbformat.read(path, as_version=4)) or path.stem
         rows.append(
             f"<tr><td>{html.escape(path.name[:2])}</td><td>{html.escape(title)}</td>"
-            f"<td>{_link(instructor, 'executed notebook', '-')}</td>"
+            f"<td>{_link(instructor, 'notebook', '-')}</td>"
             f"<td>{_link(student, 'student copy', 'no student copy in assignments/')}</td></tr>"
         )
     index = out / "index.html"

@@ -298,3 +298,80 @@ def translate(model, texts: str | Sequence[str], source_vectorizer, target_vecto
             result.attention.append(None if attention is None
                                     else attention[row, :length, : len(source_tokens)])
     return result
+
+
+# --------------------------------------------------------------------------------------------
+# Sampling one token from a language model's logits (notebook 07): temperature and top-k.
+# Greedy decoding (above) is the temperature -> 0 limit: sample_next_token(logits, 0) is argmax.
+# --------------------------------------------------------------------------------------------
+
+
+def next_token_probabilities(logits, temperature: float = 1.0, top_k: int | None = None) -> np.ndarray:
+    """The distribution :func:`sample_next_token` draws from: ``softmax(logits / T)`` over the top k.
+
+    Args:
+        logits: ``(vocab,)`` or ``(batch, vocab)`` scores of the next token.
+        temperature: ``T > 0`` divides the logits before the softmax: ``T < 1`` sharpens the
+            distribution toward the most likely token, ``T > 1`` flattens it toward uniform.
+            ``T = 0`` is the limit: all probability on the most likely token (ties: the first).
+        top_k: keep only the ``k`` most likely tokens (the others get probability 0) and
+            renormalise; None keeps all.
+
+    Returns:
+        Probabilities of the same shape as ``logits`` (float64, each row sums to 1).
+
+    Example:
+        >>> next_token_probabilities([2.0, 1.0, 0.0], temperature=0).tolist()
+        [1.0, 0.0, 0.0]
+        >>> next_token_probabilities([2.0, 1.0, 0.0], top_k=1).tolist()
+        [1.0, 0.0, 0.0]
+    """
+    logits = np.asarray(logits, dtype="float64")
+    if logits.ndim not in (1, 2) or logits.shape[-1] < 1:
+        raise ValueError(f"logits must have shape (vocab,) or (batch, vocab); got {logits.shape}.")
+    if temperature < 0 or not np.isfinite(temperature):
+        raise ValueError(f"temperature must be a finite number >= 0; got {temperature}.")
+    if top_k is not None and not 1 <= top_k:
+        raise ValueError(f"top_k must be a positive integer or None; got {top_k}.")
+    if temperature == 0:
+        top_k = 1
+        temperature = 1.0
+    scaled = logits / temperature
+    if top_k is not None and top_k < scaled.shape[-1]:
+        # k-th largest per row; ties at the boundary keep every tied token
+        kth = np.sort(scaled, axis=-1)[..., -top_k][..., None]
+        scaled = np.where(scaled >= kth, scaled, -np.inf)
+        if top_k == 1:  # greedy: exactly one token, the first of any tie (as argmax)
+            scaled = np.where(np.arange(scaled.shape[-1]) == np.argmax(scaled, axis=-1)[..., None],
+                              0.0, -np.inf)
+    scaled = scaled - scaled.max(axis=-1, keepdims=True)
+    weights = np.exp(scaled)
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def sample_next_token(logits, temperature: float = 1.0, top_k: int | None = None, rng=None):
+    """Draw the next token id from ``logits`` with temperature and top-k (see
+    :func:`next_token_probabilities`); ``temperature=0`` is greedy decoding (argmax).
+
+    Args:
+        logits: ``(vocab,)`` or ``(batch, vocab)``.
+        temperature, top_k: as in :func:`next_token_probabilities`.
+        rng: a ``numpy.random.Generator`` (or a seed); None draws a fresh one.
+
+    Returns:
+        An int (for ``(vocab,)`` logits) or a ``(batch,)`` int64 array.
+
+    Example:
+        >>> sample_next_token([0.1, 3.0, 0.2], temperature=0)
+        1
+    """
+    probabilities = next_token_probabilities(logits, temperature, top_k)
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    rows = np.atleast_2d(probabilities)
+    # inverse-CDF draw per row; clip guards against round-off at the top end
+    cumulative = np.cumsum(rows, axis=-1)
+    draws = rng.random((rows.shape[0], 1)) * cumulative[:, -1:]
+    ids = np.minimum((cumulative <= draws).sum(axis=-1), rows.shape[-1] - 1)
+    # never land on a zero-probability token because of round-off
+    ids = np.where(rows[np.arange(len(ids)), ids] > 0, ids, np.argmax(rows, axis=-1))
+    return int(ids[0]) if probabilities.ndim == 1 else ids.astype("int64")

@@ -151,8 +151,9 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
     """Skip-gram training batches with negative sampling, as a ``tf.data`` pipeline.
 
     Args:
-        sequences: token ids of each text: a ``tf.data.Dataset`` of 1-D int tensors, or a
-            ``(texts, length)`` array / list of lists (0 = padding, dropped).
+        sequences: token ids of each text: a ``(texts, length)`` array or a list of lists
+            (0 = padding, dropped; the dataset then knows its number of batches), or a
+            ``tf.data.Dataset`` of 1-D int tensors.
         window_size: context words on each side of the centre word (the slides' ``m``).
         num_negatives: negative words per positive pair (``K``; Mikolov et al. use 5–20 on
             small corpora).
@@ -173,9 +174,14 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
         raise ValueError(f"num_negatives must be a positive integer; got {num_negatives}.")
     if vocab_size <= min_id:
         raise ValueError(f"vocab_size ({vocab_size}) must be larger than min_id ({min_id}).")
+    batches = None
     if not isinstance(sequences, tf.data.Dataset):
-        sequences = tf.data.Dataset.from_tensor_slices(tf.ragged.constant(
-            [list(map(int, s)) for s in sequences], dtype=tf.int64))
+        rows = [[int(i) for i in row] for row in np.asarray(sequences, dtype=object)]
+        # Known in advance for arrays: the number of batches, so Keras can show progress.
+        lengths = np.array([sum(i >= min_id for i in row) for row in rows])
+        pairs_count = sum(2 * np.maximum(lengths - o, 0).sum() for o in range(1, window_size + 1))
+        batches = int(pairs_count) // batch_size
+        sequences = tf.data.Dataset.from_tensor_slices(tf.ragged.constant(rows, dtype=tf.int64))
 
     def pairs(ids):
         ids = ids.to_tensor() if isinstance(ids, tf.RaggedTensor) else ids
@@ -200,6 +206,8 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
                .batch(batch_size, drop_remainder=True)
                .enumerate()
                .map(add_negatives, num_parallel_calls=tf.data.AUTOTUNE))
+    if batches is not None:
+        dataset = dataset.apply(tf.data.experimental.assert_cardinality(batches))
     return dataset.prefetch(tf.data.AUTOTUNE)
 
 

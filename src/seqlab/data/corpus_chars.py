@@ -1,0 +1,187 @@
+"""Character-level text for notebook 07: a generated play script (FAST) or tiny Shakespeare (full).
+
+    text = load_char_corpus("sample")            # ~120,000 characters generated offline
+    text = load_char_corpus("tfds")              # TFDS tiny_shakespeare (about 1.1 M characters)
+    vocab = CharVocabulary.from_text(text)
+    train = tbptt_dataset(vocab.encode(text), batch_size=32, steps=100)
+
+The generated text is written by this project, not copied from any play: a seeded grammar
+produces scenes of a small cast speaking in short lines, in the layout of ``tiny_shakespeare``
+(a speaker's name in capitals and a colon on its own line, their lines below, a blank line
+between speeches). It has structure at several ranges for a character model to learn: spelling
+of a few hundred words, short-range grammar (article, adjective, noun), the layout, and a
+longer-range rule — every speech ends with a line that closes with ``!`` or ``.`` and the next
+speaker is never the one who just spoke.
+
+:func:`tbptt_dataset` lays the text out for **truncated backpropagation through time** with a
+*stateful* model (slides 001, "Truncated Backpropagation Through Time", option 2: carry the
+hidden state forward for ever, backpropagate only ``steps`` steps): the text is cut into
+``batch_size`` long streams, and batch ``j`` holds window ``j`` of every stream, so row ``i`` of
+batch ``j + 1`` continues row ``i`` of batch ``j`` exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+from dataclasses import dataclass
+
+import numpy as np
+import tensorflow as tf
+
+from seqlab.data.download import DownloadError
+
+SOURCES = ("sample", "tfds")
+PLAY_SEED = 707
+TFDS_DOWNLOAD_HOST = "storage.googleapis.com"
+
+# ------------------------------------------------------------------------------ the play
+
+CAST = ["MARGOT", "TOBIAS", "ELSPETH", "CORIN", "HALVARD", "NERISSA"]
+NOUNS = ["lantern", "harbour", "letter", "garden", "crown", "river", "candle", "door", "ship",
+         "bell", "orchard", "mirror", "road", "tower", "winter", "storm", "key", "song"]
+ADJECTIVES = ["old", "quiet", "golden", "broken", "distant", "bitter", "gentle", "dark",
+              "silver", "cold", "bright", "hollow"]
+VERBS = ["keep", "find", "open", "follow", "remember", "carry", "forget", "guard", "answer",
+         "mend"]
+PLACES = ["by the river", "in the tower", "at the harbour", "under the orchard",
+          "before the storm", "behind the door", "across the road"]
+ADDRESS = ["my lord", "good friend", "sweet sister", "old man", "fair lady", "brother"]
+
+
+def _noun_phrase(rng: random.Random) -> str:
+    if rng.random() < 0.5:
+        return f"the {rng.choice(ADJECTIVES)} {rng.choice(NOUNS)}"
+    return f"the {rng.choice(NOUNS)}"
+
+
+def _line(rng: random.Random) -> str:
+    kind = rng.randrange(6)
+    if kind == 0:
+        return f"I will {rng.choice(VERBS)} {_noun_phrase(rng)} {rng.choice(PLACES)},"
+    if kind == 1:
+        return f"Where is {_noun_phrase(rng)}, {rng.choice(ADDRESS)}?"
+    if kind == 2:
+        return f"You must {rng.choice(VERBS)} {_noun_phrase(rng)} tonight;"
+    if kind == 3:
+        return f"{_noun_phrase(rng).capitalize()} is {rng.choice(ADJECTIVES)} {rng.choice(PLACES)},"
+    if kind == 4:
+        return f"Do not {rng.choice(VERBS)} {_noun_phrase(rng)}, {rng.choice(ADDRESS)};"
+    return f"And so we {rng.choice(VERBS)} {_noun_phrase(rng)} {rng.choice(PLACES)},"
+
+
+def _closing_line(rng: random.Random) -> str:
+    if rng.random() < 0.5:
+        return f"{_noun_phrase(rng).capitalize()} shall {rng.choice(VERBS)} us all!"
+    return f"So I {rng.choice(VERBS)} {_noun_phrase(rng)}, {rng.choice(ADDRESS)}."
+
+
+def generate_play(num_chars: int = 120_000, seed: int = PLAY_SEED) -> str:
+    """A seeded play script of about ``num_chars`` characters (speeches of 1–4 lines)."""
+    if num_chars < 1:
+        raise ValueError(f"num_chars must be a positive integer; got {num_chars}.")
+    rng = random.Random(seed)
+    speeches, length, speaker = [], 0, None
+    while length < num_chars:
+        speaker = rng.choice([name for name in CAST if name != speaker])
+        lines = [_line(rng) for _ in range(rng.randint(0, 3))] + [_closing_line(rng)]
+        speech = speaker + ":\n" + "\n".join(lines) + "\n\n"
+        speeches.append(speech)
+        length += len(speech)
+    return "".join(speeches)
+
+
+def load_char_corpus(source: str = "tfds", num_chars: int | None = None, data_dir=None) -> str:
+    """The whole text as one string.
+
+    Args:
+        source: ``"sample"`` generates the play (:func:`generate_play`, offline, FAST mode);
+            ``"tfds"`` reads TFDS ``tiny_shakespeare`` (train + validation + test joined in
+            order, about 1.1 million characters, a 1 MB download).
+        num_chars: length to generate (``"sample"``, default 120,000) or to keep from the start
+            (``"tfds"``, default all).
+        data_dir: TFDS's data directory (``"tfds"`` only).
+
+    Raises:
+        ValueError: for an unknown ``source``.
+        seqlab.data.DownloadError: when TFDS cannot download the text (says to use FAST mode).
+    """
+    if source not in SOURCES:
+        raise ValueError(f"Unknown text source {source!r}; choose one of {', '.join(map(repr, SOURCES))}.")
+    if source == "sample":
+        return generate_play(num_chars or 120_000)
+    import tensorflow_datasets as tfds  # only full runs pay for this import
+
+    what = "the tiny_shakespeare text with TensorFlow Datasets"
+    try:
+        builder = tfds.builder("tiny_shakespeare", data_dir=None if data_dir is None else str(data_dir))
+        if not builder.is_prepared():
+            socket.getaddrinfo(TFDS_DOWNLOAD_HOST, 443)  # fail in milliseconds when offline
+            builder.download_and_prepare()
+        parts = builder.as_dataset(split=["train", "validation", "test"], shuffle_files=False)
+        text = "".join(example["text"].decode("utf-8")
+                       for part in parts for example in part.as_numpy_iterator())
+    except (OSError, tfds.download.DownloadError) as error:
+        raise DownloadError(what, error) from error
+    return text[:num_chars] if num_chars else text
+
+
+# ------------------------------------------------------------------------------ vocabulary
+
+
+@dataclass(frozen=True)
+class CharVocabulary:
+    """Characters ↔ ids. Id 0 is reserved for characters not seen when the vocabulary was made."""
+
+    characters: tuple[str, ...]
+
+    @classmethod
+    def from_text(cls, text: str) -> CharVocabulary:
+        return cls(("\ufffd", *sorted(set(text))))
+
+    def __len__(self) -> int:
+        return len(self.characters)
+
+    def encode(self, text: str) -> np.ndarray:
+        index = {c: i for i, c in enumerate(self.characters)}
+        return np.fromiter((index.get(c, 0) for c in text), dtype="int32", count=len(text))
+
+    def decode(self, ids) -> str:
+        return "".join(self.characters[int(i)] for i in np.asarray(ids).reshape(-1))
+
+
+def split_text(text: str, valid_fraction: float = 0.1) -> tuple[str, str]:
+    """The first ``1 − valid_fraction`` of the text trains; the end is held out."""
+    if not 0 < valid_fraction < 1:
+        raise ValueError(f"valid_fraction must be between 0 and 1; got {valid_fraction}.")
+    cut = int(len(text) * (1 - valid_fraction))
+    return text[:cut], text[cut:]
+
+
+def tbptt_dataset(ids, batch_size: int, steps: int) -> tf.data.Dataset:
+    """Next-character batches laid out for truncated BPTT with a stateful model.
+
+    The ids are cut into ``batch_size`` contiguous streams of equal length; batch ``j`` is
+    ``(x, y)`` with ``x[i] = stream_i[j·steps : (j+1)·steps]`` and ``y[i]`` the same window
+    shifted by one character. Do not shuffle it: a stateful model relies on row ``i`` of the
+    next batch continuing row ``i`` of this one.
+
+    Returns:
+        A dataset of ``(x, y)`` int32 batches, each ``(batch_size, steps)``.
+    """
+    ids = np.asarray(ids, dtype="int32")
+    if batch_size < 1 or steps < 1:
+        raise ValueError(f"batch_size and steps must be positive; got {batch_size}, {steps}.")
+    stream_length = (len(ids) - 1) // batch_size
+    windows = stream_length // steps
+    if windows < 1:
+        raise ValueError(f"{len(ids)} characters are too few for {batch_size} streams of at least "
+                         f"{steps + 1} characters; lower batch_size or steps.")
+    used = windows * steps
+    streams_x = np.stack([ids[i * stream_length: i * stream_length + used] for i in range(batch_size)])
+    streams_y = np.stack([ids[i * stream_length + 1: i * stream_length + used + 1]
+                          for i in range(batch_size)])
+    # (batch, windows, steps) -> (windows, batch, steps): one batch per window
+    x = streams_x.reshape(batch_size, windows, steps).transpose(1, 0, 2)
+    y = streams_y.reshape(batch_size, windows, steps).transpose(1, 0, 2)
+    return tf.data.Dataset.from_tensor_slices((x, y))

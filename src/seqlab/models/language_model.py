@@ -1,0 +1,255 @@
+"""Language models for notebook 07: a character LSTM and a decoder-only Transformer ("mini-GPT").
+
+Both predict the next token from the ones before it (slides 003, "LSTM application: language
+model": ``P(X) = Π_t P(X_t | X_<t)``), output logits ``(batch, T, vocab)``, and generate text
+one token at a time with :func:`generate` and the sampling functions of
+:mod:`seqlab.decoding`.
+
+* :func:`build_char_lstm` — Embedding → LSTM → Dense. With ``batch_size`` given, the LSTM is
+  **stateful**: its state carries over from one batch to the next, which together with
+  :func:`seqlab.data.corpus_chars.tbptt_dataset` is truncated BPTT (gradients flow back only
+  through one window, the state flows forward through the whole text).
+* :class:`MiniGPT` — notebook 05's ``PositionalEmbedding`` and ``num_layers`` Transformer blocks
+  whose self-attention is causally masked (the slides' "Masked Self-Attention Block": position
+  ``t`` sees positions ``≤ t`` only), then a Dense to the vocabulary: the Transformer's decoder
+  without cross-attention, built from :class:`seqlab.layers.TransformerEncoderLayer`.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+
+import keras
+import numpy as np
+import tensorflow as tf
+from keras import ops
+
+from seqlab.decoding import sample_next_token
+from seqlab.layers import PositionalEmbedding, TransformerEncoderLayer
+
+_FORWARD: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def build_char_lstm(vocab_size: int, embedding_dim: int = 64, units: int = 256,
+                    batch_size: int | None = None, name: str = "char_lstm") -> keras.Model:
+    """A character-level LSTM language model (logits for the next character at every step).
+
+    Args:
+        vocab_size: number of character ids.
+        embedding_dim: size of each character's vector.
+        units: LSTM state size.
+        batch_size: a fixed batch size makes the LSTM **stateful** (truncated BPTT over a
+            :func:`~seqlab.data.corpus_chars.tbptt_dataset`, and generation with batch 1);
+            None gives an ordinary stateless model.
+        name: the model's name.
+
+    Returns:
+        A ``keras.Model`` from ids ``(batch, T)`` to logits ``(batch, T, vocab_size)``.
+
+    Example:
+        >>> model = build_char_lstm(30, embedding_dim=8, units=16)
+        >>> model(np.zeros((2, 5), "int32")).shape
+        TensorShape([2, 5, 30])
+    """
+    if batch_size is None:
+        inputs = keras.Input(shape=(None,), dtype="int32", name="ids")
+    else:
+        inputs = keras.Input(batch_shape=(batch_size, None), dtype="int32", name="ids")
+    x = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")(inputs)  # (batch, T, e)
+    x = keras.layers.LSTM(units, return_sequences=True, stateful=batch_size is not None,
+                          name="lstm")(x)                                         # (batch, T, units)
+    logits = keras.layers.Dense(vocab_size, name="logits")(x)                    # (batch, T, vocab)
+    return keras.Model(inputs, logits, name=name)
+
+
+def with_batch_size(model: keras.Model, batch_size: int | None) -> keras.Model:
+    """The same character LSTM (weights copied) rebuilt for another batch size (1: generation)."""
+    embedding, lstm = model.get_layer("embedding"), model.get_layer("lstm")
+    twin = build_char_lstm(embedding.input_dim, embedding.output_dim, lstm.units, batch_size,
+                           name=model.name)
+    twin.set_weights(model.get_weights())
+    return twin
+
+
+def reset_states(model: keras.Model) -> None:
+    """Zero the state of every stateful recurrent layer (start of an epoch or of a new text)."""
+    for layer in model.layers:
+        if getattr(layer, "stateful", False):
+            layer.reset_state()
+
+
+class ResetStatesCallback(keras.callbacks.Callback):
+    """Zero a stateful model's states before every epoch and every evaluation.
+
+    Truncated BPTT carries the state from batch to batch *within* one pass over the text; a new
+    pass (or the held-out text) starts from the beginning, so it starts from a zero state.
+    """
+
+    def on_epoch_begin(self, epoch, logs=None):
+        reset_states(self.model)
+
+    def on_test_begin(self, logs=None):
+        reset_states(self.model)
+
+
+def perplexity(mean_cross_entropy: float) -> float:
+    """``exp`` of the mean cross-entropy in nats per token: the model is as unsure as a fair die
+    with this many sides. A uniform guess over ``V`` tokens has perplexity ``V``."""
+    return float(math.exp(mean_cross_entropy))
+
+
+@keras.saving.register_keras_serializable(package="seqlab")
+class MiniGPT(keras.Model):
+    """A decoder-only Transformer language model from notebook 05's layers.
+
+    ``PositionalEmbedding`` (token embedding × √d plus the sinusoidal encoding of eq. 15),
+    ``num_layers`` Transformer blocks whose multi-head self-attention (eq. 16) is **causally
+    masked** — position ``t`` attends to positions ``≤ t`` only, the slides' "Masked
+    Self-Attention Block" — and a ``Dense`` to the vocabulary. Each block is a
+    ``TransformerEncoderLayer`` (self-attention + feed-forward, each with a residual connection
+    and LayerNorm) run with the causal mask: a Transformer decoder layer without its
+    cross-attention, which is what GPT stacks.
+
+    Args:
+        vocab_size: number of token ids (id 0 is an ordinary token here, not padding).
+        context_length: the longest input; :func:`generate` feeds the last this many tokens.
+        d_model: width of the embeddings and of every block.
+        num_heads: attention heads per block.
+        dff: hidden units of each block's feed-forward network.
+        num_layers: number of blocks.
+        dropout: dropout rate inside the blocks.
+        **kwargs: passed to ``keras.Model``.
+
+    Call arguments:
+        ids: ``(batch, T)`` int token ids.
+        return_attention_scores: also return each block's weights, a list of
+            ``(batch, heads, T, T)``.
+        training: Python bool, dropout on or off.
+
+    Returns:
+        Logits ``(batch, T, vocab_size)`` (position ``t`` depends on ``ids[:, :t + 1]`` only),
+        or ``(logits, scores)`` with ``return_attention_scores=True``.
+
+    Example:
+        >>> model = MiniGPT(vocab_size=30, context_length=16, d_model=16, num_heads=2, dff=32,
+        ...                 num_layers=1)
+        >>> model(np.zeros((2, 5), "int32")).shape
+        TensorShape([2, 5, 30])
+    """
+
+    def __init__(self, vocab_size, context_length, d_model=64, num_heads=4, dff=256,
+                 num_layers=2, dropout=0.1, **kwargs):
+        super().__init__(**kwargs)
+        self.vocab_size = int(vocab_size)
+        self.context_length = int(context_length)
+        self.d_model = int(d_model)
+        self.num_heads = int(num_heads)
+        self.dff = int(dff)
+        self.num_layers = int(num_layers)
+        self.dropout = float(dropout)
+        self.embedding = PositionalEmbedding(vocab_size, d_model, mask_zero=False, name="embedding")
+        self.blocks = [TransformerEncoderLayer(d_model=d_model, num_heads=num_heads, dff=dff,
+                                               dropout=dropout, name=f"block_{i}")
+                       for i in range(num_layers)]
+        self.logits = keras.layers.Dense(vocab_size, name="logits")
+
+    def build(self, input_shape=None):
+        self.call(ops.zeros((1, 1), "int32"))
+        self.built = True
+
+    def call(self, ids, return_attention_scores=False, training=None):
+        x = self.embedding(ids)                                  # (batch, T, d)
+        scores = []
+        for block in self.blocks:
+            x, weights = causal_block(block, x, training=training)  # (batch, T, d), (batch, H, T, T)
+            scores.append(weights)
+        logits = self.logits(x)                                  # (batch, T, vocab)
+        return (logits, scores) if return_attention_scores else logits
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(vocab_size=self.vocab_size, context_length=self.context_length,
+                      d_model=self.d_model, num_heads=self.num_heads, dff=self.dff,
+                      num_layers=self.num_layers, dropout=self.dropout)
+        return config
+
+
+def causal_block(block, x, training=None):
+    """A ``TransformerEncoderLayer``'s two sub-layers with causally masked self-attention.
+
+    The encoder layer's own ``call`` attends to every position; GPT's block is the same
+    computation with the look-ahead mask, written here from the layer's named sublayers::
+
+        x = LayerNorm(x + Dropout(MaskedSelfAttention(x)))
+        x = LayerNorm(x + Dropout(FeedForward(x)))
+
+    Returns ``(output (batch, T, d), weights (batch, heads, T, T))``.
+    """
+    attended, weights = block.self_attention(x, x, use_causal_mask=True,
+                                             return_attention_scores=True, training=training)
+    x = block.self_attention_norm(x + block.self_attention_dropout(attended, training=training))
+    transformed = block.feed_forward(x)                        # (batch, T, d)
+    x = block.feed_forward_norm(x + block.feed_forward_dropout(transformed, training=training))
+    return x, weights
+
+
+# ------------------------------------------------------------------------------ generation
+
+
+def _forward(model):
+    """One traced ``model(ids, training=False)`` per model (eager calls cost ~20 ms a token)."""
+    if model not in _FORWARD:
+        _FORWARD[model] = tf.function(lambda ids: model(ids, training=False))
+    return _FORWARD[model]
+
+
+def generate(model, prompt_ids, num_tokens: int, *, temperature: float = 1.0,
+             top_k: int | None = None, seed: int = 0) -> np.ndarray:
+    """Continue ``prompt_ids`` by ``num_tokens`` tokens sampled one at a time.
+
+    Works with a stateful character LSTM built for batch 1 (see :func:`with_batch_size`): the
+    prompt is read once, then each new token is fed alone and the LSTM's state carries the
+    past. Any other model (e.g. :class:`MiniGPT`) sees the last ``context_length`` tokens at
+    every step, padded on the right to that length so one traced call serves every step (the
+    causal mask keeps the padding from affecting the position we read).
+
+    Args:
+        model: a language model mapping ``(1, T)`` ids to ``(1, T, vocab)`` logits.
+        prompt_ids: 1-D ids to start from (at least one).
+        num_tokens: how many tokens to generate.
+        temperature, top_k: passed to :func:`seqlab.decoding.sample_next_token`
+            (``temperature=0``: greedy).
+        seed: seeds the sampling (the same text for the same seed).
+
+    Returns:
+        The generated ids, ``(num_tokens,)`` int64 (the prompt not included).
+    """
+    prompt = np.asarray(prompt_ids, dtype="int32").reshape(-1)
+    if prompt.size == 0:
+        raise ValueError("generate needs a prompt of at least one token.")
+    rng = np.random.default_rng(seed)
+    forward = _forward(model)
+    generated = []
+    if any(getattr(layer, "stateful", False) for layer in getattr(model, "layers", [])):
+        reset_states(model)
+        logits = np.asarray(forward(prompt[None]))[0, -1]                   # (vocab,)
+        for _ in range(num_tokens):
+            token = int(sample_next_token(logits, temperature=temperature, top_k=top_k, rng=rng))
+            generated.append(token)
+            logits = np.asarray(forward(np.array([[token]], "int32")))[0, -1]
+        return np.asarray(generated, dtype="int64")
+    context = int(getattr(model, "context_length", 0))
+    if context < 1:
+        raise ValueError("generate needs a stateful LSTM (batch 1) or a model with a "
+                         "context_length attribute (such as MiniGPT).")
+    ids = list(prompt)
+    for _ in range(num_tokens):
+        window = ids[-context:]
+        padded = np.zeros((1, context), "int32")                            # (1, context)
+        padded[0, : len(window)] = window
+        logits = np.asarray(forward(padded))[0, len(window) - 1]
+        token = int(sample_next_token(logits, temperature=temperature, top_k=top_k, rng=rng))
+        generated.append(token)
+        ids.append(token)
+    return np.asarray(generated, dtype="int64")

@@ -1,0 +1,66 @@
+"""Notebook 06's checks accept the reference answers and reject stubs and plausible mistakes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from seqlab import checks
+from seqlab.checks import CheckFailed
+from seqlab.checks.embeddings import cbow_probabilities_reference, skipgram_pairs_reference
+
+
+def stub(*args):
+    raise NotImplementedError("replace this with your code")
+
+
+def test_reference_answers_pass(capsys):
+    assert checks.check_skipgram_pairs(skipgram_pairs_reference)
+    assert checks.check_cbow_probabilities(cbow_probabilities_reference)
+    assert capsys.readouterr().out.count("passed") == 2
+
+
+@pytest.mark.parametrize("check", [checks.check_skipgram_pairs, checks.check_cbow_probabilities])
+def test_the_placeholder_is_not_accepted(check):
+    with pytest.raises(CheckFailed, match="placeholder"):
+        check(stub)
+
+
+def _pairs(words, window, *, include_centre=False, right_only=False, widen=0):
+    window += widen
+    pairs = []
+    for i in range(len(words)):
+        start = i if right_only else max(0, i - window)
+        for j in range(start, min(len(words), i + window + 1)):
+            if j != i or include_centre:
+                pairs.append((words[i], words[j]))
+    return pairs
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda w, m: _pairs(w, m, include_centre=True), "paired with itself"),
+    (lambda w, m: _pairs(w, m, widen=1), "window of another size"),
+    (lambda w, m: _pairs(w, m, right_only=True), "missing"),
+    (lambda w, m: [(w[i], w[i + 1]) for i in range(len(w) - 1)], "missing"),
+    (lambda w, m: 5, "list of"),
+])
+def test_plausible_wrong_pairs_are_rejected(wrong, message):
+    with pytest.raises(CheckFailed, match=message):
+        checks.check_skipgram_pairs(wrong)
+
+
+def _softmax(z):
+    e = np.exp(z - z.max())
+    return e / e.sum()
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (lambda W, U, c: _softmax(U @ W[c].sum(axis=0)), "summed"),
+    (lambda W, U, c: _softmax(W @ U[c].mean(axis=0)), "swapped"),
+    (lambda W, U, c: U @ W[c].mean(axis=0), "softmax"),
+    (lambda W, U, c: _softmax(U @ W[c].mean(axis=0))[:-1], "shape"),
+    (lambda W, U, c: _softmax(U @ W[c[:1]].mean(axis=0)), "differs"),
+])
+def test_plausible_wrong_cbow_answers_are_rejected(wrong, message):
+    with pytest.raises(CheckFailed, match=message):
+        checks.check_cbow_probabilities(wrong)

@@ -34,8 +34,8 @@ JIT_COMPILE_CHOICES = ("auto", True, False)
 
 
 def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str | None = None,
-          jit_compile: str | bool = "auto") -> dict:
-    """Prepare a notebook session: seeds, plot style, dtype policy, XLA, and a short report.
+          jit_compile: str | bool = "auto", strategy: str | None = None) -> dict:
+    """Prepare a notebook session: seeds, plot style, strategy, dtype policy, XLA, and a report.
 
     Sets Python, NumPy and backend seeds with ``keras.utils.set_random_seed`` so a class sees the
     same curves as the instructor, picks a readable matplotlib style, and prints the TensorFlow
@@ -43,10 +43,12 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
     (:data:`seqlab.config.TESTED_FLOOR` to :data:`seqlab.config.TESTED_NEWEST`), whether FAST
     mode is on, and whether a GPU is visible (with the Colab menu path to get one when it is not).
 
-    On a GPU it also chooses, and says why, the Keras dtype policy (:func:`choose_precision`:
-    ``mixed_bfloat16`` where the GPU computes in bfloat16, compute capability 8.0 and up;
-    ``mixed_float16`` on older tensor-core GPUs such as Colab's T4) and whether models should
-    be compiled with XLA (:func:`choose_jit_compile`). On a CPU nothing changes.
+    It picks the ``tf.distribute`` strategy (:func:`seqlab.distribute.choose_strategy`: a TPU,
+    several GPUs, or one device) and, in the same place, on a GPU or TPU the Keras dtype policy
+    (:func:`choose_precision`: ``mixed_bfloat16`` where the hardware computes in bfloat16 —
+    TPUs, GPUs of compute capability 8.0 and up; ``mixed_float16`` on older tensor-core GPUs
+    such as Colab's T4) and whether models should be compiled with XLA
+    (:func:`choose_jit_compile`), printing each choice and why. On a CPU nothing changes.
 
     Args:
         seed: the seed for Python, NumPy and the backend.
@@ -54,14 +56,19 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
         mixed_precision: ``"auto"`` (the default), ``"off"`` (float32), ``"float16"`` or
             ``"bfloat16"`` (force that mixed policy, even on a CPU). ``None`` reads the
             environment variable ``SEQLAB_MIXED_PRECISION`` and falls back to ``"auto"``.
-        jit_compile: ``"auto"`` (XLA on a GPU), ``True`` or ``False``; returned for
+        jit_compile: ``"auto"`` (XLA on one GPU), ``True`` or ``False``; returned for
             ``model.compile(jit_compile=...)``.
+        strategy: passed to :func:`seqlab.distribute.choose_strategy` (``"auto"``,
+            ``"default"``, ``"mirrored"``, ``"tpu"``; ``None`` reads ``SEQLAB_STRATEGY``, else
+            ``"auto"``). It must be chosen before TensorFlow initialises its devices, which is
+            why the setup cell, the first cell, chooses it.
 
     Returns:
         A dict with ``tensorflow``, ``keras``, ``versions`` (``"tested"``, ``"below floor"`` or
-        ``"newer than tested"`` per package), ``fast``, ``gpus``, ``colab``, ``dtype_policy``
-        and ``jit_compile`` (the choices) and ``reasons`` (why, one line each), so a notebook
-        can pass ``jit_compile=info["jit_compile"]`` to ``compile``.
+        ``"newer than tested"`` per package), ``fast``, ``gpus``, ``colab``, ``strategy``,
+        ``replicas``, ``dtype_policy`` and ``jit_compile`` (the choices) and ``reasons`` (why,
+        one line each), so a notebook can pass ``jit_compile=info["jit_compile"]`` to
+        ``compile`` and ``strategy=info["strategy"]`` to the builders.
     """
     import keras
     import matplotlib
@@ -87,12 +94,17 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
             "axes.spines.right": False,
         }
     )
+    from seqlab.distribute import choose_strategy, describe_strategy, is_tpu_strategy
+
+    chosen_strategy = choose_strategy(strategy, quiet=True)
+    tpu = is_tpu_strategy(chosen_strategy)
+    replicas = chosen_strategy.num_replicas_in_sync
     gpus = tf.config.list_physical_devices("GPU")
     devices = [tf.config.experimental.get_device_details(gpu) for gpu in gpus]
-    policy, policy_reason = choose_precision(devices, mixed_precision)
+    policy, policy_reason = choose_precision(devices, mixed_precision, tpu=tpu)
     if policy is not None and policy != keras.config.dtype_policy().name:
         keras.config.set_dtype_policy(policy)
-    use_xla, xla_reason = choose_jit_compile(devices, jit_compile)
+    use_xla, xla_reason = choose_jit_compile(devices, jit_compile, replicas=replicas, tpu=tpu)
     versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
     info = {
         **versions,
@@ -100,6 +112,8 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
         "fast": config.is_fast(),
         "gpus": len(gpus),
         "colab": in_colab(),
+        "strategy": chosen_strategy,
+        "replicas": replicas,
         "dtype_policy": keras.config.dtype_policy().name,
         "jit_compile": use_xla,
         "reasons": {"dtype_policy": policy_reason, "jit_compile": xla_reason},
@@ -111,13 +125,14 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
             f"GPUs: {info['gpus']}"
         )
         print(describe_versions(versions))
-        if not gpus:
+        if not gpus and not tpu:
             hint = (
                 "Runtime > Change runtime type > GPU"
                 if info["colab"]
                 else "a CUDA-enabled TensorFlow build"
             )
             print(f"No GPU visible: FAST mode is fine on a CPU; for full runs use {hint}.")
+        print(f"Strategy: {describe_strategy(chosen_strategy)}")
         print(f"dtype policy {info['dtype_policy']}: {policy_reason}")
         print(f"XLA (jit_compile={use_xla}): {xla_reason}")
     return info
@@ -275,13 +290,15 @@ def _compute_capability(devices: list[dict]):
     return min(capabilities) if capabilities else None
 
 
-def choose_precision(devices: list[dict], mixed_precision: str = "auto") -> tuple[str | None, str]:
-    """The dtype policy for these GPUs, and why.
+def choose_precision(devices: list[dict], mixed_precision: str = "auto", *,
+                     tpu: bool = False) -> tuple[str | None, str]:
+    """The dtype policy for these GPUs (or a TPU), and why.
 
     Args:
         devices: one dict per visible GPU, as ``tf.config.experimental.get_device_details``
             returns (``device_name``, ``compute_capability``); empty on a CPU.
         mixed_precision: ``"auto"``, ``"off"``, ``"float16"`` or ``"bfloat16"``.
+        tpu: the strategy runs on a TPU (its matrix units compute in bfloat16).
 
     Returns:
         ``(policy, reason)``: ``policy`` is the name to pass to ``keras.config.set_dtype_policy``,
@@ -290,14 +307,18 @@ def choose_precision(devices: list[dict], mixed_precision: str = "auto") -> tupl
     ``auto`` picks ``mixed_bfloat16`` on compute capability 8.0 and up (A100, L4, H100: bfloat16
     tensor cores, float32's range, no loss scaling), ``mixed_float16`` on 7.x (V100, T4: float16
     tensor cores only; Keras adds loss scaling on ``compile``), and float32 below 7.0 (no tensor
-    cores, so half precision saves memory but little time) and on a CPU.
+    cores, so half precision saves memory but little time) and on a CPU; ``mixed_bfloat16``
+    on a TPU.
     """
     mixed_precision = _resolve_mixed_precision(mixed_precision)
     if mixed_precision == "off":
         return "float32", "mixed precision turned off (mixed_precision='off')"
     if mixed_precision in ("float16", "bfloat16"):
-        where = _describe_gpus(devices) if devices else "a CPU (slower there: for testing only)"
+        where = ("a TPU" if tpu else _describe_gpus(devices) if devices
+                 else "a CPU (slower there: for testing only)")
         return f"mixed_{mixed_precision}", f"requested (mixed_precision={mixed_precision!r}) on {where}"
+    if tpu:
+        return "mixed_bfloat16", "a TPU's matrix units compute in bfloat16"
     if not devices:
         return None, "no GPU, so nothing changes (mixed precision pays off only on a GPU)"
     capability = _compute_capability(devices)
@@ -315,18 +336,25 @@ def choose_precision(devices: list[dict], mixed_precision: str = "auto") -> tupl
                   "(mixed precision would save memory, not time)")
 
 
-def choose_jit_compile(devices: list[dict], jit_compile: str | bool = "auto") -> tuple[bool, str]:
+def choose_jit_compile(devices: list[dict], jit_compile: str | bool = "auto", *,
+                       replicas: int = 1, tpu: bool = False) -> tuple[bool, str]:
     """Whether to compile models with XLA (``model.compile(jit_compile=...)``), and why.
 
-    ``auto`` is True on a GPU (XLA fuses the many small element-wise ops of attention and
-    layer norm into few kernels) and False on a CPU (compiling costs more time than a FAST run
-    gains). Layers that XLA cannot compile (``HubTextEmbedding``'s string ops) make Keras fall
-    back to ``jit_compile=False`` for that model, with a warning.
+    ``auto`` is True on one GPU (XLA fuses the many small element-wise ops of attention and
+    layer norm into few kernels), False under a strategy with several replicas (Keras's own
+    ``"auto"`` turns XLA off under ``tf.distribute``; a TPU compiles with XLA anyway) and False
+    on a CPU (compiling costs more time than a FAST run gains). Layers that XLA cannot compile
+    (``HubTextEmbedding``'s string ops) make Keras fall back to ``jit_compile=False`` for that
+    model, with a warning.
     """
     if jit_compile not in JIT_COMPILE_CHOICES:
         raise ValueError(f"jit_compile must be one of {JIT_COMPILE_CHOICES}; got {jit_compile!r}.")
     if jit_compile is True or jit_compile is False:
         return jit_compile, f"requested (jit_compile={jit_compile})"
+    if tpu:
+        return False, "a TPU compiles every step with XLA already; nothing to add"
+    if replicas > 1:
+        return False, f"{replicas} replicas: Keras does not XLA-compile under tf.distribute"
     if devices:
         return True, f"on {_describe_gpus(devices)} XLA fuses small ops into fewer GPU kernels"
     return False, "on a CPU, XLA's compile time costs more than it saves in short runs"

@@ -128,7 +128,8 @@ def sync(record: dict, notebooks: list[Path] | None = None, readme: Path = READM
         title = nb.cells[0].source
         shown = displayed_seconds(seconds[number])
         new = re.sub(r"about \d+ s(\s+)on(\s+)2(\s+)CPU(\s+)cores",  # keep the line breaks
-                     lambda m: f"about {shown} s{m[1]}on{m[2]}2{m[3]}CPU{m[4]}cores", title)
+                     lambda m, shown=shown: f"about {shown} s{m[1]}on{m[2]}2{m[3]}CPU{m[4]}cores",
+                     title)
         if new != title:
             nb.cells[0].source = new
             nbformat.write(nb, path)

@@ -11,6 +11,5 @@ from seqlab.training.losses import MaskedAccuracy as MaskedAccuracy
 from seqlab.training.losses import (
     MaskedSparseCategoricalCrossentropy as MaskedSparseCategoricalCrossentropy,
 )
-from seqlab.training.schedules import FusedAdam as FusedAdam
 from seqlab.training.schedules import TransformerSchedule as TransformerSchedule
 from seqlab.training.schedules import transformer_optimizer as transformer_optimizer

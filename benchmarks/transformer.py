@@ -42,8 +42,8 @@ keras-mha baseline, no jit     873 - 1,605   987 - 1,068     1.00x
 
 Under that load the wall-time ratio mostly measures the other jobs; CPU time per step is the
 steadier comparison: without XLA the from-scratch layers used 5-21 % less CPU per step than
-Keras's (the 2-D matmul views of ``seqlab.layers.transformer.dense_2d`` and the fused Adam
-update); with XLA the two were within the noise (−10 % to +24 %). A fifth, single-pass run
+Keras's (the 2-D matmul views of ``seqlab.layers.transformer.dense_2d`` and, then, a fused Adam
+update since dropped: see ``seqlab.training.schedules``); with XLA the two were within the noise (−10 % to +24 %). A fifth, single-pass run
 during a CI job measured seqlab+jit at 624 tokens/s beside the baseline's 1,595 — the reason the
 models now take turns in rounds. The issue's goal of 5,000 tokens/s is out of reach on this hardware for any
 implementation of this size: 5,000 tokens/s is 3.9 steps/s × 15 GFLOP ≈ 58 GFLOP/s sustained,
@@ -137,6 +137,14 @@ class TutorialDecoderLayer(keras.layers.Layer):
         return self.norms[2](self.adds[2]([x, self.ffn(x, training=training)]))
 
 
+class UnmaskedDense(keras.layers.Dense):
+    """The output projection, ending Keras's mask propagation (public ``compute_mask``), so
+    the loss does its own masking as in the tutorials."""
+
+    def compute_mask(self, inputs, mask=None):
+        return None
+
+
 class KerasMHATranslator(keras.Model):
     """The baseline: same sizes and structure as ours, attention from ``keras.layers``."""
 
@@ -151,7 +159,7 @@ class KerasMHATranslator(keras.Model):
                                for _ in range(num_layers)]
         self.decoder_layers = [TutorialDecoderLayer(d_model, num_heads, dff, dropout)
                                for _ in range(num_layers)]
-        self.final = keras.layers.Dense(target_vocab_size)
+        self.final = UnmaskedDense(target_vocab_size)
 
     def call(self, inputs, training=None):
         source, target = inputs
@@ -161,12 +169,7 @@ class KerasMHATranslator(keras.Model):
         y = self.target_drop(self.target_embedding(target), training=training)
         for layer in self.decoder_layers:
             y = layer(y, x, training=training)
-        logits = self.final(y)
-        try:  # the tutorial's trick: drop the Keras mask so the loss does its own masking
-            del logits._keras_mask
-        except AttributeError:
-            pass
-        return logits
+        return self.final(y)
 
 
 # --------------------------------------------------------------------------------------------

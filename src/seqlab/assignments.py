@@ -2,6 +2,8 @@
 
     python -m seqlab.assignments build     # notebooks/*.ipynb -> assignments/*.ipynb
     python -m seqlab.assignments check     # exit 1 (saying what to run) if assignments/ is stale
+    python -m seqlab.assignments grade SUBMISSIONS_DIR [--notebook 04] [--out grades/]
+                                           # run and score submitted copies (seqlab.grading)
 
 One source of truth: instructors edit ``notebooks/`` only. The build runs nbgrader's own
 preprocessors through nbconvert, so an instructor who uses nbgrader gets the same result:
@@ -14,12 +16,15 @@ preprocessors through nbconvert, so an instructor who uses nbgrader gets the sam
 
 Then exercise and check cells get the ``raises-exception`` tag, so a student's notebook runs
 top to bottom even before the exercises are solved (each check prints what is missing), the
-title cell says it is the student copy, and the Colab badge points at the copy.
+title cell says it is the student copy, the Colab badge points at the copy, and the notebook's
+``metadata.seqlab`` names the assignment and the instructor notebook's version, which is how
+the grader recognises a submission whatever its file name.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
 from pathlib import Path
 
@@ -38,6 +43,13 @@ STUDENT_NOTE = (
     "`NotImplementedError`, then run the check cell below it."
 )
 ASSIGNMENTS_DIR = config.REPO_ROOT / "assignments"
+#: Notebook-level metadata key of a student copy: ``{"assignment": name, "version": hash}``.
+METADATA_KEY = "seqlab"
+
+
+def source_version(text: str) -> str:
+    """Short content hash of an instructor notebook, recorded in each student copy."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 def exercise_name(cell) -> str | None:
@@ -63,8 +75,13 @@ class ClearExerciseSolutions(ClearSolutions):
         return super().preprocess_cell(cell, resources, cell_index)
 
 
-def make_student_copy(notebook, source_relative: str, target_relative: str):
-    """Return the student version of an instructor notebook (an ``nbformat`` node)."""
+def make_student_copy(notebook, source_relative: str, target_relative: str,
+                      version: str | None = None):
+    """Return the student version of an instructor notebook (an ``nbformat`` node).
+
+    ``version`` (:func:`source_version` of the instructor notebook) is recorded with the
+    assignment's name in ``metadata.seqlab``, so the grader can match a submission to it.
+    """
     resources: dict = {}
     clear_solutions = ClearExerciseSolutions(enforce_metadata=False)
     clear_hidden = ClearHiddenTests(enforce_metadata=False)
@@ -93,6 +110,8 @@ def make_student_copy(notebook, source_relative: str, target_relative: str):
     if note not in lines:
         lines.insert(min(2, len(lines)), note)
     title.source = "\n".join(lines)
+    notebook.metadata[METADATA_KEY] = {"assignment": Path(source_relative).stem,
+                                       "version": version or ""}
     return notebook
 
 
@@ -104,12 +123,14 @@ def build(source_dir: Path | None = None, target_dir: Path | None = None,
     target_dir = Path(target_dir or root / "assignments")
     copies: dict[Path, str] = {}
     for path in notebook_paths(source_dir):
-        notebook = nbformat.read(path, as_version=4)
+        text = path.read_text(encoding="utf-8")
+        notebook = nbformat.reads(text, as_version=4)
         target = target_dir / path.name
         student = make_student_copy(
             notebook,
             path.resolve().relative_to(root.resolve()).as_posix(),
             target.resolve().relative_to(root.resolve()).as_posix(),
+            version=source_version(text),
         )
         copies[target] = nbformat.writes(student) + "\n"
     return copies
@@ -124,11 +145,52 @@ def stale_copies(copies: dict[Path, str], target_dir: Path) -> list[str]:
     return stale
 
 
+def _grade_command(args) -> int:
+    from seqlab import grading
+    from seqlab.runner import parse_parameters
+
+    try:
+        grading.grade(args.submissions, args.out, notebook=args.notebook,
+                      time_limit=args.timeout, check_timeout=args.check_timeout,
+                      memory_limit_gb=args.memory_limit, jobs=args.jobs,
+                      parameters=parse_parameters(args.parameter))
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    from seqlab import grading
+
     parser = argparse.ArgumentParser(prog="python -m seqlab.assignments", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["build", "check"])
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("build", help="write assignments/ from notebooks/")
+    commands.add_parser("check", help="exit 1 if assignments/ is out of date")
+    grade = commands.add_parser(
+        "grade", help="execute and score submitted notebooks", description=grading.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    grade.add_argument("submissions", type=Path, metavar="SUBMISSIONS_DIR")
+    grade.add_argument("--notebook", help="grade only this assignment, e.g. 04")
+    grade.add_argument("--out", type=Path, default=Path("grades"),
+                       help="output folder (default: grades/)")
+    grade.add_argument("--timeout", type=float, default=grading.DEFAULT_TIME_LIMIT,
+                       help="seconds per submission (default: %(default)s, five times the "
+                            "one-minute FAST budget)")
+    grade.add_argument("--check-timeout", type=int, default=grading.DEFAULT_CHECK_TIMEOUT,
+                       help="seconds per instructor check after the notebook (default: "
+                            "%(default)s)")
+    grade.add_argument("--memory-limit", type=float, default=grading.DEFAULT_MEMORY_LIMIT_GB,
+                       metavar="GB", help="address space per kernel (default: %(default)s; "
+                                          "0: no limit)")
+    grade.add_argument("--jobs", type=int, default=1,
+                       help="submissions run at once (default: 1)")
+    grade.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
+                       help="override a parameters-cell variable in every submission")
     args = parser.parse_args(argv)
+    if args.command == "grade":
+        return _grade_command(args)
     copies = build()
     if args.command == "check":
         stale = stale_copies(copies, ASSIGNMENTS_DIR)

@@ -1,0 +1,327 @@
+"""Homework grading: submissions are run in their own kernels and scored by the instructor's checks.
+
+The end-to-end test builds the student copy of notebook 01 (the cheapest in FAST mode), writes
+the submissions the issue lists and grades them in one run. The instructor notebook used there
+is notebook 01 with two additions an instructor may make: 2 points on Exercise 1 and a hidden
+test on Exercise 2.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+
+import nbformat
+import numpy as np
+import pytest
+
+from seqlab import assignments, checks, config, grading
+from seqlab.checks import CheckFailed
+
+NOTEBOOK = "01_imdb_pretrained_embedding"
+EXERCISE_1 = "Exercise 1: build the frozen classifier"
+EXERCISE_2 = "Exercise 2: accuracy from predicted probabilities"
+HIDDEN_TEST = """
+### BEGIN HIDDEN TESTS
+assert accuracy_from_probabilities([0.9, 0.2], [True, True]) == 0.5, "lists and booleans"
+### END HIDDEN TESTS"""
+WRONG_ACCURACY = '''def accuracy_from_probabilities(probabilities, labels):
+    predicted = np.asarray(probabilities).reshape(-1) >= 0.5
+    return float(np.mean(predicted == np.asarray(labels).reshape(-1).astype(bool)))
+'''
+# The check cells a student might "fix" so that they always print success.
+ALWAYS_PASSES = 'print("\\u2713 {} passed.")'
+TIME_LIMIT = 90
+
+
+# ------------------------------------------------------------------ building submissions
+
+
+def _cells_by_label(notebook):
+    """{exercise label: (index of the exercise cell, index of its check cell)}."""
+    found = {}
+    for index, cell in enumerate(notebook.cells):
+        label = assignments.exercise_name(cell)
+        if label and assignments.EXERCISE_TAG in cell.metadata.get("tags", []):
+            check = next(i for i in range(index + 1, len(notebook.cells))
+                         if notebook.cells[i].cell_type == "code")
+            found[label] = (index, check)
+    return found
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """Instructor notebook (with points and a hidden test) and its student copy, in a tmp repo."""
+    root = tmp_path_factory.mktemp("course")
+    (root / "notebooks").mkdir()
+    instructor = nbformat.read(config.REPO_ROOT / "notebooks" / f"{NOTEBOOK}.ipynb", as_version=4)
+    cells = _cells_by_label(instructor)
+    instructor.cells[cells[EXERCISE_1][0]].metadata["seqlab"]["points"] = 2
+    instructor.cells[cells[EXERCISE_2][1]].source += HIDDEN_TEST
+    nbformat.write(instructor, root / "notebooks" / f"{NOTEBOOK}.ipynb")
+    (path, text), = assignments.build(root / "notebooks", root / "assignments", root=root).items()
+    path.parent.mkdir()
+    path.write_text(text, encoding="utf-8")
+    return root, instructor, nbformat.reads(text, as_version=4)
+
+
+def _submission(student_copy, folder, name, *, solve=(), student_id=None,
+                delete_checks=False, exercise_2_first=False):
+    notebook = nbformat.from_dict(json.loads(json.dumps(student_copy)))
+    cells = _cells_by_label(notebook)
+    for label, source in solve:
+        notebook.cells[cells[label][0]].source = source
+    if student_id:
+        notebook.cells[cells[EXERCISE_1][0]].source += f'\n\nSTUDENT_ID = "{student_id}"'
+    if delete_checks:
+        for index in sorted((check for _, check in cells.values()), reverse=True):
+            del notebook.cells[index]
+    if exercise_2_first:
+        exercise_1 = next(i for i, c in enumerate(notebook.cells)
+                          if assignments.exercise_name(c) == EXERCISE_1)
+        exercise_2 = next(i for i, c in enumerate(notebook.cells)
+                          if assignments.exercise_name(c) == EXERCISE_2)
+        notebook.cells.insert(exercise_1, notebook.cells.pop(exercise_2))
+    nbformat.write(notebook, folder / f"{name}.ipynb")
+
+
+@pytest.fixture(scope="module")
+def graded(course):
+    root, instructor, student_copy = course
+    folder = root / "submissions"
+    folder.mkdir()
+    cells = _cells_by_label(instructor)
+    solution = {label: "\n".join(line for line in instructor.cells[exercise].source.splitlines()
+                                 if "### BEGIN SOLUTION" not in line
+                                 and "### END SOLUTION" not in line)
+                for label, (exercise, _) in cells.items()}
+    checks_of = {label: check for label, (_, check) in cells.items()}
+    both = list(solution.items())
+    _submission(student_copy, folder, "perfect", solve=both)
+    shutil.copy(root / "assignments" / f"{NOTEBOOK}.ipynb", folder / "untouched.ipynb")
+    _submission(student_copy, folder, "one_solved", solve=[(EXERCISE_2, solution[EXERCISE_2])],
+                student_id="s1234")
+    _submission(student_copy, folder, "wrong", solve=[(EXERCISE_1, solution[EXERCISE_1]),
+                                                      (EXERCISE_2, WRONG_ACCURACY)])
+    # Solves both, deletes both check cells and moves Exercise 2 above Exercise 1.
+    _submission(student_copy, folder, "no_checks", solve=both, delete_checks=True,
+                exercise_2_first=True)
+    never_fails = nbformat.from_dict(json.loads(json.dumps(student_copy)))
+    for label, check in checks_of.items():
+        never_fails.cells[check].source = ALWAYS_PASSES.format(label)
+    nbformat.write(never_fails, folder / "always_passes.ipynb")
+    # A loop that sleeps: as endless as `while True: pass` (which tests/test_runner.py
+    # interrupts), without taking a core from the submissions graded beside it.
+    _submission(student_copy, folder, "loops", solve=[
+        (EXERCISE_1, solution[EXERCISE_1]),
+        (EXERCISE_2, "import time\nwhile True:\n    time.sleep(0.1)")])
+    (folder / "broken.ipynb").write_text('{"cells": [', encoding="utf-8")
+
+    out = root / "grades"
+    lines = []
+    # Three at once: the sleeping loop waits out its time limit while two others share the
+    # two cores of CI.
+    grades = grading.grade(folder, out, notebook="01", notebooks_dir=root / "notebooks",
+                           time_limit=TIME_LIMIT, check_timeout=60, jobs=3,
+                           log=lambda *parts: lines.append(" ".join(map(str, parts))))
+    with (out / "grades.csv").open(encoding="utf-8") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    return out, grades, rows, "\n".join(lines)
+
+
+def _feedback(out, student):
+    return (out / "feedback" / f"{student}.md").read_text(encoding="utf-8")
+
+
+def _expected_failure(check, function):
+    """What the student saw in Colab when running ``check(function)``: the rendered CheckFailed."""
+    with pytest.raises(CheckFailed) as failure:
+        check(function)
+    return "\n".join(failure.value._render_traceback_())
+
+
+# -------------------------------------------------------------------------- end to end
+
+
+def _points(row):
+    return row[EXERCISE_1], row[EXERCISE_2], row["total"], row["max"], row["status"]
+
+
+@pytest.mark.notebook
+def test_one_row_per_student_and_a_summary(graded):
+    out, grades, rows, log = graded
+    print(log)
+    assert sorted(rows) == sorted(["perfect", "untouched", "s1234", "wrong", "no_checks",
+                                   "always_passes", "loops", "broken"])
+    assert "failures by reason: invalid 1, timeout 1" in log
+    assert "mean" in log and "8 students" in log
+
+
+@pytest.mark.notebook
+def test_the_instructor_solution_gets_full_marks(graded):
+    out, _, rows, _ = graded
+    assert _points(rows["perfect"]) == ("2", "1", "3", "3", "ok")
+    feedback = _feedback(out, "perfect")
+    assert f"\u2713 {EXERCISE_1} passed." in feedback and f"\u2713 {EXERCISE_2} passed." in feedback
+
+
+@pytest.mark.notebook
+def test_the_untouched_copy_gets_zero_and_is_told_the_placeholder_is_still_there(graded):
+    out, _, rows, _ = graded
+    assert _points(rows["untouched"]) == ("0", "0", "0", "3", "ok")
+    feedback = _feedback(out, "untouched")
+    assert feedback.count("the solution is still the placeholder") == 2
+
+
+@pytest.mark.notebook
+def test_one_solved_exercise_earns_its_points_and_student_id_comes_from_the_notebook(graded):
+    _, _, rows, _ = graded
+    assert _points(rows["s1234"]) == ("0", "1", "1", "3", "ok")
+    assert rows["s1234"]["file"] == "one_solved.ipynb"
+
+
+@pytest.mark.notebook
+def test_a_wrong_answer_gets_the_checks_own_message(graded):
+    out, _, rows, _ = graded
+    assert _points(rows["wrong"]) == ("2", "0", "2", "3", "ok")
+    namespace = {"np": np}
+    exec(WRONG_ACCURACY, namespace)
+    message = _expected_failure(checks.check_accuracy_function,
+                                namespace["accuracy_from_probabilities"])
+    assert "differs" in message
+    assert f"> {message}" in _feedback(out, "wrong")
+
+
+@pytest.mark.notebook
+def test_deleted_and_moved_check_cells_change_nothing_but_are_noted(graded):
+    out, _, rows, _ = graded
+    assert _points(rows["no_checks"]) == ("2", "1", "3", "3", "ok")
+    feedback = _feedback(out, "no_checks")
+    assert "deleted: a check cell (x2)" in feedback and "reordered" in feedback
+
+
+@pytest.mark.notebook
+def test_a_check_edited_to_always_pass_has_no_effect(graded):
+    out, _, rows, _ = graded
+    assert _points(rows["always_passes"]) == ("0", "0", "0", "3", "ok")
+    executed = (out / "executed" / "always_passes.ipynb").read_text(encoding="utf-8")
+    assert f"\u2713 {EXERCISE_1} passed." in executed  # what the student's edit printed
+
+
+@pytest.mark.notebook
+def test_an_infinite_loop_hits_the_time_limit_and_keeps_what_ran_before(graded):
+    out, grades, rows, _ = graded
+    assert _points(rows["loops"]) == ("2", "0", "2", "3", "timeout")
+    assert f"time limit of {TIME_LIMIT} s" in rows["loops"]["reason"]
+    assert "could not find your solution" in _feedback(out, "loops")
+    assert max(g.seconds for g in grades) < TIME_LIMIT + 2 * 60
+
+
+@pytest.mark.notebook
+def test_an_invalid_file_gets_zero_and_a_reason(graded):
+    out, _, rows, _ = graded
+    assert _points(rows["broken"]) == ("0", "0", "0", "3", "invalid")
+    assert "not valid JSON" in rows["broken"]["reason"]
+    assert "not valid JSON" in _feedback(out, "broken")
+
+
+@pytest.mark.notebook
+def test_executed_copies_keep_the_students_cells_and_never_the_hidden_tests(graded):
+    out, _, rows, _ = graded
+    executed = sorted(p.stem for p in (out / "executed").glob("*.ipynb"))
+    assert executed == sorted(set(rows) - {"broken"})
+    for path in (out / "executed").glob("*.ipynb"):
+        text = path.read_text(encoding="utf-8")
+        assert "HIDDEN TESTS" not in text and grading.RESULT_MARKER not in text
+
+
+# --------------------------------------------------------------------- without a kernel
+
+
+def test_the_build_records_the_assignment_in_the_copys_metadata(course):
+    root, _, student_copy = course
+    entry = student_copy.metadata["seqlab"]
+    source = (root / "notebooks" / f"{NOTEBOOK}.ipynb").read_text(encoding="utf-8")
+    assert entry == {"assignment": NOTEBOOK, "version": assignments.source_version(source)}
+
+
+def test_points_and_checks_come_from_the_instructor_notebook(course):
+    root, _, _ = course
+    assignment = grading.load_assignment(root / "notebooks" / f"{NOTEBOOK}.ipynb")
+    assert [(e.name, e.points) for e in assignment.exercises] == [(EXERCISE_1, 2.0),
+                                                                  (EXERCISE_2, 1.0)]
+    assert "### BEGIN HIDDEN TESTS" in assignment.exercises[1].check
+    assert assignment.max_points == 3
+
+
+def test_bad_points_are_refused(course, tmp_path):
+    root, instructor, _ = course
+    notebook = nbformat.from_dict(json.loads(json.dumps(instructor)))
+    notebook.cells[_cells_by_label(notebook)[EXERCISE_1][0]].metadata["seqlab"]["points"] = "two"
+    nbformat.write(notebook, tmp_path / "bad.ipynb")
+    with pytest.raises(ValueError, match="points = 'two'; expected a positive number"):
+        grading.load_assignment(tmp_path / "bad.ipynb")
+
+
+def test_submissions_are_matched_by_metadata_then_title_never_by_file_name(course, tmp_path):
+    root, instructor, student_copy = course
+    assignment = grading.load_assignment(root / "notebooks" / f"{NOTEBOOK}.ipynb")
+    known = {NOTEBOOK: assignment}
+    renamed = tmp_path / "homework (3).ipynb"
+    nbformat.write(student_copy, renamed)
+    assert grading.read_submission(renamed, known).assignment == NOTEBOOK
+
+    lost_metadata = nbformat.from_dict(json.loads(json.dumps(student_copy)))
+    del lost_metadata.metadata["seqlab"]
+    nbformat.write(lost_metadata, tmp_path / "b.ipynb")
+    submission = grading.read_submission(tmp_path / "b.ipynb", known)
+    assert submission.assignment == NOTEBOOK and "title cell" in submission.notes[0]
+
+    nbformat.write(instructor, tmp_path / f"{NOTEBOOK}.ipynb")  # right name, not a copy
+    submission = grading.read_submission(tmp_path / f"{NOTEBOOK}.ipynb", known)
+    assert submission.assignment is None and submission.status == grading.UNMATCHED
+
+
+def test_an_older_copy_is_noted(course, tmp_path):
+    root, _, student_copy = course
+    old = nbformat.from_dict(json.loads(json.dumps(student_copy)))
+    old.metadata["seqlab"]["version"] = "000000000000"
+    nbformat.write(old, tmp_path / "old.ipynb")
+    known = {NOTEBOOK: grading.load_assignment(root / "notebooks" / f"{NOTEBOOK}.ipynb")}
+    assert "another version" in grading.read_submission(tmp_path / "old.ipynb", known).notes[0]
+
+
+def test_the_instructor_check_runs_against_the_students_namespace():
+    exercise = "Exercise 5: the causal mask"
+    source = "checks.check_causal_mask(causal_mask)\n" + (
+        "### BEGIN HIDDEN TESTS\nassert causal_mask(1).shape == (1, 1), 'one step'\n"
+        "### END HIDDEN TESTS")
+    right = {"causal_mask": lambda n: np.tril(np.ones((n, n), dtype=bool)),
+             "checks": "a student's own checks"}
+    verdict = grading.check_in_kernel(exercise, source, "n", namespace=right)
+    assert verdict["passed"] and verdict["message"].startswith("\u2713")
+    assert right["checks"] == "a student's own checks"  # the namespace is not modified
+
+    wrong = {"causal_mask": lambda n: np.ones((n, n), dtype=bool)}
+    verdict = grading.check_in_kernel(exercise, source, "n", namespace=wrong)
+    assert verdict == {"passed": False, "message": _expected_failure(checks.check_causal_mask,
+                                                                      wrong["causal_mask"])}
+
+    verdict = grading.check_in_kernel(exercise, source, "n", namespace={})
+    assert not verdict["passed"] and "could not find your solution" in verdict["message"]
+
+
+def test_a_failing_hidden_test_is_reported_without_showing_it(capsys):
+    source = "x = 1\n### BEGIN HIDDEN TESTS\nassert answer() == 42, 'the answer'\n### END HIDDEN TESTS"
+    verdict = grading.check_in_kernel("Exercise 9: x", source, "abc", namespace={"answer": lambda: 41})
+    assert verdict == {"passed": False,
+                       "message": "\u2717 Exercise 9: x not passed yet: a hidden test failed: the answer"}
+    assert capsys.readouterr().out.startswith(f"{grading.RESULT_MARKER} abc {{")
+
+
+def test_the_command_line_reports_a_missing_folder_or_notebook(tmp_path, capsys):
+    assert assignments.main(["grade", str(tmp_path / "nowhere")]) == 2
+    assert "No submissions folder" in capsys.readouterr().err
+    assert assignments.main(["grade", str(tmp_path), "--notebook", "99"]) == 2
+    assert "matches no notebook" in capsys.readouterr().err

@@ -11,7 +11,7 @@ Layers only: importing this package loads neither the data code nor anything abo
 
 from seqlab.layers.attention import BahdanauAttention as BahdanauAttention
 from seqlab.layers.attention import LuongAttention as LuongAttention
-from seqlab.layers.attention import masked_softmax as masked_softmax
+from seqlab.layers.masking import masked_softmax as masked_softmax
 from seqlab.layers.hub import NNLM_EN_DIM50 as NNLM_EN_DIM50
 from seqlab.layers.hub import STANDIN_HANDLE as STANDIN_HANDLE
 from seqlab.layers.hub import HubTextEmbedding as HubTextEmbedding

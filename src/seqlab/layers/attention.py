@@ -4,19 +4,25 @@ For a decoder state (the *query*) ``h_t`` and the encoder outputs (the *values*)
 
 * score, eq. (12): ``e_ti = h_t . y_i`` (Luong *dot*), ``h_t^T W y_i`` (Luong *general*),
   ``v^T tanh(W [h_t; y_i])`` (Bahdanau, *concat* / additive);
-* weights, eq. (13): ``alpha_ti = softmax_i(e_ti)`` over the source positions ``i``;
+* weights, eq. (13): ``alpha_ti = softmax_i(e_ti)`` over the source positions ``i``, with
+  padding hidden by :func:`seqlab.layers.masking.masked_softmax` (the package's one masking
+  rule, right in float32, float16 and bfloat16);
 * context, eq. (14): ``h~_t = sum_i alpha_ti y_i``.
 
-Both layers take ``call(query, values, mask=None)`` and return ``(context, weights)``:
+Both layers are called as ``layer(query, values, mask=None, return_attention_scores=False)``,
+like ``keras.layers.Attention`` and ``keras.layers.MultiHeadAttention``:
 
 * ``query``: ``(batch, query_dim)`` for one decoder step, or ``(batch, Tq, query_dim)`` for all
   steps at once (training with teacher forcing);
 * ``values``: ``(batch, Tv, value_dim)``;
 * ``mask``: ``(batch, Tv)``, true/1 at real source positions. Padded positions get exactly zero
-  weight, and the weights of each query sum to 1 over the real positions. When ``mask`` is
-  ``None`` the values' Keras mask (from ``Embedding(mask_zero=True)``) is used if they have one.
-* ``context``: ``(batch, value_dim)`` or ``(batch, Tq, value_dim)``;
-  ``weights``: ``(batch, Tv)`` or ``(batch, Tq, Tv)``, also kept in ``last_attention_weights``.
+  weight, and the weights of each query sum to 1 over the real positions (all zero for a source
+  with no real position). When ``mask`` is ``None`` the values' Keras mask (from
+  ``Embedding(mask_zero=True)``) is used if they have one.
+* returns ``context``, ``(batch, value_dim)`` or ``(batch, Tq, value_dim)``; with
+  ``return_attention_scores=True``, ``(context, weights)`` with ``weights`` ``(batch, Tv)`` or
+  ``(batch, Tq, Tv)`` (the normalised weights of eq. 13, as Keras returns them). The layers keep
+  nothing from a call: the weights exist only as this return value.
 
 Where Keras has the same maths (tested in ``tests/test_attention.py``):
 
@@ -29,7 +35,9 @@ Where Keras has the same maths (tested in ``tests/test_attention.py``):
   ``v^T tanh(W [h; y])`` after the query and keys have been projected with the two halves of our
   ``W`` (``W [h; y] = W_q h + W_v y``).
 
-Computed with ``keras.ops`` only, so the layers also run on the JAX and PyTorch backends.
+Computed with ``keras.ops`` only, so the layers also run on the JAX and PyTorch backends. Every
+axis that is added or removed is a static one (the query's step axis, of size 1), so the layers
+trace the same way inside a ``tf.while_loop`` with unknown batch and source sizes.
 """
 
 from __future__ import annotations
@@ -37,90 +45,108 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-#: Added to the scores of padded positions before the softmax. Its exponential underflows to
-#: exactly 0 in float32 and bfloat16; the weights are also multiplied by the mask afterwards, so
-#: padded positions are exactly zero even when a whole row is padding.
-MASK_PENALTY = -1e9
-
-
-def masked_softmax(scores, mask=None):
-    """Eq. (13) over the last axis, with ``mask`` (broadcastable to ``scores``) zeroing padding.
-
-    A row with no real position at all (an empty source) gets all-zero weights, not NaN.
-    """
-    if mask is None:
-        return ops.softmax(scores, axis=-1)
-    mask = ops.cast(mask, scores.dtype)
-    weights = ops.softmax(scores + (1.0 - mask) * MASK_PENALTY, axis=-1)
-    return weights * mask
+from seqlab.layers.masking import masked_softmax
 
 
 class _SourceAttention(keras.layers.Layer):
-    """Shared plumbing: query rank handling, masks, eqs. (13)-(14), weights kept for plots."""
+    """Shared plumbing of the two layers: query rank, masks, eqs. (13)-(14).
+
+    Subclasses implement eq. (12) in :meth:`score`.
+    """
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         # Accepts the source mask; the outputs carry none (see compute_mask).
         self.supports_masking = True
-        self.last_attention_weights = None
 
     def score(self, query, values):
-        """Eq. (12): ``(batch, Tq, dq)``, ``(batch, Tv, dv)`` -> ``(batch, Tq, Tv)``."""
+        """Eq. (12): ``query`` ``(batch, Tq, dq)``, ``values`` ``(batch, Tv, dv)`` ->
+        scores ``(batch, Tq, Tv)``."""
         raise NotImplementedError
 
-    def call(self, query, values, mask=None):
+    def call(self, query, values, mask=None, return_attention_scores=False):
         single_step = len(query.shape) == 2
         if single_step:
             query = ops.expand_dims(query, 1)  # (batch, 1, dq)
         if mask is None:
             mask = getattr(values, "_keras_mask", None)
-        scores = self.score(query, values)  # (batch, Tq, Tv)
+        scores = self.score(query, values)  # eq. (12): (batch, Tq, Tv)
         if mask is not None:
             mask = ops.expand_dims(mask, 1)  # (batch, 1, Tv)
-        weights = masked_softmax(scores, mask)  # (batch, Tq, Tv)
-        context = ops.matmul(weights, values)  # eq. (14): (batch, Tq, dv)
+        weights = masked_softmax(scores, mask)  # eq. (13): (batch, Tq, Tv)
+        context = ops.matmul(weights, ops.cast(values, weights.dtype))  # eq. (14): (batch, Tq, dv)
         if single_step:
-            context = ops.squeeze(context, 1)  # (batch, dv)
-            weights = ops.squeeze(weights, 1)  # (batch, Tv)
-        self.last_attention_weights = weights
-        return context, weights
+            # Axis 1 is the step axis added above: statically of size 1.
+            context = ops.squeeze(context, axis=1)  # (batch, dv)
+            weights = ops.squeeze(weights, axis=1)  # (batch, Tv)
+        return (context, weights) if return_attention_scores else context
 
-    def compute_mask(self, query, values, mask=None):
+    def compute_mask(self, query, values, mask=None, return_attention_scores=False):
         return None
 
-    def compute_output_shape(self, query_shape, values_shape, mask_shape=None):
-        return (tuple(query_shape[:-1]) + (values_shape[-1],),
-                tuple(query_shape[:-1]) + (values_shape[1],))
+    def compute_output_spec(self, query, values, mask=None, return_attention_scores=False):
+        context = keras.KerasTensor(tuple(query.shape[:-1]) + (values.shape[-1],),
+                                    dtype=self.compute_dtype)  # (batch, [Tq,] dv)
+        if not return_attention_scores:
+            return context
+        weights = keras.KerasTensor(tuple(query.shape[:-1]) + (values.shape[1],),
+                                    dtype=self.compute_dtype)  # (batch, [Tq,] Tv)
+        return context, weights
 
 
 @keras.saving.register_keras_serializable(package="seqlab")
 class BahdanauAttention(_SourceAttention):
-    """Bahdanau (concat / additive) attention: ``e_ti = v^T tanh(W [h_t; y_i])``, eq. (12).
+    """Bahdanau (concat / additive) attention, slide eq. (12): ``e_ti = v^T tanh(W [h_t; y_i])``,
+    then eqs. (13)-(14).
 
     ``W [h; y]`` is computed as ``W_q h + W_v y`` (the two column blocks of ``W``), so the
     values are projected once per sequence instead of once per (query, value) pair: the same
-    numbers, ``Tq`` times less work.
+    numbers, ``Tq`` times less work. The product with ``v`` is a sum over the ``units`` axis
+    (``sum_u tanh(...)_u v_u``), not a ``Dense(1)`` and a squeeze: that one-column matrix
+    product of a rank-4 tensor segfaults TensorFlow 2.19's oneDNN CPU matmul kernel for some
+    shapes (``(32, 1, 12, 16) @ (16, 1)`` does; ``tests/test_attention.py`` keeps the shape).
 
     Args:
         units: rows of ``W`` (the size of the hidden layer of the "alignment model").
+        **kwargs: standard layer arguments (``name``, ``dtype``, ...).
+
+    Call arguments:
+        query: decoder state(s) ``h``, ``(batch, query_dim)`` or ``(batch, Tq, query_dim)``.
+        values: encoder outputs ``y``, ``(batch, Tv, value_dim)``.
+        mask: optional ``(batch, Tv)`` boolean, True at real source positions.
+        return_attention_scores: also return the weights of eq. (13).
+
+    Returns:
+        The context of eq. (14), ``(batch, value_dim)`` or ``(batch, Tq, value_dim)``; with
+        ``return_attention_scores=True``, ``(context, weights)``, weights ``(batch, Tv)`` or
+        ``(batch, Tq, Tv)``.
+
+    Example:
+        >>> import numpy as np
+        >>> layer = BahdanauAttention(units=8)
+        >>> h, y = np.ones((2, 4), "float32"), np.ones((2, 3, 4), "float32")
+        >>> context, weights = layer(h, y, mask=np.array([[1, 1, 0], [1, 0, 0]], bool),
+        ...                          return_attention_scores=True)
+        >>> tuple(context.shape), np.asarray(weights).round(2).tolist()
+        ((2, 4), [[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]])
     """
 
     def __init__(self, units: int, **kwargs):
         super().__init__(**kwargs)
-        self.units = units
-        self.query_projection = keras.layers.Dense(units, use_bias=False, name="W_query")
-        self.value_projection = keras.layers.Dense(units, use_bias=False, name="W_value")
-        self.v = keras.layers.Dense(1, use_bias=False, name="v")
+        self.units = int(units)
+        self.query_projection = keras.layers.Dense(self.units, use_bias=False, name="W_query")
+        self.value_projection = keras.layers.Dense(self.units, use_bias=False, name="W_value")
 
     def build(self, query_shape, values_shape, mask_shape=None):
         self.query_projection.build(query_shape)
         self.value_projection.build(values_shape)
-        self.v.build(tuple(values_shape[:-1]) + (self.units,))
+        self.v = self.add_weight(shape=(self.units,), initializer="glorot_uniform", name="v")
 
     def score(self, query, values):
         query = ops.expand_dims(self.query_projection(query), 2)  # (batch, Tq, 1, units)
         keys = ops.expand_dims(self.value_projection(values), 1)  # (batch, 1, Tv, units)
-        return ops.squeeze(self.v(ops.tanh(query + keys)), -1)  # (batch, Tq, Tv)
+        hidden = ops.tanh(query + keys)  # (batch, Tq, Tv, units)
+        return ops.sum(hidden * ops.cast(self.v, hidden.dtype), axis=-1)  # (batch, Tq, Tv)
 
     def get_config(self):
         return {**super().get_config(), "units": self.units}
@@ -128,11 +154,34 @@ class BahdanauAttention(_SourceAttention):
 
 @keras.saving.register_keras_serializable(package="seqlab")
 class LuongAttention(_SourceAttention):
-    """Luong (multiplicative) attention, eq. (12): ``"dot"`` ``h_t . y_i`` or ``"general"``
-    ``h_t^T W y_i``.
+    """Luong (multiplicative) attention, slide eq. (12): ``"dot"`` ``e_ti = h_t . y_i`` or
+    ``"general"`` ``e_ti = h_t^T W y_i``, then eqs. (13)-(14).
 
     ``"dot"`` needs ``query_dim == value_dim`` and has no weights; ``"general"``'s ``W`` maps
     values to the query's size, so the two may differ.
+
+    Args:
+        score: ``"dot"`` or ``"general"``.
+        **kwargs: standard layer arguments (``name``, ``dtype``, ...).
+
+    Call arguments:
+        query: decoder state(s) ``h``, ``(batch, query_dim)`` or ``(batch, Tq, query_dim)``.
+        values: encoder outputs ``y``, ``(batch, Tv, value_dim)``.
+        mask: optional ``(batch, Tv)`` boolean, True at real source positions.
+        return_attention_scores: also return the weights of eq. (13).
+
+    Returns:
+        The context of eq. (14), ``(batch, value_dim)`` or ``(batch, Tq, value_dim)``; with
+        ``return_attention_scores=True``, ``(context, weights)``, weights ``(batch, Tv)`` or
+        ``(batch, Tq, Tv)``.
+
+    Example:
+        >>> import numpy as np
+        >>> h = np.array([[1.0, 0.0]], "float32")                # (batch, query_dim)
+        >>> y = np.array([[[1.0, 0.0], [0.0, 1.0]]], "float32")  # (batch, Tv, value_dim)
+        >>> context, weights = LuongAttention("dot")(h, y, return_attention_scores=True)
+        >>> np.asarray(weights).round(3).tolist()  # softmax([1, 0])
+        [[0.731, 0.269]]
     """
 
     SCORES = ("dot", "general")
@@ -156,6 +205,7 @@ class LuongAttention(_SourceAttention):
 
     def score(self, query, values):
         keys = values if self.value_projection is None else self.value_projection(values)
+        keys = ops.cast(keys, query.dtype)  # (batch, Tv, dq)
         return ops.matmul(query, ops.transpose(keys, (0, 2, 1)))  # (batch, Tq, Tv)
 
     def get_config(self):

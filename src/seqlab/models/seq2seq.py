@@ -58,10 +58,13 @@ def build_for_training(model, x, y) -> None:
     may be one short example. What is already built is left alone.
     """
     y_pred = model(x, training=False)
-    for name in ("_compile_loss", "_compile_metrics"):  # Keras's own containers
-        container = getattr(model, name, None)
-        if container is not None and not container.built:
-            container.build(y, y_pred)
+    if getattr(model, "compiled", False):
+        # Public API only: computing the compiled loss and metrics once builds them; the one
+        # metric update is then forgotten.
+        if getattr(model, "loss", None) is not None:
+            model.compute_loss(x, y, y_pred)
+        model.compute_metrics(x, y, y_pred)
+        model.reset_metrics()
     optimizer = getattr(model, "optimizer", None)
     if optimizer is not None and not optimizer.built:
         optimizer.build(model.trainable_variables)
@@ -88,10 +91,31 @@ def reverse_source(source_ids):
 
 @keras.saving.register_keras_serializable(package="seqlab")
 class Seq2SeqEncoder(keras.layers.Layer):
-    """Source ids ``(batch, S)`` -> ``(outputs (batch, S, units), states, mask (batch, S))``.
+    """The encoder of fig. 12 with the bidirectional RNN of fig. 14.
 
-    ``states`` is ``[h]`` (GRU) or ``[h, c]`` (LSTM), each ``(batch, units)``: forward and
-    backward final states concatenated.
+    Args:
+        vocab_size: source vocabulary size (id 0 = padding).
+        embedding_dim: size of the source embedding.
+        units: size of the concatenated outputs; each direction has ``units // 2`` (even).
+        rnn: ``"gru"`` or ``"lstm"``.
+        reverse: read the real source tokens backwards (fig. 12), padding kept at the end.
+        **kwargs: standard layer arguments (``name``, ``dtype``, ...).
+
+    Call arguments:
+        source_ids: ``(batch, S)`` int ids, 0 = padding.
+        training: passed to the recurrent layer.
+
+    Returns:
+        ``(outputs, states, mask)``: ``outputs`` ``(batch, S, units)``; ``states`` ``[h]``
+        (GRU) or ``[h, c]`` (LSTM), each ``(batch, units)``, the forward and backward final
+        states concatenated; ``mask`` ``(batch, S)``, True at real tokens.
+
+    Example:
+        >>> import numpy as np
+        >>> encoder = Seq2SeqEncoder(vocab_size=12, embedding_dim=8, units=16)
+        >>> outputs, states, mask = encoder(np.array([[5, 6, 7, 0]]))
+        >>> tuple(outputs.shape), [tuple(s.shape) for s in states], np.asarray(mask).tolist()
+        ((1, 4, 16), [(1, 16)], [[True, True, True, False]])
     """
 
     def __init__(self, vocab_size: int, embedding_dim: int = 128, units: int = 256,
@@ -132,9 +156,38 @@ class Seq2SeqEncoder(keras.layers.Layer):
 
 @keras.saving.register_keras_serializable(package="seqlab")
 class Seq2SeqDecoder(keras.layers.Layer):
-    """Target ids + encoder outputs -> ``(logits (batch, T, vocab), states, weights)``.
+    """The decoder of figs. 12-13, attending over the encoder outputs with eqs. (12)-(14).
 
-    ``weights`` is ``(batch, T, S)`` or ``None`` without attention.
+    Args:
+        vocab_size: target vocabulary size (id 0 = padding).
+        embedding_dim: size of the target embedding.
+        units: decoder state size (the encoder's ``units``).
+        rnn: ``"gru"`` or ``"lstm"``.
+        attention: ``"none"``, ``"bahdanau"``, ``"luong-dot"`` or ``"luong-general"``.
+        attention_units: Bahdanau's hidden size (default ``units``).
+        dropout: dropout before the output layer.
+        **kwargs: standard layer arguments (``name``, ``dtype``, ...).
+
+    Call arguments:
+        target_ids: ``(batch, T)`` decoder inputs (the target shifted right), 0 = padding.
+        encoder_outputs: ``(batch, S, units)``.
+        source_mask: ``(batch, S)``, True at real source tokens.
+        initial_state: the encoder's ``states``.
+        training: enables dropout.
+
+    Returns:
+        ``(logits, states, weights)``: ``logits`` ``(batch, T, vocab_size)``; ``states`` the
+        final decoder states; ``weights`` ``(batch, T, S)`` (eq. 13), ``None`` without
+        attention.
+
+    Example:
+        >>> import numpy as np
+        >>> encoder = Seq2SeqEncoder(vocab_size=12, embedding_dim=8, units=16)
+        >>> decoder = Seq2SeqDecoder(vocab_size=10, embedding_dim=8, units=16)
+        >>> outputs, states, mask = encoder(np.array([[5, 6, 7, 0]]))
+        >>> logits, _, weights = decoder(np.array([[1, 4]]), outputs, mask, states)
+        >>> tuple(logits.shape), tuple(weights.shape), float(np.asarray(weights)[0, :, 3].max())
+        ((1, 2, 10), (1, 2, 4), 0.0)
     """
 
     def __init__(self, vocab_size: int, embedding_dim: int = 128, units: int = 256,
@@ -184,7 +237,8 @@ class Seq2SeqDecoder(keras.layers.Layer):
         without attention). Works for ``(batch, units)`` and ``(batch, T, units)`` states."""
         if self.attention is None:
             return hidden, None
-        context, weights = self.attention(hidden, encoder_outputs, mask=source_mask)
+        context, weights = self.attention(hidden, encoder_outputs, mask=source_mask,
+                                          return_attention_scores=True)
         return self.combine(ops.concatenate([hidden, context], axis=-1)), weights
 
     def step(self, token_ids, encoder_outputs, source_mask, states):
@@ -210,10 +264,12 @@ class Seq2SeqDecoder(keras.layers.Layer):
 
 @keras.saving.register_keras_serializable(package="seqlab")
 class Seq2SeqTranslator(keras.Model):
-    """RNN encoder-decoder translator; see the module docstring for the decoding protocol.
+    """RNN encoder-decoder translator (figs. 12-15, eqs. 12-14); see the module docstring for
+    the decoding protocol (:meth:`encode`, :meth:`decode_step`).
 
     Args:
-        source_vocab_size / target_vocab_size: vocabulary sizes (0 = padding).
+        source_vocab_size: source vocabulary size (0 = padding).
+        target_vocab_size: target vocabulary size (0 = padding).
         embedding_dim: size of both embeddings.
         units: decoder state size; each encoder direction has ``units // 2``.
         rnn: ``"gru"`` or ``"lstm"``.
@@ -221,6 +277,26 @@ class Seq2SeqTranslator(keras.Model):
         attention_units: Bahdanau's hidden size (default ``units``).
         reverse_source: read the source backwards (fig. 12).
         dropout: dropout before the output layer.
+        **kwargs: standard model arguments (``name``, ...).
+
+    Call arguments:
+        inputs: ``(source_ids, target_in)``, ``(batch, S)`` and ``(batch, T)`` int ids, the
+            target shifted right (teacher forcing), 0 = padding.
+        training: enables dropout.
+        return_attention_scores: also return the attention weights.
+
+    Returns:
+        ``logits`` ``(batch, T, target_vocab_size)``; with ``return_attention_scores=True``,
+        ``(logits, weights)``, weights ``(batch, T, S)`` over the source in its original order
+        (``None`` for ``attention="none"``).
+
+    Example:
+        >>> import numpy as np
+        >>> model = Seq2SeqTranslator(12, 10, embedding_dim=8, units=16, attention="luong-dot")
+        >>> source, target_in = np.array([[5, 6, 7, 0]]), np.array([[1, 4, 3]])
+        >>> logits, weights = model((source, target_in), return_attention_scores=True)
+        >>> tuple(logits.shape), tuple(weights.shape)
+        ((1, 3, 10), (1, 3, 4))
     """
 
     def __init__(self, source_vocab_size: int, target_vocab_size: int, *,
@@ -253,18 +329,27 @@ class Seq2SeqTranslator(keras.Model):
 
     # Keras's own compile_from_config skips models that override compile(); restore the
     # settings (optimizer, loss, metrics) that load_model finds in the .keras file ourselves.
-    def get_compile_config(self):
-        return super().get_compile_config()
-
     def compile_from_config(self, config):
         self.compile(**keras.saving.deserialize_keras_object(config))
 
-    def call(self, inputs, training=None):
+    def call(self, inputs, training=None, return_attention_scores=False):
         source_ids, target_in = inputs
         encoder_outputs, states, source_mask = self.encoder(source_ids, training=training)
-        logits, _, _ = self.decoder(target_in, encoder_outputs, source_mask, states,
-                                    training=training)
-        return logits  # (batch, T, target_vocab)
+        logits, _, weights = self.decoder(target_in, encoder_outputs, source_mask, states,
+                                          training=training)  # (batch, T, target_vocab)
+        if not return_attention_scores:
+            return logits
+        return logits, self._in_source_order(weights, source_mask)  # (batch, T, S)
+
+    def _in_source_order(self, weights, source_mask):
+        """Attention over the (possibly reversed) encoder input -> over the original source."""
+        if weights is None or not self.reverse_source:
+            return weights
+        index, valid = reverse_index(source_mask)  # (batch, S)
+        if len(weights.shape) == 3:  # (batch, T, S): the same index for every target step
+            index, valid = index[:, None, :], valid[:, None, :]
+            index = ops.broadcast_to(index, ops.shape(weights))
+        return ops.where(valid, ops.take_along_axis(weights, index, axis=-1), 0.0)
 
     # ---- decoding protocol ----------------------------------------------------------------
 
@@ -280,10 +365,7 @@ class Seq2SeqTranslator(keras.Model):
         last_token = ops.cast(target_prefix_ids, "int32")[:, -1]  # (batch,)
         logits, states, attention = self.decoder.step(
             last_token, state["encoder_outputs"], state["source_mask"], state["decoder_states"])
-        if attention is not None:
-            if self.reverse_source:
-                index, valid = reverse_index(state["source_mask"])
-                attention = ops.where(valid, ops.take_along_axis(attention, index, axis=1), 0.0)
+        attention = self._in_source_order(attention, state["source_mask"])  # (batch, S)
         return logits, {**state, "decoder_states": states}, attention
 
     def get_config(self):

@@ -1,8 +1,11 @@
-"""Scores for translations: corpus BLEU (sacrebleu), exact-match accuracy, and the results file
+"""Scores for translations: corpus BLEU (sacrebleu), exact-match accuracy, a check that
+translations are not nonsense (:func:`diagnose_translations`), and the results file
 notebooks 04 and 05 share (``models/nmt_results.json``, through :mod:`seqlab.results`)."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -56,6 +59,72 @@ def exact_match_accuracy(hypotheses: Sequence[str], references: Sequence[str]) -
     _check_pair(hypotheses, references, "exact_match_accuracy")
     same = sum(" ".join(h.split()) == " ".join(r.split()) for h, r in zip(hypotheses, references, strict=True))
     return same / len(hypotheses)
+
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def _is_degenerate(text: str, min_tokens: int = 4, run: int = 3) -> bool:
+    """One token said ``run`` times in a row, or one token making up half of an output of at
+    least ``min_tokens`` tokens (``"¿¿¿¿¿tom."``, ``"de de de de"``)."""
+    tokens = _TOKEN.findall(text)
+    if any(len(set(tokens[i:i + run])) == 1 for i in range(len(tokens) - run + 1)):
+        return True
+    if len(tokens) < min_tokens:
+        return False
+    return Counter(tokens).most_common(1)[0][1] * 2 >= len(tokens)
+
+
+def diagnose_translations(predictions: Sequence[str], references: Sequence[str], *,
+                          bleu_score: float | None = None, bleu_floor: float = 5.0,
+                          max_degenerate: float = 0.3, min_distinct: float = 0.2,
+                          max_empty: float = 0.3, epochs: int | None = None) -> str | None:
+    """A message saying why these translations must not be read as a result, or ``None``.
+
+    Notebooks call it after decoding the test split and print the message *instead of*
+    drawing conclusions: a model that is still at the stage of repeating one token, writing
+    the same sentence for every input, or scoring near-zero BLEU is undertrained, and its
+    attention maps and scores say nothing about the architecture.
+
+    Args:
+        predictions / references: decoded and reference sentences, paired one to one.
+        bleu_score: their corpus BLEU if already computed (else computed here).
+        bleu_floor: BLEU below which the model counts as undertrained.
+        max_degenerate: largest tolerated fraction of outputs that repeat one token (three
+            times in a row, or half of an output of four or more tokens).
+        min_distinct: smallest tolerated fraction of distinct outputs (checked from 20
+            sentences up; a collapsed model writes the same sentence for every input).
+        max_empty: largest tolerated fraction of empty outputs.
+        epochs: the epochs the model trained for, to suggest how many more to run.
+
+    Returns:
+        ``"this model is undertrained (...): run more epochs (EPOCHS=...) or use a GPU ..."``
+        or ``None`` when nothing is wrong.
+
+    Example:
+        >>> diagnose_translations(["¿¿¿¿¿¿tom."] * 30, ["tom está aquí."] * 30) is not None
+        True
+    """
+    _check_pair(predictions, references, "diagnose_translations")
+    n = len(predictions)
+    score = bleu(predictions, references) if bleu_score is None else float(bleu_score)
+    reasons = []
+    degenerate = sum(_is_degenerate(p) for p in predictions) / n
+    if degenerate > max_degenerate:
+        reasons.append(f"{degenerate:.0%} of the outputs repeat one token")
+    empty = sum(not p.strip() for p in predictions) / n
+    if empty > max_empty:
+        reasons.append(f"{empty:.0%} of the outputs are empty")
+    distinct = len({" ".join(p.split()) for p in predictions}) / n
+    if n >= 20 and distinct < min_distinct:
+        reasons.append(f"only {distinct:.0%} of the outputs differ from each other")
+    if score < bleu_floor:
+        reasons.append(f"BLEU {score:.1f} is below {bleu_floor:g}")
+    if not reasons:
+        return None
+    more = f"EPOCHS={2 * epochs} or more" if epochs else "EPOCHS=..."
+    return (f"this model is undertrained ({'; '.join(reasons)}): run more epochs ({more}) or "
+            "use a GPU, and do not draw conclusions from these outputs.")
 
 
 def read_nmt_results(path: str | Path | None = None) -> dict:

@@ -180,7 +180,7 @@ class LuongAttention(_SourceAttention):
         >>> h = np.array([[1.0, 0.0]], "float32")                # (batch, query_dim)
         >>> y = np.array([[[1.0, 0.0], [0.0, 1.0]]], "float32")  # (batch, Tv, value_dim)
         >>> context, weights = LuongAttention("dot")(h, y, return_attention_scores=True)
-        >>> np.asarray(weights).round(3).tolist()  # softmax([1, 0])
+        >>> np.asarray(weights, "float64").round(3).tolist()  # softmax([1, 0])
         [[0.731, 0.269]]
     """
 

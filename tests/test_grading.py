@@ -207,6 +207,7 @@ def test_a_check_edited_to_always_pass_has_no_effect(graded):
     assert _points(rows["always_passes"]) == ("0", "0", "0", "3", "ok")
     executed = (out / "executed" / "always_passes.ipynb").read_text(encoding="utf-8")
     assert f"\u2713 {EXERCISE_1} passed." in executed  # what the student's edit printed
+    assert "check cells edited: 2" in _feedback(out, "always_passes")
 
 
 @pytest.mark.notebook
@@ -325,3 +326,31 @@ def test_the_command_line_reports_a_missing_folder_or_notebook(tmp_path, capsys)
     assert "No submissions folder" in capsys.readouterr().err
     assert assignments.main(["grade", str(tmp_path), "--notebook", "99"]) == 2
     assert "matches no notebook" in capsys.readouterr().err
+
+
+def test_structure_notes_name_deleted_moved_and_edited_cells(course):
+    _, _, student_copy = course
+    submission = nbformat.from_dict(json.loads(json.dumps(student_copy)))
+    cells = _cells_by_label(submission)
+    submission.cells[cells[EXERCISE_2][1]].source = "print('passed')"
+    del submission.cells[cells[EXERCISE_1][1]]
+    assert grading.structure_notes(submission, student_copy) == [
+        "deleted: a check cell",
+        "check cells edited: 1 (grading ran the instructor's checks, not these)"]
+    submission.cells.insert(1, submission.cells.pop(cells[EXERCISE_1][0]))
+    assert "code cells were reordered" in grading.structure_notes(submission, student_copy)
+    assert grading.structure_notes(student_copy, student_copy) == []
+
+
+def test_collect_skips_its_own_output_and_keeps_students_with_the_same_id_apart(course, tmp_path):
+    root, _, student_copy = course
+    known = {NOTEBOOK: grading.load_assignment(root / "notebooks" / f"{NOTEBOOK}.ipynb")}
+    named = nbformat.from_dict(json.loads(json.dumps(student_copy)))
+    named.cells[_cells_by_label(named)[EXERCISE_1][0]].source += '\nSTUDENT_ID = "ada"'
+    for name in ("a.ipynb", "b.ipynb", "grades/executed/ada.ipynb"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(named, tmp_path / name)
+    graded, skipped = grading.collect(tmp_path, known, NOTEBOOK,
+                                      exclude=(tmp_path / "grades").resolve())
+    assert [(s.path.name, s.student) for s in graded] == [("a.ipynb", "ada"), ("b.ipynb", "ada-2")]
+    assert skipped == [] and "already had student id 'ada'" in graded[1].notes[0]

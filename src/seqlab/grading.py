@@ -234,17 +234,20 @@ def _safe_name(student: str) -> str:
 
 
 def collect(submissions_dir: Path, assignments: dict[str, Assignment],
-            only: str | None = None) -> tuple[list[Submission], list[Submission]]:
+            only: str | None = None,
+            exclude: Path | None = None) -> tuple[list[Submission], list[Submission]]:
     """``(to grade, skipped)``: every ``*.ipynb`` under the folder, read and matched.
 
     With ``only`` (an assignment name), invalid and unmatched files are graded as that
     assignment (zero points, with the reason) and files of other assignments are skipped.
+    Files under ``exclude`` (the grader's own output folder, if inside) are not collected.
     """
     submissions_dir = Path(submissions_dir)
     if not submissions_dir.is_dir():
         raise FileNotFoundError(f"No submissions folder at {submissions_dir}")
     paths = sorted(p for p in submissions_dir.rglob("*.ipynb")
-                   if ".ipynb_checkpoints" not in p.parts)
+                   if ".ipynb_checkpoints" not in p.parts
+                   and not (exclude is not None and p.resolve().is_relative_to(exclude)))
     graded, skipped = [], []
     seen: Counter = Counter()
     for path in paths:
@@ -266,7 +269,7 @@ def collect(submissions_dir: Path, assignments: dict[str, Assignment],
 
 
 def structure_notes(submission_notebook, template_notebook) -> list[str]:
-    """Which of the student copy's code cells the submission deleted or reordered.
+    """Which of the student copy's code cells the submission deleted, reordered or (checks) edited.
 
     Cells are matched by cell id, else by identical source, else (edited exercise cells) by
     their first line. The notes explain a grade; they never change it.
@@ -278,7 +281,7 @@ def structure_notes(submission_notebook, template_notebook) -> list[str]:
     by_id = {c.get("id"): i for i, c in enumerate(cells) if c.get("id")}
     by_source = {c.source: i for i, c in enumerate(cells)}
     by_first = {first_line(c.source): i for i, c in enumerate(cells) if c.source.strip()}
-    positions, missing = [], []
+    positions, missing, edited_checks = [], [], 0
     for cell in (c for c in template_notebook.cells if c.cell_type == "code"):
         index = by_id.get(cell.get("id"), by_source.get(cell.source,
                                                         by_first.get(first_line(cell.source))))
@@ -292,6 +295,8 @@ def structure_notes(submission_notebook, template_notebook) -> list[str]:
                 missing.append("a code cell")
         else:
             positions.append(index)
+            if CHECK_TAG in _tags(cell) and cells[index].source.strip() != cell.source.strip():
+                edited_checks += 1
     notes = []
     if missing:
         counts = Counter(missing)
@@ -299,6 +304,9 @@ def structure_notes(submission_notebook, template_notebook) -> list[str]:
                                              for label, n in counts.items()))
     if positions != sorted(positions):
         notes.append("code cells were reordered")
+    if edited_checks:
+        notes.append(f"check cells edited: {edited_checks} (grading ran the instructor's checks, "
+                     "not these)")
     return notes
 
 
@@ -629,7 +637,7 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
     out_dir.mkdir(parents=True, exist_ok=True)
     for folder in ("feedback", "executed"):  # no stale files from an earlier grading run
         shutil.rmtree(out_dir / folder, ignore_errors=True)
-    submissions, skipped = collect(submissions_dir, assignments, only)
+    submissions, skipped = collect(submissions_dir, assignments, only, exclude=out_dir.resolve())
     for submission in skipped:
         log(f"skipped {submission.path.name}: {submission.problem}")
     log(f"grading {len(submissions)} submissions ({jobs} at a time, {time_limit:g} s each at most)")

@@ -269,3 +269,23 @@ def test_a_module_that_does_not_return_one_vector_per_string_is_refused(tmp_path
     tf.saved_model.save(module, str(tmp_path))
     with pytest.raises(ValueError, match=r"one tensor of shape \(batch, dim\)"):
         HubTextEmbedding(str(tmp_path))
+
+
+def test_the_variable_sharing_hook_works_on_this_keras_and_its_fallback_is_public_api(monkeypatch):
+    from seqlab.layers import hub
+
+    layer = HubTextEmbedding(STANDIN_HANDLE)
+    assert layer.shares_module_variables
+    assert [w.value for w in layer.weights] == list(layer.module.variables)
+    expected = layer(REVIEWS)
+
+    # A Keras release without the initialisation hook: simulated by removing our override.
+    monkeypatch.delattr(hub._ModuleVariable, "_initialize")
+    with pytest.warns(UserWarning, match="frozen but not fine-tuned"):
+        frozen = HubTextEmbedding(STANDIN_HANDLE)
+    assert not frozen.shares_module_variables and frozen.weights == []
+    np.testing.assert_allclose(frozen(REVIEWS), expected)  # frozen use still works
+    with pytest.raises(RuntimeError, match="frozen but not fine-tuned"):
+        frozen.trainable = True
+    with pytest.raises(RuntimeError, match="frozen but not fine-tuned"):
+        HubTextEmbedding(STANDIN_HANDLE, trainable=True)

@@ -13,6 +13,7 @@ unfreezes them, the optimizer updates what the module computes with, and
 from __future__ import annotations
 
 import contextlib
+import warnings
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -108,6 +109,12 @@ class _ModuleVariable(keras.Variable):
     ``TFSMLayer``'s weights are copies); here the backend's initialisation hook is overridden
     to adopt the module's variable instead, so reads, gradients, optimizer updates,
     ``assign`` and ``load_weights`` all act on the variable the module computes with.
+
+    This is the project's one use of private Keras API (the ``_initialize`` hook and
+    ``_value``; documented in tests/test_public_api.py): Keras has no public way to wrap a
+    variable without copying it, and without it the embedding cannot be fine-tuned at all.
+    :func:`share_module_variables` checks that the hook worked; where a Keras release changes
+    it, :class:`HubTextEmbedding` falls back to public API only (frozen use).
     """
 
     def __init__(self, variable: tf.Variable, *, trainable: bool):
@@ -123,6 +130,34 @@ class _ModuleVariable(keras.Variable):
 
 def _never_called(shape, dtype=None):
     return None
+
+
+def _no_sharing_message() -> str:
+    from seqlab import config
+
+    return _NO_SHARING.format(version=keras.__version__, floor=config.TESTED_FLOOR["keras"],
+                              newest=config.TESTED_NEWEST["keras"])
+
+
+def share_module_variables(module, trainable_ids=frozenset()) -> list | None:
+    """Keras variables that share the module's storage, or ``None`` where this Keras lacks the
+    initialisation hook :class:`_ModuleVariable` relies on (checked, not assumed)."""
+    variables = list(module.variables)
+    try:
+        weights = [_ModuleVariable(v, trainable=id(v) in trainable_ids) for v in variables]
+    except (TypeError, ValueError, AttributeError, NotImplementedError):
+        return None
+    if any(w.value is not v for w, v in zip(weights, variables, strict=True)):
+        return None
+    return weights
+
+
+_NO_SHARING = (
+    "This Keras ({version}) no longer lets HubTextEmbedding share the TF-Hub module's "
+    "variables (it relies on keras.Variable's initialisation hook, the project's one use of "
+    "private Keras API), so the module can be used frozen but not fine-tuned. Use Keras "
+    "{floor} to {newest}.x (the tested range) to fine-tune it."
+)
 
 
 @keras.saving.register_keras_serializable(package="seqlab")
@@ -180,10 +215,15 @@ class HubTextEmbedding(keras.layers.Layer):
         # Keras tracks variables assigned to a layer attribute (in order): these become the
         # layer's weights, filed as trainable or not by the module's own flag, so that
         # `layer.trainable = True` later unfreezes exactly the module's trainable variables.
-        self._module_weights = [
-            _ModuleVariable(variable, trainable=id(variable) in trainable_ids)
-            for variable in self._module.variables
-        ]
+        shared = share_module_variables(self._module, trainable_ids)
+        #: False where this Keras lacks the hook: then the layer holds no Keras weights (the
+        #: module computes with its own), works frozen, and refuses to be unfrozen.
+        self.shares_module_variables = shared is not None
+        if shared is None:
+            if self.trainable:
+                raise RuntimeError(_no_sharing_message())
+            warnings.warn(_no_sharing_message(), stacklevel=2)
+        self._module_weights = shared or []
         if not self.trainable:
             for weight in self._module_weights:
                 weight.trainable = False
@@ -202,6 +242,16 @@ class HubTextEmbedding(keras.layers.Layer):
         if shape.rank == 2 and shape[-1] is not None:
             return int(shape[-1])
         return int(self._module(tf.constant([""])).shape[-1])  # size known only when run
+
+    @property
+    def trainable(self):
+        return keras.layers.Layer.trainable.fget(self)
+
+    @trainable.setter
+    def trainable(self, value):
+        if value and not getattr(self, "shares_module_variables", True):
+            raise RuntimeError(_no_sharing_message())
+        keras.layers.Layer.trainable.fset(self, value)
 
     @property
     def module(self):

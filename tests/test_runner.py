@@ -97,3 +97,9 @@ def test_errors_are_listed_and_the_memory_limit_applies_to_the_kernel(tmp_path):
     assert _stdout(executed.cells[-2]).strip() == str(2 * 1024**3)
     names = [error.split(":")[0] for _, error in run.errors]
     assert names == ["ZeroDivisionError", "MemoryError"], run.errors
+
+
+def test_the_docstring_example_runs():
+    import doctest
+
+    assert doctest.testmod(runner, report=False).failed == 0

@@ -664,7 +664,7 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
         slots = asyncio.Semaphore(max(1, jobs))
         return list(await asyncio.gather(*(one(s, slots) for s in submissions)))
 
-    from jupyter_core.utils import run_sync
+    from nbclient.util import run_sync
 
     start = time.monotonic()
     grades = run_sync(everything)()

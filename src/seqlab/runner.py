@@ -19,7 +19,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,7 +121,8 @@ async def async_run_notebook(notebook: Path, output_dir: Path | None = None, *,
                              timeout: int = 900, cwd: Path | None = None,
                              allow_errors: bool = False, time_limit: float | None = None,
                              memory_limit: int | None = None, epilogue: Sequence[str] = (),
-                             epilogue_timeout: int = 120) -> NotebookRun:
+                             epilogue_timeout: int = 120,
+                             env: Mapping[str, str] | None = None) -> NotebookRun:
     """:func:`run_notebook` as a coroutine, so several notebooks can run at once."""
     import logging
 
@@ -165,7 +166,7 @@ async def async_run_notebook(notebook: Path, output_dir: Path | None = None, *,
         resources={"metadata": {"path": str(cwd or notebook.parent)}})
     # The kernel gets the FAST flag in its environment, so code that reads SEQLAB_FAST agrees
     # with the parameter; the grader's own environment is left alone.
-    environment = {**os.environ, "SEQLAB_FAST": "1" if fast else "0"}
+    environment = {**os.environ, **(env or {}), "SEQLAB_FAST": "1" if fast else "0"}
     start = time.monotonic()
     deadline = start + time_limit if time_limit else math.inf
     stopped = None
@@ -208,7 +209,8 @@ def run_notebook(notebook: Path, output_dir: Path | None = None, *, fast: bool =
                  parameters: dict | None = None, timeout: int = 900,
                  cwd: Path | None = None, allow_errors: bool = False,
                  time_limit: float | None = None, memory_limit: int | None = None,
-                 epilogue: Sequence[str] = (), epilogue_timeout: int = 120) -> NotebookRun:
+                 epilogue: Sequence[str] = (), epilogue_timeout: int = 120,
+                 env: Mapping[str, str] | None = None) -> NotebookRun:
     """Execute one notebook with a real Jupyter kernel and save the executed copy.
 
     papermill injects the parameters (``FAST`` and any others, after the cell tagged
@@ -234,6 +236,7 @@ def run_notebook(notebook: Path, output_dir: Path | None = None, *, fast: bool =
             notebook stopped early (not when the kernel died); appended to the executed copy
             as cells tagged ``epilogue``.
         epilogue_timeout: seconds each epilogue cell may run.
+        env: extra environment variables for the kernel (e.g. ``SEQLAB_HOME``).
 
     Raises:
         FileNotFoundError: if the notebook does not exist.
@@ -241,12 +244,12 @@ def run_notebook(notebook: Path, output_dir: Path | None = None, *, fast: bool =
             fails (or the time limit is hit) while ``allow_errors`` is False; its message
             names the cell and the error.
     """
-    from jupyter_core.utils import run_sync
+    from nbclient.util import run_sync
 
     return run_sync(async_run_notebook)(
         notebook, output_dir, fast=fast, parameters=parameters, timeout=timeout, cwd=cwd,
         allow_errors=allow_errors, time_limit=time_limit, memory_limit=memory_limit,
-        epilogue=epilogue, epilogue_timeout=epilogue_timeout)
+        epilogue=epilogue, epilogue_timeout=epilogue_timeout, env=env)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -47,6 +47,7 @@ def test_vocab_sizes_are_required():
 def test_presets_hold_the_paper_base_model():
     assert TRANSFORMER_PRESETS["base"] == {"num_layers": 6, "d_model": 512, "num_heads": 8,
                                            "dff": 2048, "dropout": 0.1}
+    assert not hasattr(TransformerTranslator, "PRESETS")  # one name for the presets
     small = TransformerTranslator.from_preset("small", 100, 100)
     assert (small.num_layers, small.d_model, small.num_heads, small.dff) == (2, 128, 4, 512)
     assert TransformerTranslator.from_preset("tiny", 10, 10, num_layers=1).num_layers == 1
@@ -110,10 +111,62 @@ def test_encode_and_decode_step_follow_the_protocol(model):
     np.testing.assert_allclose(np.asarray(attention).sum(-1), 1.0, rtol=1e-5)
     assert np.all(np.asarray(attention)[0, 4:] == 0)
     assert new_state is state
-    full = np.asarray(model((source, target)))
-    np.testing.assert_allclose(logits, full[:, 2], atol=1e-5)  # same as teacher forcing
-    layers = model.cross_attention_weights()
-    assert len(layers) == 2 and layers[0].shape == (3, 2, 5, 6)  # from the last call
+    full, scores = model.decode(target, state, return_attention_scores=True)
+    np.testing.assert_allclose(logits, np.asarray(full)[:, 2], atol=1e-5)  # as teacher forcing
+    np.testing.assert_allclose(full, model((source, target)), atol=1e-6)
+    assert len(scores) == 2 and scores[0]["cross_attention"].shape == (3, 2, 5, 6)
+    np.testing.assert_allclose(  # the step's attention is the last layer's, averaged over heads
+        attention, np.asarray(scores[-1]["cross_attention"])[:, :, 2].mean(1), atol=1e-6)
+
+
+def test_cached_decode_steps_equal_teacher_forcing(model):
+    """The key/value cache: one token per step gives the logits of the full forward pass."""
+    source, target = _batch(np.random.default_rng(12))
+    target[:, 2] = 0  # a padding id inside the prefix is a token like any other here
+    state = model.init_cache(model.encode(source), max_length=7)
+    assert state["cache"][0]["self_attention"][0].shape == (3, 2, 7, 8)
+    assert state["cache"][0]["cross_attention"][0].shape == (3, 2, 6, 8)
+    full, scores = model.decode(target, state, return_attention_scores=True)
+    for t in range(target.shape[1]):
+        logits, state, attention = model.decode_step(target[:, : t + 1], state)
+        np.testing.assert_allclose(logits, np.asarray(full)[:, t], atol=1e-4)
+        np.testing.assert_allclose(
+            attention, np.asarray(scores[-1]["cross_attention"])[:, :, t].mean(1), atol=1e-5)
+        assert state["cache"][0]["self_attention"][0].shape == (3, 2, 7, 8)  # fixed shapes
+
+
+@settings(max_examples=3, deadline=None, derandomize=True)
+@given(st.integers(0, 2**31 - 1))
+def test_cached_decoding_gives_the_same_tokens_as_uncached(seed):
+    """Random models (which also emit padding id 0 mid-sentence), greedy and beam search."""
+    keras.utils.set_random_seed(seed % 1000)
+    model = TransformerTranslator(2, 16, 4, 32, SOURCE_VOCAB, TARGET_VOCAB, dropout=0.0)
+    rng = np.random.default_rng(seed)
+    source, _ = _batch(rng, batch=4, source_length=7)
+    source[1] = 0  # a fully padded sentence decodes too
+    never = TARGET_VOCAB + 5  # an end id the model cannot produce: every step runs
+    cached, cached_attention = greedy_decode(model, source, START, never, 8)
+    uncached, uncached_attention = greedy_decode(model, source, START, never, 8,
+                                                 use_cache=False)
+    np.testing.assert_array_equal(cached, uncached)
+    np.testing.assert_allclose(cached_attention, uncached_attention, atol=1e-5)
+    cached, _, cached_scores = beam_search(model, source, START, never, 5, beam_width=2)
+    uncached, _, uncached_scores = beam_search(model, source, START, never, 5, beam_width=2,
+                                               use_cache=False)
+    np.testing.assert_array_equal(cached, uncached)
+    np.testing.assert_allclose(cached_scores, uncached_scores, atol=1e-4)
+
+
+def test_cached_greedy_in_the_traced_while_loop_equals_uncached(model):
+    """The second call runs the compiled ``tf.while_loop`` (the cache's index is a tensor there)."""
+    source, _ = _batch(np.random.default_rng(13))
+    never = TARGET_VOCAB + 5
+    for _ in range(2):  # eager, then traced
+        cached, cached_attention = greedy_decode(model, source, START, never, 7)
+        uncached, uncached_attention = greedy_decode(model, source, START, never, 7,
+                                                     use_cache=False)
+        np.testing.assert_array_equal(cached, uncached)
+        np.testing.assert_allclose(cached_attention, uncached_attention, atol=1e-5)
 
 
 @pytest.mark.parametrize("max_length", [1, 6])
@@ -157,23 +210,3 @@ def test_trains_saves_and_reloads(tmp_path):
     # the optimizer (and its schedule) came back too, ready to resume training
     assert int(restored.optimizer.iterations) == int(model.optimizer.iterations)
     restored.fit((source, target[:, :-1]), target[:, 1:], epochs=1, verbose=0)
-
-
-def test_exported_savedmodel_translates_raw_strings_like_the_model(tmp_path):
-    """notebook 04's export path (raw strings in, strings out) works for the Transformer too."""
-    import tensorflow as tf
-
-    from seqlab.data import load_translation
-    from seqlab.decoding import translate
-    from seqlab.export import export_translator, translate_with_export
-
-    data = load_translation("dates", max_length=8, batch_size=32, num_examples=200)
-    keras.utils.set_random_seed(6)
-    model = TransformerTranslator(1, 16, 2, 32, data.source_vocab_size, data.target_vocab_size)
-    sources = [source for source, _ in data.test_pairs[:4]]
-    expected = translate(model, sources, data.source_vectorizer, data.target_vectorizer,
-                         max_length=8).texts
-    export_translator(model, data.source_vectorizer, data.target_vectorizer, tmp_path / "export",
-                      max_length=8)
-    exported = tf.saved_model.load(str(tmp_path / "export"))
-    assert translate_with_export(exported, sources) == expected

@@ -161,16 +161,59 @@ def test_multi_head_attention_equals_keras(num_heads, key_dim, value_dim):
                                    theirs(query, query, **kwargs), atol=1e-5)
 
 
-def test_multi_head_attention_keeps_its_weights_and_serialises():
+def test_multi_head_attention_returns_scores_keeps_no_state_and_serialises():
     layer = T.MultiHeadAttention(2, 4, name="mha")
     x = np.random.default_rng(2).normal(size=(1, 3, 8)).astype("float32")
-    out = layer(x, x, use_causal_mask=True)
-    assert out.shape == (1, 3, 8)
-    weights = np.asarray(layer.last_attention_weights)
-    assert weights.shape == (1, 2, 3, 3)
-    assert np.all(weights[0, :, 0, 1:] == 0)  # the first token sees only itself
+    out, weights = layer(x, x, use_causal_mask=True, return_attention_scores=True)
+    assert out.shape == (1, 3, 8) and weights.shape == (1, 2, 3, 3)
+    assert np.all(np.asarray(weights)[0, :, 0, 1:] == 0)  # the first token sees only itself
+    np.testing.assert_allclose(layer(x, x, use_causal_mask=True), out)  # same output alone
+    assert not hasattr(layer, "last_attention_weights")
     clone = T.MultiHeadAttention.from_config(layer.get_config())
     assert clone.get_config() == layer.get_config()
+
+
+def test_multi_head_attention_cache_step_by_step_equals_causal_self_attention():
+    """Feeding one position at a time through the cache gives the causal full-sequence output."""
+    rng = np.random.default_rng(7)
+    layer = T.MultiHeadAttention(2, 4)
+    x = rng.normal(size=(2, 5, 8)).astype("float32")
+    full, full_weights = layer(x, x, use_causal_mask=True, return_attention_scores=True)
+    empty = np.zeros((2, 2, 5, 4), "float32")
+    cache = (empty, empty)
+    for t in range(5):
+        step, weights, cache = layer(x[:, t: t + 1], x[:, t: t + 1], use_causal_mask=True,
+                                     return_attention_scores=True, cache=cache,
+                                     cache_update_index=t)
+        np.testing.assert_allclose(step[:, 0], np.asarray(full)[:, t], atol=1e-5)
+        np.testing.assert_allclose(weights[:, :, 0], np.asarray(full_weights)[:, :, t],
+                                   atol=1e-6)
+    keys, values = layer.project_key_value(x)
+    np.testing.assert_allclose(cache[0], keys, atol=1e-6)
+    np.testing.assert_allclose(cache[1], values, atol=1e-6)
+
+
+def test_multi_head_attention_fixed_cache_equals_projecting_the_value():
+    rng = np.random.default_rng(8)
+    layer = T.MultiHeadAttention(2, 4)
+    query = rng.normal(size=(2, 3, 8)).astype("float32")
+    memory = rng.normal(size=(2, 6, 8)).astype("float32")
+    mask = np.array([[1, 1, 1, 1, 0, 0], [1] * 6], bool)
+    expected = layer(query, memory, value_mask=mask)
+    output, cache = layer(query, memory, value_mask=mask, cache=layer.project_key_value(memory))
+    np.testing.assert_allclose(output, expected, atol=1e-6)
+    assert cache[0].shape == (2, 2, 6, 4)
+
+
+def test_combine_attention_masks_follows_keras_rules():
+    query_mask = np.array([[True, False]])
+    value_mask = np.array([[True, True, False]])
+    mask = np.asarray(T.combine_attention_masks(query_mask, value_mask))
+    np.testing.assert_array_equal(mask[0, 0], [[1, 1, 0], [0, 0, 0]])
+    assert T.combine_attention_masks() is None
+    causal = np.asarray(T.combine_attention_masks(use_causal_mask=True, query_length=2,
+                                                  key_length=4, query_start=1))
+    np.testing.assert_array_equal(causal[0, 0], [[1, 1, 0, 0], [1, 1, 1, 0]])
 
 
 def test_copy_weights_refuses_different_heads():
@@ -185,26 +228,98 @@ def test_copy_weights_refuses_different_heads():
 # ----------------------------------------------------------------------------- layers
 
 
-def test_encoder_and_decoder_layer_shapes_and_attention():
+def test_encoder_and_decoder_layer_shapes_and_returned_attention():
     x = np.random.default_rng(3).normal(size=(2, 6, 16)).astype("float32")
     y = np.random.default_rng(4).normal(size=(2, 4, 16)).astype("float32")
     encoder = T.TransformerEncoderLayer(16, 4, 32, dropout=0.1)
     decoder = T.TransformerDecoderLayer(16, 4, 32, dropout=0.1)
     context_mask = np.array([[1, 1, 1, 1, 0, 0], [1] * 6], bool)
-    memory = encoder(x, mask=context_mask)
-    out = decoder(y, memory, context_mask=context_mask)
+    memory, self_scores = encoder(x, mask=context_mask, return_attention_scores=True)
+    out, scores = decoder(y, memory, context_mask=context_mask, return_attention_scores=True)
     assert memory.shape == (2, 6, 16) and out.shape == (2, 4, 16)
-    assert encoder.last_attention_weights.shape == (2, 4, 6, 6)
-    cross = np.asarray(decoder.last_attention_weights)
+    assert self_scores.shape == (2, 4, 6, 6)
+    assert np.all(np.asarray(self_scores)[0, ..., 4:] == 0)
+    cross = np.asarray(scores["cross_attention"])
     assert cross.shape == (2, 4, 4, 6)
     assert np.all(cross[0, ..., 4:] == 0)
     np.testing.assert_allclose(cross.sum(-1), 1.0, rtol=1e-5)
-    assert decoder.last_self_attention_weights.shape == (2, 4, 4, 4)
+    assert scores["self_attention"].shape == (2, 4, 4, 4)
+    # without the flag: the output alone, the same numbers (dropout is off outside training)
+    np.testing.assert_allclose(encoder(x, mask=context_mask), memory)
+    np.testing.assert_allclose(decoder(y, memory, context_mask=context_mask), out)
     # LayerNormalization after each sub-layer: every position has mean 0, std 1 (gamma=1, beta=0)
     np.testing.assert_allclose(np.asarray(out).mean(-1), 0.0, atol=1e-5)
     for layer in (encoder, decoder):
         clone = type(layer).from_config(layer.get_config())
         assert clone.get_config() == layer.get_config()
+        assert not hasattr(layer, "last_attention_weights")
+
+
+def test_encoder_layer_with_the_causal_mask_is_a_gpt_block():
+    rng = np.random.default_rng(11)
+    layer = _shared_encoder()
+    x = rng.normal(size=(1, 5, 8)).astype("float32")
+    output, scores = layer(x, use_causal_mask=True, return_attention_scores=True)
+    assert np.all(np.triu(np.asarray(scores)[0, 0], k=1) == 0)
+    changed = x.copy()
+    changed[:, 3:] = rng.normal(size=(1, 2, 8))
+    np.testing.assert_allclose(layer(changed, use_causal_mask=True)[:, :3], output[:, :3],
+                               atol=1e-5)
+
+
+def test_layers_name_their_sublayers():
+    decoder = T.TransformerDecoderLayer(8, 2, 16)
+    decoder(np.zeros((1, 2, 8), "float32"), np.zeros((1, 3, 8), "float32"))
+    paths = {weight.path.split("/", 1)[1] for weight in decoder.weights}
+    for name in ("masked_self_attention/query/kernel", "cross_attention/attention_output/bias",
+                 "self_attention_norm/gamma", "cross_attention_norm/gamma",
+                 "feed_forward_norm/beta", "feed_forward/inner/kernel", "feed_forward/outer/bias"):
+        assert name in paths, sorted(paths)
+
+
+def test_decoder_layer_with_caches_equals_the_full_causal_pass():
+    rng = np.random.default_rng(9)
+    layer = T.TransformerDecoderLayer(8, 2, 16, dropout=0.0)
+    y = rng.normal(size=(2, 5, 8)).astype("float32")
+    context = rng.normal(size=(2, 3, 8)).astype("float32")
+    context_mask = np.array([[1, 1, 0], [1, 1, 1]], bool)
+    full, full_scores = layer(y, context, context_mask=context_mask, return_attention_scores=True)
+    empty = np.zeros((2, 2, 5, 4), "float32")
+    self_cache = (empty, empty)
+    cross_cache = layer.cross_attention.project_key_value(context)
+    for t in range(5):
+        step, scores, self_cache = layer(
+            y[:, t: t + 1], context, context_mask=context_mask, return_attention_scores=True,
+            self_attention_cache=self_cache, self_attention_cache_update_index=t,
+            cross_attention_cache=cross_cache)
+        np.testing.assert_allclose(step[:, 0], np.asarray(full)[:, t], atol=1e-5)
+        np.testing.assert_allclose(scores["cross_attention"][:, :, 0],
+                                   np.asarray(full_scores["cross_attention"])[:, :, t], atol=1e-5)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: T.TransformerEncoderLayer(8, 2, 16, name="layer"),
+    lambda: T.PositionwiseFeedForward(8, 16, name="layer"),
+    lambda: T.PositionalEmbedding(30, 8, name="layer"),
+])
+def test_layers_save_and_reload(tmp_path, make):
+    inputs = (keras.Input((None,), dtype="int32") if isinstance(make(), T.PositionalEmbedding)
+              else keras.Input((None, 8)))
+    model = keras.Model(inputs, make()(inputs))
+    data = (np.array([[3, 4, 0]]) if isinstance(model.layers[-1], T.PositionalEmbedding)
+            else np.random.default_rng(10).normal(size=(2, 3, 8)).astype("float32"))
+    path = tmp_path / "layer.keras"
+    model.save(path)
+    restored = keras.models.load_model(path)
+    assert type(restored.layers[-1]) is type(model.layers[-1])
+    np.testing.assert_allclose(restored(data), model(data), atol=1e-6)
+
+
+def test_positional_embedding_start_position_continues_the_encoding():
+    layer = T.PositionalEmbedding(30, 8)
+    ids = np.array([[4, 5, 6, 7]])
+    whole = np.asarray(layer(ids))
+    np.testing.assert_allclose(layer(ids[:, 2:3], start_position=2)[:, 0], whole[:, 2], atol=1e-5)
 
 
 def test_heads_must_divide_d_model():

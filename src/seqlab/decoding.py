@@ -10,6 +10,9 @@ Works with any model that follows the decoding protocol (the RNN translator of
   ``(batch, vocab)`` for token ``t + 1``; ``new_state`` with the same structure and the same
   shapes as ``state``; ``attention`` ``(batch, S)`` or ``None``. ``t`` is not known when the
   step is traced, so ``decode_step`` must not need it as a Python number.
+* optional: ``model.init_cache(state, max_length) -> state`` adds a key/value cache (of fixed
+  shapes) to the state, so that ``decode_step`` runs only the newest token through the model
+  (the Transformer; same tokens, less work). The decoders call it unless ``use_cache=False``.
 
 Beam search reorders and repeats the state along its first axis (``tf.gather``), which is why
 every tensor in it must be batch-major.
@@ -42,7 +45,17 @@ def _compiled(model, name: str, function):
     return cache[name]
 
 
-def greedy_decode_graph(model, source_ids, start_id: int, end_id: int, max_length: int):
+def encode_for_decoding(model, source_ids, max_length: int, use_cache: bool = True):
+    """``model.encode(source_ids)``, plus the model's key/value cache for ``max_length`` steps
+    when it has one (``model.init_cache``) and ``use_cache`` is true."""
+    state = model.encode(source_ids)
+    if use_cache and hasattr(model, "init_cache"):
+        state = model.init_cache(state, max_length)
+    return state
+
+
+def greedy_decode_graph(model, source_ids, start_id: int, end_id: int, max_length: int,
+                        use_cache: bool = True):
     """The greedy loop as TensorFlow ops (``tf.while_loop``); call it inside a ``tf.function``.
 
     Returns ``(tokens (batch, T) int32, attention (batch, T, S) float32 or None)``.
@@ -51,7 +64,7 @@ def greedy_decode_graph(model, source_ids, start_id: int, end_id: int, max_lengt
         raise ValueError(f"max_length must be at least 1; got {max_length}")
     source_ids = tf.cast(source_ids, tf.int32)
     batch = tf.shape(source_ids)[0]
-    state = model.encode(source_ids)
+    state = encode_for_decoding(model, source_ids, max_length, use_cache)
     # The prefix lives in a fixed-size buffer; step t reads its first t + 1 columns.
     buffer = tf.concat([tf.fill([batch, 1], start_id),
                         tf.zeros([batch, max_length], tf.int32)], axis=1)  # (batch, L + 1)
@@ -87,7 +100,8 @@ def greedy_decode_graph(model, source_ids, start_id: int, end_id: int, max_lengt
     return tokens, attention if returns_attention[0] else None
 
 
-def greedy_decode(model, source_ids, start_id: int, end_id: int, max_length: int):
+def greedy_decode(model, source_ids, start_id: int, end_id: int, max_length: int,
+                  use_cache: bool = True):
     """Pick the most likely next token at every step (the slides' fig. 13).
 
     Args:
@@ -95,24 +109,28 @@ def greedy_decode(model, source_ids, start_id: int, end_id: int, max_length: int
         source_ids: ``(batch, S)`` int ids, 0 = padding.
         start_id / end_id: ids of ``[START]`` and ``[END]`` in the target vocabulary.
         max_length: most tokens to generate per sentence (``[END]`` included).
+        use_cache: use the model's key/value cache if it has one (``init_cache``); ``False``
+            recomputes the whole prefix at every step (same tokens, slower).
 
     Returns:
         ``(tokens, attention)`` as NumPy arrays: ``(batch, T)`` ids and ``(batch, T, S)``
         weights (``None`` for a model without attention).
     """
     source_ids = tf.convert_to_tensor(source_ids, tf.int32)
-    key = f"greedy-{start_id}-{end_id}-{max_length}"
+    key = f"greedy-{start_id}-{end_id}-{max_length}-{use_cache}"
     cache = _COMPILED.setdefault(model, {})
     if key not in cache:
         # The first call runs eagerly: tracing the loop costs more than running it once (a
         # notebook often decodes each model once); from the second call on, a tf.function
         # traced for any batch size and source length serves every call.
         cache[key] = None
-        tokens, attention = greedy_decode_graph(model, source_ids, start_id, end_id, max_length)
+        tokens, attention = greedy_decode_graph(model, source_ids, start_id, end_id, max_length,
+                                                use_cache)
     else:
         if cache[key] is None:
             cache[key] = tf.function(
-                lambda ids: greedy_decode_graph(model, ids, start_id, end_id, max_length),
+                lambda ids: greedy_decode_graph(model, ids, start_id, end_id, max_length,
+                                                use_cache),
                 input_signature=[tf.TensorSpec([None, None], tf.int32)], autograph=False)
         tokens, attention = cache[key](source_ids)
     return tokens.numpy(), None if attention is None else attention.numpy()
@@ -123,7 +141,7 @@ def _length_normalised(score: float, length: int, length_penalty: float) -> floa
 
 
 def beam_search(model, source_ids, start_id: int, end_id: int, max_length: int,
-                beam_width: int = 4, length_penalty: float = 0.6):
+                beam_width: int = 4, length_penalty: float = 0.6, use_cache: bool = True):
     """Keep the ``beam_width`` most likely prefixes at every step; return the best finished one.
 
     A hypothesis ends when it emits ``[END]`` or reaches ``max_length`` tokens. Finished
@@ -131,6 +149,7 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_length: int,
     it, ``length_penalty=0``, beam search favours short outputs because every extra token
     lowers the log-probability). A sentence stops searching once it has ``beam_width``
     finished hypotheses. With ``beam_width=1`` this is exactly :func:`greedy_decode`.
+    ``use_cache`` as in :func:`greedy_decode` (the cache is reordered with the beams).
 
     Returns:
         ``(tokens (batch, T), attention (batch, T, S) or None, scores (batch,))`` as NumPy
@@ -143,7 +162,8 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_length: int,
     source_ids = np.asarray(source_ids, np.int32)
     batch, source_length = source_ids.shape
     width = beam_width
-    encode = _compiled(model, "encode", model.encode)
+    encode = _compiled(model, f"encode-{max_length}-{use_cache}",
+                       lambda ids: encode_for_decoding(model, ids, max_length, use_cache))
     decode_step = _compiled(model, "decode_step", model.decode_step)
     gather = _compiled(model, "gather", lambda state, index: tf.nest.map_structure(
         lambda tensor: tf.gather(tensor, index), state))

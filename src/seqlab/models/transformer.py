@@ -99,8 +99,13 @@ class TransformerTranslator(keras.Model):
         policy = self.dtype_policy
         self.source_embedding = PositionalEmbedding(self.source_vocab_size, self.d_model,
                                                     name="source_embedding", dtype=policy)
+        # No Keras mask on the target: the causal mask already hides trailing padding from every
+        # real position (the loss skips padded positions), and a Keras mask would reach the
+        # first self-attention as an implicit query/value mask (Keras fills `*_mask` arguments
+        # from `_keras_mask`), which the one-token-at-a-time cached decoder could not reproduce.
         self.target_embedding = PositionalEmbedding(self.target_vocab_size, self.d_model,
-                                                    name="target_embedding", dtype=policy)
+                                                    mask_zero=False, name="target_embedding",
+                                                    dtype=policy)
         self.source_dropout = keras.layers.Dropout(self.dropout_rate, name="source_dropout",
                                                    dtype=policy)
         self.target_dropout = keras.layers.Dropout(self.dropout_rate, name="target_dropout",

@@ -132,3 +132,20 @@ def test_sampling_is_seeded_and_in_range():
 def test_perplexity_of_a_uniform_guess_is_the_vocabulary_size():
     assert perplexity(math.log(VOCAB)) == pytest.approx(VOCAB)
     assert perplexity(0.0) == 1.0
+
+
+@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
+def test_models_stay_finite_under_mixed_precision(policy):
+    from seqlab.models.word2vec import SkipGram
+
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(policy)
+    try:
+        gpt_logits = np.asarray(_gpt()(_ids(2, 9)), dtype="float32")
+        lstm_logits = np.asarray(build_char_lstm(VOCAB, 4, 8)(_ids(2, 9)), dtype="float32")
+        skipgram = np.asarray(SkipGram(12, 8)((np.array([1, 2]), np.array([[3, 4], [5, 6]]))),
+                              dtype="float32")
+    finally:
+        keras.config.set_dtype_policy(previous)
+    for logits in (gpt_logits, lstm_logits, skipgram):
+        assert np.all(np.isfinite(logits))

@@ -184,8 +184,9 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--memory-limit", type=float, default=grading.DEFAULT_MEMORY_LIMIT_GB,
                        metavar="GB", help="address space per kernel (default: %(default)s; "
                                           "0: no limit)")
-    grade.add_argument("--jobs", type=int, default=1,
-                       help="submissions run at once (default: 1)")
+    grade.add_argument("--jobs", type=int, default=grading.DEFAULT_JOBS,
+                       help="submissions run at once, each in its own kernel (default: "
+                            "%(default)s)")
     grade.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
                        help="override a parameters-cell variable in every submission")
     args = parser.parse_args(argv)

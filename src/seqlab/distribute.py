@@ -5,9 +5,10 @@ In a notebook::
 
     from seqlab.distribute import choose_strategy, global_batch_size, scale_learning_rate
 
-    strategy = choose_strategy(STRATEGY)                 # "auto", "default", "mirrored", "tpu"
-    BATCH_SIZE = global_batch_size(BATCH_SIZE, strategy)  # BATCH_SIZE is per replica
-    model = build_rnn_translator(..., strategy=strategy)   # variables live on every replica
+    strategy = choose_strategy(STRATEGY)                  # "auto", "default", "mirrored", "tpu"
+    BATCH_SIZE = global_batch_size(BATCH_SIZE, strategy)   # BATCH_SIZE is per replica
+    LEARNING_RATE = scale_learning_rate(LEARNING_RATE, BATCH_SIZE, 128)  # tuned for 128
+    model = build_rnn_translator(..., strategy=strategy)    # variables live on every replica
 
 What ``"auto"`` picks: ``TPUStrategy`` on a TPU runtime (Colab "TPU"), ``MirroredStrategy``
 over all GPUs when there are several, and TensorFlow's default strategy (one device)
@@ -23,15 +24,17 @@ special hardware. ``None`` reads the environment variable ``SEQLAB_STRATEGY`` (d
   ``tf.data`` produces and ``fit`` splits among the replicas, is ``BATCH_SIZE × replicas``.
   Each replica keeps the batch a single device was sized for (8 TPU cores run 8 such batches
   at once), and an epoch takes ``replicas`` times fewer steps;
-* the Adam learning rate is multiplied by ``sqrt(replicas)`` (the square-root rule for
-  adaptive optimizers: Malladi et al., 2022, "On the SDEs and Scaling Rules for Adaptive
-  Gradient Algorithms"; Krizhevsky, 2014, proposed it for SGD too). A ``replicas`` times larger
-  batch has ``sqrt(replicas)`` times less gradient noise; the linear rule of Goyal et al.
-  (2017) is derived for SGD, and applied to Adam at 8 replicas it takes notebook 04's rate
-  from 2e-3 to 1.6e-2, where the RNN diverges. With one replica nothing changes;
-* the Transformer's warm-up is counted in examples, not steps: ``warmup_steps / replicas``.
-  With the paper's schedule ``d^-0.5 · min(step^-0.5, step · warmup^-1.5)`` that multiplies
-  the whole schedule, seen as a function of examples, by ``sqrt(replicas)``: the same rule.
+* the Adam learning rate follows the global batch by the square-root rule:
+  ``rate × sqrt(global batch / the batch the rate was tuned for)`` (Malladi et al., 2022, "On
+  the SDEs and Scaling Rules for Adaptive Gradient Algorithms"; Krizhevsky, 2014, proposed it
+  for SGD too). A ``k`` times larger batch has ``sqrt(k)`` times less gradient noise; the
+  linear rule of Goyal et al. (2017) is derived for SGD, and applied to Adam at 8 replicas it
+  takes notebook 04's rate from 2e-3 to 1.6e-2, where the RNN diverges. With the tuned batch
+  (one device, or ``BATCH_SIZE`` divided by the replicas) nothing changes;
+* the Transformer's warm-up is counted in examples, not steps:
+  ``warmup_steps × tuned batch / global batch``. With the paper's schedule
+  ``d^-0.5 · min(step^-0.5, step · warmup^-1.5)`` that multiplies the whole schedule, seen as a
+  function of the examples seen, by ``sqrt(global / tuned)``: the same square-root rule.
 
 Losses under a strategy: :class:`seqlab.training.MaskedSparseCategoricalCrossentropy` returns
 each replica's share of the global batch's mean, so loss values and gradients equal the
@@ -121,14 +124,20 @@ def global_batch_size(per_replica_batch_size: int, strategy: tf.distribute.Strat
     return int(per_replica_batch_size) * _replicas(strategy)
 
 
-def scale_learning_rate(learning_rate: float, strategy: tf.distribute.Strategy | None = None) -> float:
-    """Adam's learning rate for the global batch: ``learning_rate × sqrt(replicas)``."""
-    return float(learning_rate) * math.sqrt(_replicas(strategy))
+def scale_learning_rate(learning_rate: float, global_batch_size: int, tuned_batch_size: int) -> float:
+    """Adam's learning rate for a global batch other than the one it was tuned for.
+
+    ``learning_rate × sqrt(global_batch_size / tuned_batch_size)``: the square-root rule (see
+    the module docstring). With the batch a notebook was tuned for, the rate is unchanged.
+    """
+    _check_batch_sizes(global_batch_size, tuned_batch_size)
+    return float(learning_rate) * math.sqrt(global_batch_size / tuned_batch_size)
 
 
-def scale_warmup_steps(warmup_steps: int, strategy: tf.distribute.Strategy | None = None) -> int:
-    """Warm-up of the same number of examples: ``warmup_steps / replicas`` (at least 1)."""
-    return max(1, round(int(warmup_steps) / _replicas(strategy)))
+def scale_warmup_steps(warmup_steps: int, global_batch_size: int, tuned_batch_size: int) -> int:
+    """Warm-up over the same number of examples: ``warmup_steps × tuned / global`` (at least 1)."""
+    _check_batch_sizes(global_batch_size, tuned_batch_size)
+    return max(1, round(int(warmup_steps) * tuned_batch_size / global_batch_size))
 
 
 def strategy_scope(strategy: tf.distribute.Strategy | None = None):
@@ -171,6 +180,11 @@ def fixed_shape_batches(dataset: tf.data.Dataset, strategy: tf.distribute.Strate
 
 
 # ------------------------------------------------------------------------------------------
+
+
+def _check_batch_sizes(*sizes) -> None:
+    if any(int(size) < 1 for size in sizes):
+        raise ValueError(f"batch sizes must be positive integers; got {sizes}")
 
 
 def _replicas(strategy) -> int:

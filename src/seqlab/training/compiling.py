@@ -29,7 +29,7 @@ def compile_translator(model: keras.Model, optimizer="adam", *, label_smoothing:
     """
     with model.distribute_strategy.scope():
         if isinstance(optimizer, keras.optimizers.Optimizer) and not optimizer.built:
-            optimizer = keras.optimizers.deserialize(keras.optimizers.serialize(optimizer))
+            optimizer = type(optimizer).from_config(optimizer.get_config())
         model.compile(optimizer=optimizer,
                       loss=MaskedSparseCategoricalCrossentropy(label_smoothing=label_smoothing),
                       metrics=[MaskedAccuracy()], jit_compile=jit_compile, **compile_options)

@@ -35,6 +35,7 @@ SOURCES = ("sample", "tfds")
 CORPUS_SEED = 606
 #: TFDS splits read in full mode: the labelled training reviews and the 50,000 unlabelled ones.
 TFDS_SPLITS = ("train", "unsupervised")
+#: Where TFDS downloads imdb_reviews from (its builder); checked before downloading.
 TFDS_DOWNLOAD_HOST = "ai.stanford.edu"
 
 

@@ -33,7 +33,8 @@ from seqlab.data.download import DownloadError
 
 SOURCES = ("sample", "tfds")
 PLAY_SEED = 707
-TFDS_DOWNLOAD_HOST = "storage.googleapis.com"
+#: Where TFDS downloads tiny_shakespeare from (its builder); checked before downloading.
+TFDS_DOWNLOAD_HOST = "raw.githubusercontent.com"
 
 # ------------------------------------------------------------------------------ the play
 

@@ -28,6 +28,7 @@ import tensorflow as tf
 
 from seqlab import config
 from seqlab.data.download import DownloadError
+from seqlab.data.imdb import TFDS_DOWNLOAD_HOST
 from seqlab.data.synthetic_reviews import generate_reviews
 
 SOURCES = ("sample", "tfds")
@@ -35,8 +36,6 @@ SOURCES = ("sample", "tfds")
 CORPUS_SEED = 606
 #: TFDS splits read in full mode: the labelled training reviews and the 50,000 unlabelled ones.
 TFDS_SPLITS = ("train", "unsupervised")
-#: Where TFDS downloads imdb_reviews from (its builder); checked before downloading.
-TFDS_DOWNLOAD_HOST = "ai.stanford.edu"
 
 
 def load_review_corpus(source: str = "tfds", num_reviews: int | None = None,

@@ -489,7 +489,10 @@ async def grade_submission(submission: Submission, assignment: Assignment, out_d
                 notebook_path, work / "executed", fast=True, parameters=parameters, cwd=work,
                 allow_errors=True, time_limit=time_limit, memory_limit=memory_limit,
                 epilogue=_epilogue(assignment, nonce), epilogue_timeout=check_timeout,
-                env={"SEQLAB_HOME": str(home)})
+                # No GPU: FAST runs are sized for a CPU, TensorFlow would give each parallel
+                # kernel the whole GPU memory, and CUDA maps more address space than RLIMIT_AS
+                # allows.
+                env={"SEQLAB_HOME": str(home), "CUDA_VISIBLE_DEVICES": ""})
         except Exception as error:  # noqa: BLE001 - one broken submission never stops the rest
             grade.status, grade.reason = ERROR, f"could not be run: {type(error).__name__}: {error}"
             grade.results = _not_run(assignment, grade.reason)

@@ -73,6 +73,21 @@ def test_reversed_source_attention_is_reported_in_the_original_order():
     np.testing.assert_allclose(b[1, :3], a[1, :3][::-1], atol=1e-6)
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+def test_translator_returns_its_attention_on_request_in_source_order(reverse):
+    model = tiny("luong-general", reverse_source=reverse)
+    logits, weights = model((SOURCE, TARGET_IN), return_attention_scores=True)
+    np.testing.assert_allclose(logits, model((SOURCE, TARGET_IN)), atol=1e-6)
+    weights = np.asarray(weights)
+    assert weights.shape == (2, 4, 6)
+    assert np.all(weights[np.broadcast_to((SOURCE == 0)[:, None, :], weights.shape)] == 0.0)
+    # Step 0 of teacher forcing is the first decoding step, which reports the original order.
+    _, _, first_step = model.decode_step(TARGET_IN[:, :1], model.encode(SOURCE))
+    np.testing.assert_allclose(weights[:, 0], first_step, atol=1e-5)
+    _, none = tiny("none")((SOURCE, TARGET_IN), return_attention_scores=True)
+    assert none is None
+
+
 def test_extra_source_padding_changes_nothing():
     model = tiny("bahdanau")
     padded = np.concatenate([SOURCE, np.zeros((2, 5), "int32")], axis=1)

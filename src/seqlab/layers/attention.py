@@ -18,7 +18,8 @@ like ``keras.layers.Attention`` and ``keras.layers.MultiHeadAttention``:
 * ``mask``: ``(batch, Tv)``, true/1 at real source positions. Padded positions get exactly zero
   weight, and the weights of each query sum to 1 over the real positions (all zero for a source
   with no real position). When ``mask`` is ``None`` the values' Keras mask (from
-  ``Embedding(mask_zero=True)``) is used if they have one.
+  ``Embedding(mask_zero=True)``), which Keras passes as ``values_mask``, is used if they have
+  one.
 * returns ``context``, ``(batch, value_dim)`` or ``(batch, Tq, value_dim)``; with
   ``return_attention_scores=True``, ``(context, weights)`` with ``weights`` ``(batch, Tv)`` or
   ``(batch, Tq, Tv)`` (the normalised weights of eq. 13, as Keras returns them). The layers keep
@@ -64,12 +65,14 @@ class _SourceAttention(keras.layers.Layer):
         scores ``(batch, Tq, Tv)``."""
         raise NotImplementedError
 
-    def call(self, query, values, mask=None, return_attention_scores=False):
+    def call(self, query, values, mask=None, return_attention_scores=False, values_mask=None):
+        # Keras fills ``values_mask`` in by itself from the values' Keras mask (a layer whose
+        # ``call`` has an ``<argument>_mask`` parameter gets that argument's mask).
         single_step = len(query.shape) == 2
         if single_step:
             query = ops.expand_dims(query, 1)  # (batch, 1, dq)
         if mask is None:
-            mask = getattr(values, "_keras_mask", None)
+            mask = values_mask
         scores = self.score(query, values)  # eq. (12): (batch, Tq, Tv)
         if mask is not None:
             mask = ops.expand_dims(mask, 1)  # (batch, 1, Tv)
@@ -84,7 +87,8 @@ class _SourceAttention(keras.layers.Layer):
     def compute_mask(self, query, values, mask=None, return_attention_scores=False):
         return None
 
-    def compute_output_spec(self, query, values, mask=None, return_attention_scores=False):
+    def compute_output_spec(self, query, values, mask=None, return_attention_scores=False,
+                            values_mask=None):
         context = keras.KerasTensor(tuple(query.shape[:-1]) + (values.shape[-1],),
                                     dtype=self.compute_dtype)  # (batch, [Tq,] dv)
         if not return_attention_scores:
@@ -115,6 +119,7 @@ class BahdanauAttention(_SourceAttention):
         values: encoder outputs ``y``, ``(batch, Tv, value_dim)``.
         mask: optional ``(batch, Tv)`` boolean, True at real source positions.
         return_attention_scores: also return the weights of eq. (13).
+        values_mask: set by Keras from the values' Keras mask; used when ``mask`` is None.
 
     Returns:
         The context of eq. (14), ``(batch, value_dim)`` or ``(batch, Tq, value_dim)``; with
@@ -169,6 +174,7 @@ class LuongAttention(_SourceAttention):
         values: encoder outputs ``y``, ``(batch, Tv, value_dim)``.
         mask: optional ``(batch, Tv)`` boolean, True at real source positions.
         return_attention_scores: also return the weights of eq. (13).
+        values_mask: set by Keras from the values' Keras mask; used when ``mask`` is None.
 
     Returns:
         The context of eq. (14), ``(batch, value_dim)`` or ``(batch, Tq, value_dim)``; with

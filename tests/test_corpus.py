@@ -120,3 +120,18 @@ def test_cbow_examples_hold_the_window_around_each_word():
     contexts, centres = cbow_examples([5, 6, 7, 0], window_size=1)
     np.testing.assert_array_equal(centres, [5, 6, 7])
     np.testing.assert_array_equal(contexts, [[0, 6], [5, 7], [6, 0]])
+
+
+def test_vectorize_ragged_drops_the_padding_and_feeds_the_pipeline():
+    import keras
+
+    from seqlab.data.corpus import vectorize_ragged
+
+    texts = ["a b c d", "b c", "d a a", "c"]
+    vectorizer = keras.layers.TextVectorization(output_mode="int")
+    vectorizer.adapt(texts)
+    ids = vectorize_ragged(vectorizer, texts, batch_size=3)
+    assert ids.shape[0] == 4 and ids.row_lengths().numpy().tolist() == [4, 2, 3, 1]
+    np.testing.assert_array_equal(ids[1].numpy(), vectorizer(["b c"]).numpy()[0, :2])
+    dataset = skipgram_dataset(ids, window_size=1, num_negatives=2, vocab_size=6, batch_size=2)
+    assert len(list(dataset)) == int(dataset.cardinality()) == (2 * 3 + 2 * 1 + 2 * 2) // 2

@@ -145,13 +145,28 @@ def sample_log_uniform(shape, vocab_size: int, seed=None):
     return tf.clip_by_value(tf.cast(ids, tf.int64), 0, vocab_size - 1)
 
 
+def vectorize_ragged(vectorizer, texts: Sequence[str], batch_size: int = 1000) -> tf.RaggedTensor:
+    """Token ids of every text as one ``(texts, None)`` int64 ``tf.RaggedTensor`` (no padding).
+
+    ``vectorizer`` is a fitted ``keras.layers.TextVectorization`` (``output_mode="int"``). Texts
+    go through it ``batch_size`` at a time and the padding is dropped, so 75,000 IMDB reviews
+    take the memory of their tokens, not of 75,000 copies of the longest review.
+    """
+    parts = []
+    for start in range(0, len(texts), batch_size):
+        ids = tf.cast(vectorizer(tf.constant(list(texts[start: start + batch_size]))), tf.int64)
+        parts.append(tf.RaggedTensor.from_tensor(ids, padding=0))   # (batch, None)
+    return tf.concat(parts, axis=0)
+
+
 def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size: int, *,
                      batch_size: int = 1024, shuffle_buffer: int = 100_000,
                      seed: int = config.SEED, min_id: int = 2) -> tf.data.Dataset:
     """Skip-gram training batches with negative sampling, as a ``tf.data`` pipeline.
 
     Args:
-        sequences: token ids of each text: a ``(texts, length)`` array or a list of lists
+        sequences: token ids of each text: a ``tf.RaggedTensor`` (as
+            :func:`vectorize_ragged` returns), a ``(texts, length)`` array or a list of lists
             (0 = padding, dropped; the dataset then knows its number of batches), or a
             ``tf.data.Dataset`` of 1-D int tensors.
         window_size: context words on each side of the centre word (the slides' ``m``).
@@ -176,12 +191,13 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
         raise ValueError(f"vocab_size ({vocab_size}) must be larger than min_id ({min_id}).")
     batches = None
     if not isinstance(sequences, tf.data.Dataset):
-        rows = [[int(i) for i in row] for row in np.asarray(sequences, dtype=object)]
-        # Known in advance for arrays: the number of batches, so Keras can show progress.
-        lengths = np.array([sum(i >= min_id for i in row) for row in rows])
+        if not isinstance(sequences, tf.RaggedTensor):
+            sequences = tf.ragged.constant([[int(i) for i in row] for row in sequences], tf.int64)
+        # Known in advance without a dataset: the number of batches, so Keras can show progress.
+        lengths = tf.reduce_sum(tf.cast(sequences >= min_id, tf.int64), axis=1).numpy()
         pairs_count = sum(2 * np.maximum(lengths - o, 0).sum() for o in range(1, window_size + 1))
         batches = int(pairs_count) // batch_size
-        sequences = tf.data.Dataset.from_tensor_slices(tf.ragged.constant(rows, dtype=tf.int64))
+        sequences = tf.data.Dataset.from_tensor_slices(tf.cast(sequences, tf.int64))
 
     def pairs(ids):
         ids = ids.to_tensor() if isinstance(ids, tf.RaggedTensor) else ids

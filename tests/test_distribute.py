@@ -218,11 +218,15 @@ def test_the_translation_batches_give_the_replicas_different_token_counts():
 
 
 #: FAST runs under 2 replicas. BATCH_SIZE is per replica: half the FAST default keeps the global
-#: batch (and so the learning rate and warm-up) of the one-device run, whose accuracy
-#: assertions then hold as they are. Notebook 04 also exports the SavedModel (EXPORT).
+#: batch (and so the learning rate and warm-up) of the one-device run. The batches still come in
+#: another order: under a strategy Keras opens one extra iterator on the dataset before
+#: training (``_maybe_symbolic_build`` reads a batch to learn shapes, then resets), so a
+#: dataset that reshuffles on every iteration starts from its second order. Notebook 05's
+#: 3-epoch FAST recipe reached 71% exact match in that order (its check wants 90%), so it gets
+#: a 4th epoch here. Notebook 04 also exports the SavedModel (EXPORT).
 MIRRORED_NOTEBOOKS = {
     "04_neural_machine_translation": {"STRATEGY": "mirrored", "BATCH_SIZE": 128, "EXPORT": True},
-    "05_transformer": {"STRATEGY": "mirrored", "BATCH_SIZE": 64},
+    "05_transformer": {"STRATEGY": "mirrored", "BATCH_SIZE": 64, "EPOCHS": 4},
 }
 
 

@@ -36,7 +36,10 @@ def test_logits_shape_and_no_keras_mask(model):
     source, target = _batch(np.random.default_rng(0))
     logits = model((source, target))
     assert logits.shape == (3, 5, TARGET_VOCAB)
-    assert getattr(logits, "_keras_mask", None) is None
+    target[0, 3:] = 0  # trailing padding: a Keras mask on the logits would hide it from pooling
+    logits = model((source, target))
+    pooled = keras.layers.GlobalAveragePooling1D()(logits)  # mask-aware: would skip padding
+    np.testing.assert_allclose(pooled, np.asarray(logits).mean(1), atol=1e-6)
 
 
 def test_vocab_sizes_are_required():

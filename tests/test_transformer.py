@@ -70,9 +70,12 @@ def test_positional_embedding_scales_adds_and_masks():
 
 
 def test_positional_embedding_mask_reaches_the_next_layer():
+    """A mask-aware layer after it (average pooling) skips the padded positions."""
     inputs = keras.Input((None,), dtype="int32")
-    x = T.PositionalEmbedding(30, 8)(inputs)
-    assert x._keras_mask is not None  # Keras propagates it to mask-aware layers
+    embedding = T.PositionalEmbedding(30, 8)
+    model = keras.Model(inputs, keras.layers.GlobalAveragePooling1D()(embedding(inputs)))
+    ids = np.array([[4, 5, 6, 0, 0]])
+    np.testing.assert_allclose(model(ids), np.asarray(embedding(ids))[:, :3].mean(1), atol=1e-5)
 
 
 # ----------------------------------------------------------------------------- masks, eq. 16

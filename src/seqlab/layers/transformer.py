@@ -383,9 +383,8 @@ class MultiHeadAttention(keras.layers.Layer):
             k, v = cache  # projected once, e.g. the encoder output: (B, H, L, dk), (B, H, L, dv)
         else:
             new_k, new_v = self.project_key_value(value, key)  # (B, H, T, dk), (B, H, T, dv)
-            start = (0, 0, cache_update_index, 0)
-            k = ops.slice_update(cache[0], start, ops.cast(new_k, cache[0].dtype))  # (B, H, L, dk)
-            v = ops.slice_update(cache[1], start, ops.cast(new_v, cache[1].dtype))  # (B, H, L, dv)
+            k = write_into_cache(cache[0], new_k, cache_update_index)  # (B, H, L, dk)
+            v = write_into_cache(cache[1], new_v, cache_update_index)  # (B, H, L, dv)
         mask = combine_attention_masks(
             query_mask, value_mask, key_mask, attention_mask, use_causal_mask,
             query_length=ops.shape(q)[2], key_length=ops.shape(k)[2],
@@ -418,6 +417,26 @@ class MultiHeadAttention(keras.layers.Layer):
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
             "bias_initializer": keras.initializers.serialize(self.bias_initializer),
         }
+
+
+def write_into_cache(cache, update, index):
+    """``cache`` ``(B, H, L, depth)`` with positions ``index … index + T − 1`` replaced by
+    ``update`` ``(B, H, T, depth)``.
+
+    Written with a gather and a ``where`` (plain TensorFlow kernels) rather than
+    ``ops.slice_update``, which TensorFlow runs as an XLA-compiled op at every step.
+
+    Example:
+        >>> cache = np.zeros((1, 1, 4, 2), "float32")
+        >>> np.asarray(write_into_cache(cache, np.ones((1, 1, 1, 2), "float32"), 2))[0, 0].tolist()
+        [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 0.0]]
+    """
+    cache = ops.convert_to_tensor(cache)
+    new_length = ops.shape(update)[2]
+    offsets = ops.arange(ops.shape(cache)[2]) - index  # (L,) slot position relative to index
+    inside = ops.logical_and(offsets >= 0, offsets < new_length)  # (L,) slots being written
+    spread = ops.take(update, ops.clip(offsets, 0, new_length - 1), axis=2)  # (B, H, L, depth)
+    return ops.where(inside[None, None, :, None], ops.cast(spread, cache.dtype), cache)
 
 
 def combine_attention_masks(query_mask=None, value_mask=None, key_mask=None,

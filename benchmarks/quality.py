@@ -26,8 +26,10 @@ end the test split's first ``--test`` sentences are decoded greedily and with be
 ``lr``, ``warmup`` (linear warm-up steps), ``clipnorm``, ``dropout``, ``combine_init``
 (``"glorot"``: Keras's default for the ``tanh(W_c [h; c])`` layer; ``"identity"``: that layer
 starts as ``tanh(h)``, i.e. the model starts as the one without attention), and, as a
-diagnostic only (not the slides' model), ``output_norm=1``: a ``LayerNormalization`` before the
-output layer, as the tutorial's decoder has.
+``output_norm=1``: the translator's ``output_norm=True`` (a ``LayerNormalization`` before the
+output layer, as the tutorial's decoder has); as a diagnostic, ``feed_context=1``: Bahdanau's own decoder, which
+queries with ``h_{t-1}`` and feeds the context into the RNN's input (a step loop; validation
+accuracy only, since ``decode_step`` does not know it).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from keras import ops  # noqa: E402
 
 from seqlab import config  # noqa: E402
 from seqlab.data import load_translation  # noqa: E402
@@ -52,7 +55,7 @@ from seqlab.data.translation import prepare_reference  # noqa: E402
 from seqlab.decoding import translate  # noqa: E402
 from seqlab.evaluation import bleu, diagnose_translations  # noqa: E402
 from seqlab.models import Seq2SeqTranslator, TransformerTranslator  # noqa: E402
-from seqlab.models.seq2seq import ATTENTION_CHOICES  # noqa: E402
+from seqlab.models.seq2seq import ATTENTION_CHOICES, Seq2SeqDecoder  # noqa: E402
 from seqlab.training import compile_translator, transformer_optimizer  # noqa: E402
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "spa-eng.zip"
@@ -62,7 +65,7 @@ MODELS = (*ATTENTION_CHOICES, "transformer")
 RNN_FULL = {"embedding_dim": 128, "units": 256, "batch_size": 128}
 # The RNN training recipe; notebook 04 uses Adam(2e-3) and nothing else.
 RNN_RECIPE = {"lr": 2e-3, "warmup": 0, "clipnorm": 0.0, "dropout": 0.0, "combine_init": "glorot",
-              "output_norm": 0.0}
+              "output_norm": 0.0, "feed_context": 0.0}
 # Notebook 05's full mode.
 TRANSFORMER_FULL = {"preset": "small", "warmup": 4000, "lr_scale": 1.0, "label_smoothing": 0.1}
 MAX_LENGTH, VOCAB_SIZE = 20, 8000
@@ -72,6 +75,7 @@ QUICK = {"pairs": 10_000, "steps": 300, "epochs": 3, "test": 200, "beam_test": 5
          "embedding_dim": 64, "units": 128, "batch_size": 64, "warmup_transformer": 300}
 
 
+@keras.saving.register_keras_serializable(package="seqlab_benchmarks")
 class WarmupThenConstant(keras.optimizers.schedules.LearningRateSchedule):
     """Linear warm-up to ``rate`` over ``warmup`` steps, then constant (an experiment knob)."""
 
@@ -115,6 +119,54 @@ def load_corpus(corpus: str, pairs: int | None, batch_size: int):
                             vocab_size=VOCAB_SIZE, num_examples=pairs, cache_dir=cache)
 
 
+class ContextFeedingDecoder(Seq2SeqDecoder):
+    """Diagnostic: Bahdanau et al.'s order -- ``context_t`` from ``h_{t-1}``, the RNN reads
+    ``[embedding; context_t]``, then ``tanh(W_c [h_t; context_t])`` -> logits. Teacher forcing
+    only (``step`` is the parent's, so no decoding)."""
+
+    def build(self, input_shape=None):
+        sequence = (None, None, self.units)
+        self.embedding.build((None, None))
+        self.rnn.build((None, None, self.embedding_dim + self.units))  # reads [embedding; context]
+        self.attention.build(sequence, sequence)
+        self.combine.build((None, None, 2 * self.units))
+        if self.norm is not None:
+            self.norm.build(sequence)
+        self.output_layer.build(sequence)
+        self.built = True
+
+    def call(self, target_ids, encoder_outputs, source_mask, initial_state, training=None):
+        embedded = self.embedding(target_ids)  # (batch, T, embedding_dim)
+        states, hidden = list(initial_state), []
+        for t in range(target_ids.shape[1]):  # the padded length is static here
+            context = self.attention(states[0], encoder_outputs, mask=source_mask)
+            context = context[0] if isinstance(context, (tuple, list)) else context  # (batch, units)
+            h, states = self.rnn.cell(ops.concatenate([embedded[:, t], context], axis=-1), states)
+            states = list(states) if isinstance(states, (list, tuple)) else [states]
+            hidden.append(self.combine(ops.concatenate([h, context], axis=-1)))  # (batch, units)
+        hidden = self.normalise(ops.stack(hidden, axis=1))  # (batch, T, units)
+        logits = self.output_layer(self.dropout(hidden, training=training))
+        return logits, states, None
+
+
+def random_training_subset(data, count: int, seed: int = config.SEED):
+    """Train on ``count`` pairs drawn at random from the whole training split (vocabularies,
+    validation and test splits unchanged). ``--pairs`` takes the corpus's *first* pairs, and
+    the Anki file is sorted by length: its first 30,000 English sentences have at most 7 words."""
+    from seqlab.data.translation import make_dataset, pad_ids, vectorize_pairs
+
+    rng = np.random.default_rng(seed)
+    pairs = [data.train_pairs[i] for i in sorted(rng.choice(len(data.train_pairs), count,
+                                                             replace=False))]
+    sources, targets, _ = vectorize_pairs(pairs, data.source_vectorizer, data.target_vectorizer,
+                                          MAX_LENGTH)
+    data.train = make_dataset(pad_ids(sources, data.info["source_length"]),
+                              pad_ids(targets, data.info["target_length"] + 1),
+                              data.batch_size, shuffle=True, seed=seed)
+    data.train_pairs = pairs
+    return data
+
+
 def set_identity_combine(model) -> None:
     """Start ``tanh(W_c [h; c])`` as ``tanh(h)``: identity on the ``h`` half, zeros elsewhere."""
     combine = model.decoder.combine
@@ -144,10 +196,12 @@ def build_model(name: str, data, sizes: dict, recipe: dict, transformer: dict):
     else:
         model = Seq2SeqTranslator(data.source_vocab_size, data.target_vocab_size,
                                   embedding_dim=sizes["embedding_dim"], units=sizes["units"],
-                                  attention=name, dropout=recipe["dropout"])
-        if recipe["output_norm"]:  # diagnostic: the tutorial's LayerNorm before the logits
-            model.decoder.output_layer = keras.Sequential(
-                [keras.layers.LayerNormalization(), model.decoder.output_layer])
+                                  attention=name, dropout=recipe["dropout"],
+                                  output_norm=bool(recipe["output_norm"]))
+        if recipe["feed_context"] and name != "none":
+            model.decoder = ContextFeedingDecoder(
+                data.target_vocab_size, sizes["embedding_dim"], sizes["units"], "gru", name,
+                None, recipe["dropout"], output_norm=bool(recipe["output_norm"]), name="decoder")
         model.build()
         if recipe["combine_init"] == "identity":
             set_identity_combine(model)
@@ -166,10 +220,11 @@ def run_one(name: str, data, args, sizes, recipe, transformer) -> dict:
                         validation_data=valid, verbose=0, shuffle=False)
     seconds = time.perf_counter() - start
     row = {"model": name, "val_acc": history.history["val_masked_accuracy"],
+           "train_acc": history.history["masked_accuracy"][-1],
            "steps": per_epoch * args.epochs, "seconds": seconds,
            "greedy": float("nan"), "beam": float("nan"), "note": ""}
-    if name == "tutorial":  # no encode/decode_step: no BLEU
-        return row
+    if name == "tutorial" or (recipe["feed_context"] and name != "none"):
+        return row  # no decoding protocol: validation accuracy only
     pairs = data.test_pairs[: args.test]
     sources = [source for source, _ in pairs]
     references = [prepare_reference(target) for _, target in pairs]
@@ -214,6 +269,9 @@ def benchmark(argv=None) -> list[dict]:
     parser.add_argument("--test", type=int, help="test sentences for greedy BLEU")
     parser.add_argument("--beam-test", type=int, help="test sentences for beam BLEU")
     parser.add_argument("--valid-batches", type=int, default=20)
+    parser.add_argument("--random-subset", type=int, metavar="N",
+                        help="load the whole corpus, train on N random pairs of its training "
+                             "split (--pairs takes the first, shortest, pairs)")
     parser.add_argument("--units", type=int)
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--batch-size", type=int)
@@ -234,7 +292,11 @@ def benchmark(argv=None) -> list[dict]:
     transformer["warmup"] = (args.transformer_warmup or quick.get("warmup_transformer")
                              or transformer["warmup"])
 
-    data = load_corpus(args.corpus, args.pairs, sizes["batch_size"])
+    if args.random_subset:
+        data = random_training_subset(load_corpus(args.corpus, None, sizes["batch_size"]),
+                                      args.random_subset)
+    else:
+        data = load_corpus(args.corpus, args.pairs, sizes["batch_size"])
     steps_per_epoch = int(data.train.cardinality())
     args.steps = args.steps or quick.get("steps") or 10 * steps_per_epoch
     device = tf.config.list_physical_devices("GPU")
@@ -251,7 +313,8 @@ def benchmark(argv=None) -> list[dict]:
     for name in args.models:
         rows.append(run_one(name, data, args, sizes, recipe, transformer))
         r = rows[-1]
-        print(f"  {name}: val acc {[round(a, 3) for a in r['val_acc']]}, greedy BLEU "
+        print(f"  {name}: val acc {[round(a, 3) for a in r['val_acc']]} (train "
+              f"{r['train_acc']:.3f} in the last part), greedy BLEU "
               f"{r['greedy']:.1f}, beam {r['beam']:.1f}, {r['seconds']:.0f} s  "
               f"{r.get('example', '')}", flush=True)
     print()

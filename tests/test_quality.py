@@ -73,3 +73,38 @@ def test_quality_benchmark_plumbing_on_dates(capsys):
         assert row["note"].startswith("this model is undertrained")  # 4 steps learn nothing
     table = capsys.readouterr().out
     assert "val@2" in table and "val@4" in table and "greedy" in table
+
+
+@pytest.mark.parametrize("attention", ["none", "bahdanau"])
+def test_output_norm_option(tmp_path, attention):
+    import keras
+    import numpy as np
+
+    from seqlab.models import Seq2SeqTranslator
+
+    keras.utils.set_random_seed(0)
+    source = np.array([[5, 6, 7, 0], [4, 3, 0, 0]])
+    target_in = np.array([[1, 4, 3], [1, 5, 0]])
+    plain = Seq2SeqTranslator(12, 10, embedding_dim=8, units=16, attention=attention)
+    model = Seq2SeqTranslator(12, 10, embedding_dim=8, units=16, attention=attention,
+                              output_norm=True)
+    plain.build(), model.build()
+    assert model.count_params() == plain.count_params() + 2 * 16  # LayerNorm's gamma and beta
+    assert model.get_config()["output_norm"] and not plain.get_config()["output_norm"]
+    # What reaches the output layer has mean 0 and standard deviation 1 per position.
+    hidden = np.random.default_rng(0).normal(0.0, 0.5, size=(2, 3, 16)).astype("float32")
+    normalised = np.asarray(model.decoder.normalise(hidden))
+    np.testing.assert_allclose(normalised.mean(-1), 0.0, atol=1e-5)
+    np.testing.assert_allclose(normalised.std(-1), 1.0, atol=1e-2)
+    # Decoding step by step gives the teacher-forced logits (the norm is on both paths).
+    logits = np.asarray(model((source, target_in)))
+    state = model.encode(source)
+    for t in range(target_in.shape[1]):
+        step_logits, state, _ = model.decode_step(target_in[:, : t + 1], state)
+        np.testing.assert_allclose(np.asarray(step_logits)[0], logits[0, t], atol=1e-5)
+    # Save/load round trip keeps the option and the weights.
+    path = tmp_path / "model.keras"
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert loaded.output_norm
+    np.testing.assert_allclose(np.asarray(loaded((source, target_in))), logits, atol=1e-6)

@@ -166,6 +166,11 @@ class Seq2SeqDecoder(keras.layers.Layer):
         attention: ``"none"``, ``"bahdanau"``, ``"luong-dot"`` or ``"luong-general"``.
         attention_units: Bahdanau's hidden size (default ``units``).
         dropout: dropout before the output layer.
+        output_norm: a ``LayerNormalization`` of the attentional state (of ``h_t`` without
+            attention) before the output layer. Not in the slides; on the real corpus it lets
+            every variant leave the frequent-token stage far sooner (``benchmarks.quality``:
+            README, "Quality on the real corpus"), because the GRU's and ``tanh``'s small
+            outputs otherwise make the large output layer learn slowly.
         **kwargs: standard layer arguments (``name``, ``dtype``, ...).
 
     Call arguments:
@@ -192,7 +197,8 @@ class Seq2SeqDecoder(keras.layers.Layer):
 
     def __init__(self, vocab_size: int, embedding_dim: int = 128, units: int = 256,
                  rnn: str = "gru", attention: str = "bahdanau",
-                 attention_units: int | None = None, dropout: float = 0.0, **kwargs):
+                 attention_units: int | None = None, dropout: float = 0.0,
+                 output_norm: bool = False, **kwargs):
         super().__init__(**kwargs)
         if attention not in ATTENTION_CHOICES:
             raise ValueError(f"attention must be one of {ATTENTION_CHOICES}; got {attention!r}")
@@ -211,6 +217,8 @@ class Seq2SeqDecoder(keras.layers.Layer):
         self.combine = (keras.layers.Dense(units, activation="tanh", name="attentional_state")
                         if self.attention is not None else None)
         self.dropout = keras.layers.Dropout(dropout)
+        self.output_norm = bool(output_norm)
+        self.norm = keras.layers.LayerNormalization(name="output_norm") if output_norm else None
         self.output_layer = keras.layers.Dense(vocab_size, name="logits")
 
     def build(self, input_shape=None):
@@ -220,6 +228,8 @@ class Seq2SeqDecoder(keras.layers.Layer):
         if self.attention is not None:
             self.attention.build(sequence, sequence)
             self.combine.build((None, None, 2 * self.units))
+        if self.norm is not None:
+            self.norm.build(sequence)
         self.output_layer.build(sequence)
         self.built = True
 
@@ -229,7 +239,7 @@ class Seq2SeqDecoder(keras.layers.Layer):
                            mask=ops.not_equal(target_ids, 0), training=training)
         hidden, states = outputs[0], list(outputs[1:])  # (batch, T, units)
         hidden, weights = self.attend(hidden, encoder_outputs, source_mask)
-        logits = self.output_layer(self.dropout(hidden, training=training))
+        logits = self.output_layer(self.dropout(self.normalise(hidden), training=training))
         return logits, states, weights
 
     def attend(self, hidden, encoder_outputs, source_mask):
@@ -253,13 +263,17 @@ class Seq2SeqDecoder(keras.layers.Layer):
         embedded = self.embedding(token_ids[:, None])[:, 0]  # (batch, embedding_dim)
         hidden, states = self.rnn.cell(embedded, list(states))  # (batch, units)
         hidden, weights = self.attend(hidden, encoder_outputs, source_mask)
-        return self.output_layer(hidden), list(states), weights
+        return self.output_layer(self.normalise(hidden)), list(states), weights
+
+    def normalise(self, hidden):
+        """``LayerNormalization`` of what feeds the output layer when ``output_norm``."""
+        return hidden if self.norm is None else self.norm(hidden)
 
     def get_config(self):
         return {**super().get_config(), "vocab_size": self.vocab_size,
                 "embedding_dim": self.embedding_dim, "units": self.units, "rnn": self.rnn_kind,
                 "attention": self.attention_kind, "attention_units": self.attention_units,
-                "dropout": self.dropout_rate}
+                "dropout": self.dropout_rate, "output_norm": self.output_norm}
 
 
 @keras.saving.register_keras_serializable(package="seqlab")
@@ -277,6 +291,7 @@ class Seq2SeqTranslator(keras.Model):
         attention_units: Bahdanau's hidden size (default ``units``).
         reverse_source: read the source backwards (fig. 12).
         dropout: dropout before the output layer.
+        output_norm: ``LayerNormalization`` before the output layer (see :class:`Seq2SeqDecoder`).
         **kwargs: standard model arguments (``name``, ...).
 
     Call arguments:
@@ -302,16 +317,19 @@ class Seq2SeqTranslator(keras.Model):
     def __init__(self, source_vocab_size: int, target_vocab_size: int, *,
                  embedding_dim: int = 128, units: int = 256, rnn: str = "gru",
                  attention: str = "bahdanau", attention_units: int | None = None,
-                 reverse_source: bool = False, dropout: float = 0.0, **kwargs):
+                 reverse_source: bool = False, dropout: float = 0.0, output_norm: bool = False,
+                 **kwargs):
         super().__init__(**kwargs)
         self.source_vocab_size, self.target_vocab_size = source_vocab_size, target_vocab_size
         self.embedding_dim, self.units, self.rnn_kind = embedding_dim, units, rnn
         self.attention_kind, self.attention_units = attention, attention_units
         self.reverse_source, self.dropout_rate = reverse_source, dropout
+        self.output_norm = bool(output_norm)
         self.encoder = Seq2SeqEncoder(source_vocab_size, embedding_dim, units, rnn,
                                       reverse=reverse_source, name="encoder")
         self.decoder = Seq2SeqDecoder(target_vocab_size, embedding_dim, units, rnn, attention,
-                                      attention_units, dropout, name="decoder")
+                                      attention_units, dropout, output_norm=output_norm,
+                                      name="decoder")
 
     def build(self, input_shape=None):
         # Every variable exists after this, so load_model can restore weights.
@@ -373,7 +391,8 @@ class Seq2SeqTranslator(keras.Model):
                 "target_vocab_size": self.target_vocab_size,
                 "embedding_dim": self.embedding_dim, "units": self.units, "rnn": self.rnn_kind,
                 "attention": self.attention_kind, "attention_units": self.attention_units,
-                "reverse_source": self.reverse_source, "dropout": self.dropout_rate}
+                "reverse_source": self.reverse_source, "dropout": self.dropout_rate,
+                "output_norm": self.output_norm}
 
 
 def build_rnn_translator(source_vocab_size: int, target_vocab_size: int, *, strategy=None,

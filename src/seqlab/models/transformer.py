@@ -185,6 +185,8 @@ class TransformerTranslator(keras.Model):
         keys and values ``(B, H, S, dk)`` (projected once here instead of at every step), and
         ``"self_attention"``, zeros ``(B, H, max_length, dk)`` that :meth:`decode_step` fills
         one position per step. Every tensor is batch-major, so beam search can gather it.
+        The cache has room for ``max_length`` positions: decode at most that many tokens with
+        it (``seqlab.decoding`` passes its own ``max_length``).
         """
         self.build()  # the decoder's weights exist before its projections are used directly
         memory = state["memory"]

@@ -8,11 +8,11 @@ import keras
 import numpy as np
 import pytest
 
+from seqlab.decoding import generate
 from seqlab.models.language_model import (
     MiniGPT,
     ResetStatesCallback,
     build_char_lstm,
-    generate,
     perplexity,
     reset_states,
     with_batch_size,

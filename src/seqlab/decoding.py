@@ -33,6 +33,7 @@ import numpy as np
 import tensorflow as tf
 
 from seqlab.data.translation import END, START, clean_text, detokenize
+from seqlab.models.language_model import reset_states
 
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -395,3 +396,60 @@ def sample_next_token(logits, temperature: float = 1.0, top_k: int | None = None
     # never land on a zero-probability token because of round-off
     ids = np.where(rows[np.arange(len(ids)), ids] > 0, ids, np.argmax(rows, axis=-1))
     return int(ids[0]) if probabilities.ndim == 1 else ids.astype("int64")
+
+
+# --------------------------------------------------------------------------------------------
+# Generating text from a language model (notebook 07), one sampled token at a time.
+# --------------------------------------------------------------------------------------------
+
+
+def generate(model, prompt_ids, num_tokens: int, *, temperature: float = 1.0,
+             top_k: int | None = None, seed: int = 0) -> np.ndarray:
+    """Continue ``prompt_ids`` by ``num_tokens`` tokens sampled one at a time.
+
+    Works with a stateful character LSTM built for batch 1 (see :func:`with_batch_size`): the
+    prompt is read once, then each new token is fed alone and the LSTM's state carries the
+    past. Any other model (e.g. :class:`MiniGPT`) sees the last ``context_length`` tokens at
+    every step, padded on the right to that length so one traced call serves every step (the
+    causal mask keeps the padding from affecting the position we read).
+
+    Args:
+        model: a language model mapping ``(1, T)`` ids to ``(1, T, vocab)`` logits.
+        prompt_ids: 1-D ids to start from (at least one).
+        num_tokens: how many tokens to generate.
+        temperature, top_k: passed to :func:`seqlab.decoding.sample_next_token`
+            (``temperature=0``: greedy).
+        seed: seeds the sampling (the same text for the same seed).
+
+    Returns:
+        The generated ids, ``(num_tokens,)`` int64 (the prompt not included).
+    """
+    prompt = np.asarray(prompt_ids, dtype="int32").reshape(-1)
+    if prompt.size == 0:
+        raise ValueError("generate needs a prompt of at least one token.")
+    rng = np.random.default_rng(seed)
+    # One traced forward pass per model (eager calls cost ~20 ms a token).
+    forward = _compiled(model, "forward", lambda ids: model(ids, training=False))
+    generated = []
+    if any(getattr(layer, "stateful", False) for layer in getattr(model, "layers", [])):
+        reset_states(model)
+        logits = np.asarray(forward(prompt[None]))[0, -1]                   # (vocab,)
+        for _ in range(num_tokens):
+            token = int(sample_next_token(logits, temperature=temperature, top_k=top_k, rng=rng))
+            generated.append(token)
+            logits = np.asarray(forward(np.array([[token]], "int32")))[0, -1]
+        return np.asarray(generated, dtype="int64")
+    context = int(getattr(model, "context_length", 0))
+    if context < 1:
+        raise ValueError("generate needs a stateful LSTM (batch 1) or a model with a "
+                         "context_length attribute (such as MiniGPT).")
+    ids = list(prompt)
+    for _ in range(num_tokens):
+        window = ids[-context:]
+        padded = np.zeros((1, context), "int32")                            # (1, context)
+        padded[0, : len(window)] = window
+        logits = np.asarray(forward(padded))[0, len(window) - 1]
+        token = int(sample_next_token(logits, temperature=temperature, top_k=top_k, rng=rng))
+        generated.append(token)
+        ids.append(token)
+    return np.asarray(generated, dtype="int64")

@@ -11,12 +11,12 @@ Layers only: importing this package loads neither the data code nor anything abo
 
 from seqlab.layers.attention import BahdanauAttention as BahdanauAttention
 from seqlab.layers.attention import LuongAttention as LuongAttention
-from seqlab.layers.masking import masked_softmax as masked_softmax
 from seqlab.layers.hub import NNLM_EN_DIM50 as NNLM_EN_DIM50
 from seqlab.layers.hub import STANDIN_HANDLE as STANDIN_HANDLE
 from seqlab.layers.hub import HubTextEmbedding as HubTextEmbedding
 from seqlab.layers.hub import is_trusted_handle as is_trusted_handle
 from seqlab.layers.hub import trusted_handles as trusted_handles
+from seqlab.layers.masking import masked_softmax as masked_softmax
 from seqlab.layers.recurrent import GRUCell as GRUCell
 from seqlab.layers.recurrent import LSTMCell as LSTMCell
 from seqlab.layers.recurrent import RecurrentCell as RecurrentCell

@@ -18,17 +18,11 @@ one token at a time with :func:`generate` and the sampling functions of
 from __future__ import annotations
 
 import math
-import weakref
 
 import keras
-import numpy as np
-import tensorflow as tf
 from keras import ops
 
-from seqlab.decoding import sample_next_token
 from seqlab.layers import PositionalEmbedding, TransformerEncoderLayer
-
-_FORWARD: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def build_char_lstm(vocab_size: int, embedding_dim: int = 64, units: int = 256,
@@ -48,6 +42,7 @@ def build_char_lstm(vocab_size: int, embedding_dim: int = 64, units: int = 256,
         A ``keras.Model`` from ids ``(batch, T)`` to logits ``(batch, T, vocab_size)``.
 
     Example:
+        >>> import numpy as np
         >>> model = build_char_lstm(30, embedding_dim=8, units=16)
         >>> model(np.zeros((2, 5), "int32")).shape
         TensorShape([2, 5, 30])
@@ -132,6 +127,7 @@ class MiniGPT(keras.Model):
         or ``(logits, scores)`` with ``return_attention_scores=True``.
 
     Example:
+        >>> import numpy as np
         >>> model = MiniGPT(vocab_size=30, context_length=16, d_model=16, num_heads=2, dff=32,
         ...                 num_layers=1)
         >>> model(np.zeros((2, 5), "int32")).shape
@@ -192,64 +188,3 @@ def causal_block(block, x, training=None):
     transformed = block.feed_forward(x)                        # (batch, T, d)
     x = block.feed_forward_norm(x + block.feed_forward_dropout(transformed, training=training))
     return x, weights
-
-
-# ------------------------------------------------------------------------------ generation
-
-
-def _forward(model):
-    """One traced ``model(ids, training=False)`` per model (eager calls cost ~20 ms a token)."""
-    if model not in _FORWARD:
-        _FORWARD[model] = tf.function(lambda ids: model(ids, training=False))
-    return _FORWARD[model]
-
-
-def generate(model, prompt_ids, num_tokens: int, *, temperature: float = 1.0,
-             top_k: int | None = None, seed: int = 0) -> np.ndarray:
-    """Continue ``prompt_ids`` by ``num_tokens`` tokens sampled one at a time.
-
-    Works with a stateful character LSTM built for batch 1 (see :func:`with_batch_size`): the
-    prompt is read once, then each new token is fed alone and the LSTM's state carries the
-    past. Any other model (e.g. :class:`MiniGPT`) sees the last ``context_length`` tokens at
-    every step, padded on the right to that length so one traced call serves every step (the
-    causal mask keeps the padding from affecting the position we read).
-
-    Args:
-        model: a language model mapping ``(1, T)`` ids to ``(1, T, vocab)`` logits.
-        prompt_ids: 1-D ids to start from (at least one).
-        num_tokens: how many tokens to generate.
-        temperature, top_k: passed to :func:`seqlab.decoding.sample_next_token`
-            (``temperature=0``: greedy).
-        seed: seeds the sampling (the same text for the same seed).
-
-    Returns:
-        The generated ids, ``(num_tokens,)`` int64 (the prompt not included).
-    """
-    prompt = np.asarray(prompt_ids, dtype="int32").reshape(-1)
-    if prompt.size == 0:
-        raise ValueError("generate needs a prompt of at least one token.")
-    rng = np.random.default_rng(seed)
-    forward = _forward(model)
-    generated = []
-    if any(getattr(layer, "stateful", False) for layer in getattr(model, "layers", [])):
-        reset_states(model)
-        logits = np.asarray(forward(prompt[None]))[0, -1]                   # (vocab,)
-        for _ in range(num_tokens):
-            token = int(sample_next_token(logits, temperature=temperature, top_k=top_k, rng=rng))
-            generated.append(token)
-            logits = np.asarray(forward(np.array([[token]], "int32")))[0, -1]
-        return np.asarray(generated, dtype="int64")
-    context = int(getattr(model, "context_length", 0))
-    if context < 1:
-        raise ValueError("generate needs a stateful LSTM (batch 1) or a model with a "
-                         "context_length attribute (such as MiniGPT).")
-    ids = list(prompt)
-    for _ in range(num_tokens):
-        window = ids[-context:]
-        padded = np.zeros((1, context), "int32")                            # (1, context)
-        padded[0, : len(window)] = window
-        logits = np.asarray(forward(padded))[0, len(window) - 1]
-        token = int(sample_next_token(logits, temperature=temperature, top_k=top_k, rng=rng))
-        generated.append(token)
-        ids.append(token)
-    return np.asarray(generated, dtype="int64")

@@ -155,6 +155,19 @@ class SimpleRNNCell(RecurrentCell):
         activation: ``f`` (default ``"tanh"``, as Keras's ``SimpleRNN``).
 
     Weights: ``W_x (d, u)``, ``W_y (u, u)``, ``b (u,)``. State: ``[y(t)]``, ``(batch, u)``.
+
+    Call arguments:
+        inputs: ``x(t)``, ``(batch, d)``: one time step (``keras.layers.RNN`` loops over time).
+        states: ``[y(t-1)]``, ``(batch, u)``.
+
+    Returns:
+        ``(y(t), [y(t)])``: the output and the new state, ``(batch, u)`` each.
+
+    Example:
+        >>> import numpy as np
+        >>> rnn = keras.layers.RNN(SimpleRNNCell(4), return_sequences=True)
+        >>> rnn(np.ones((2, 7, 3), "float32")).shape  # (batch, time, units)
+        TensorShape([2, 7, 4])
     """
 
     def __init__(self, units: int, activation="tanh", **kwargs):
@@ -202,6 +215,20 @@ class LSTMCell(RecurrentCell):
         unit_forget_bias: start ``b_f`` at one so the cell remembers by default (as Keras).
 
     States: ``[h(t), c(t)]``, each ``(batch, u)``; output ``h(t)``.
+
+    Call arguments:
+        inputs: ``x(t)``, ``(batch, d)``: one time step (``keras.layers.RNN`` loops over time).
+        states: ``[h(t-1), c(t-1)]``, ``(batch, u)`` each.
+
+    Returns:
+        ``(h(t), [h(t), c(t)])``, each ``(batch, u)``.
+
+    Example:
+        >>> import numpy as np
+        >>> lstm = keras.layers.RNN(LSTMCell(4, peephole=True), return_state=True)
+        >>> h, h_again, c = lstm(np.ones((2, 7, 3), "float32"))  # last output, then the states
+        >>> h.shape, c.shape
+        (TensorShape([2, 4]), TensorShape([2, 4]))
     """
 
     GATES = ("i", "f", "g", "o")
@@ -265,6 +292,19 @@ class GRUCell(RecurrentCell):
         units: size ``u`` of the state ``h(t)``.
 
     State: ``[h(t)]``, ``(batch, u)``; output ``h(t)``.
+
+    Call arguments:
+        inputs: ``x(t)``, ``(batch, d)``: one time step (``keras.layers.RNN`` loops over time).
+        states: ``[h(t-1)]``, ``(batch, u)``.
+
+    Returns:
+        ``(h(t), [h(t)])``, ``(batch, u)`` each.
+
+    Example:
+        >>> import numpy as np
+        >>> gru = keras.layers.Bidirectional(keras.layers.RNN(GRUCell(4)))
+        >>> gru(np.ones((2, 7, 3), "float32")).shape  # forward and backward states side by side
+        TensorShape([2, 8])
     """
 
     GATES = ("z", "r", "g")

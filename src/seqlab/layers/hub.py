@@ -197,6 +197,19 @@ class HubTextEmbedding(keras.layers.Layer):
     which mode a load runs in, and a rule that holds in every mode needs none. The notebooks
     never depend on it: they rebuild the model in code with the handle they chose and call
     ``model.load_weights(...)``, which restores numbers only.
+
+    Call arguments:
+        inputs: ``(batch,)`` strings.
+
+    Returns:
+        ``(batch, dim)`` float32 sentence embeddings.
+
+    Example:
+        >>> embed = HubTextEmbedding(STANDIN_HANDLE)  # the offline stand-in, not nnlm-en-dim50
+        >>> embed(tf.constant(["a wonderful film", ""])).shape  # "" embeds to zeros
+        TensorShape([2, 50])
+        >>> embed.trainable, len(embed.trainable_weights)
+        (False, 0)
     """
 
     def __init__(self, handle: str = NNLM_EN_DIM50, trainable: bool = False, **kwargs):

@@ -158,7 +158,9 @@ class MiniGPT(keras.Model):
         x = self.embedding(ids)                                  # (batch, T, d)
         scores = []
         for block in self.blocks:
-            x, weights = causal_block(block, x, training=training)  # (batch, T, d), (batch, H, T, T)
+            # The encoder layer with the look-ahead mask is GPT's masked self-attention block.
+            x, weights = block(x, use_causal_mask=True, return_attention_scores=True,
+                               training=training)               # (batch, T, d), (batch, H, T, T)
             scores.append(weights)
         logits = self.logits(x)                                  # (batch, T, vocab)
         return (logits, scores) if return_attention_scores else logits
@@ -169,22 +171,3 @@ class MiniGPT(keras.Model):
                       d_model=self.d_model, num_heads=self.num_heads, dff=self.dff,
                       num_layers=self.num_layers, dropout=self.dropout)
         return config
-
-
-def causal_block(block, x, training=None):
-    """A ``TransformerEncoderLayer``'s two sub-layers with causally masked self-attention.
-
-    The encoder layer's own ``call`` attends to every position; GPT's block is the same
-    computation with the look-ahead mask, written here from the layer's named sublayers::
-
-        x = LayerNorm(x + Dropout(MaskedSelfAttention(x)))
-        x = LayerNorm(x + Dropout(FeedForward(x)))
-
-    Returns ``(output (batch, T, d), weights (batch, heads, T, T))``.
-    """
-    attended, weights = block.self_attention(x, x, use_causal_mask=True,
-                                             return_attention_scores=True, training=training)
-    x = block.self_attention_norm(x + block.self_attention_dropout(attended, training=training))
-    transformed = block.feed_forward(x)                        # (batch, T, d)
-    x = block.feed_forward_norm(x + block.feed_forward_dropout(transformed, training=training))
-    return x, weights

@@ -20,14 +20,13 @@ drawn per batch with one vectorised draw.
 from __future__ import annotations
 
 import math
-import socket
 from collections.abc import Sequence
 
 import numpy as np
 import tensorflow as tf
 
 from seqlab import config
-from seqlab.data.download import DownloadError
+from seqlab.data.download import load_tfds
 from seqlab.data.imdb import TFDS_DOWNLOAD_HOST
 from seqlab.data.synthetic_reviews import generate_reviews
 
@@ -69,17 +68,10 @@ def load_review_corpus(source: str = "tfds", num_reviews: int | None = None,
 
 
 def _load_tfds_reviews(num_reviews, data_dir) -> list[str]:
-    import tensorflow_datasets as tfds  # only full runs pay for this import
-
-    what = "the IMDB reviews (imdb_reviews: train + unsupervised) with TensorFlow Datasets"
-    try:
-        builder = tfds.builder("imdb_reviews", data_dir=None if data_dir is None else str(data_dir))
-        if not builder.is_prepared():
-            socket.getaddrinfo(TFDS_DOWNLOAD_HOST, 443)  # fail in milliseconds when offline
-            builder.download_and_prepare()
-        splits = builder.as_dataset(split=list(TFDS_SPLITS), as_supervised=True, shuffle_files=False)
-    except (OSError, tfds.download.DownloadError) as error:
-        raise DownloadError(what, error) from error
+    splits = load_tfds(
+        "imdb_reviews", list(TFDS_SPLITS), host=TFDS_DOWNLOAD_HOST, data_dir=data_dir,
+        what="the IMDB reviews (imdb_reviews: train + unsupervised) with TensorFlow Datasets",
+        as_supervised=True, shuffle_files=False)
     texts = []
     for split in splits:
         for text, _ in split.as_numpy_iterator():

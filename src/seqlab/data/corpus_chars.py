@@ -23,13 +23,12 @@ batch ``j + 1`` continues row ``i`` of batch ``j`` exactly where it stopped.
 from __future__ import annotations
 
 import random
-import socket
 from dataclasses import dataclass
 
 import numpy as np
 import tensorflow as tf
 
-from seqlab.data.download import DownloadError
+from seqlab.data.download import load_tfds
 
 SOURCES = ("sample", "tfds")
 PLAY_SEED = 707
@@ -111,19 +110,11 @@ def load_char_corpus(source: str = "tfds", num_chars: int | None = None, data_di
         raise ValueError(f"Unknown text source {source!r}; choose one of {', '.join(map(repr, SOURCES))}.")
     if source == "sample":
         return generate_play(num_chars or 120_000)
-    import tensorflow_datasets as tfds  # only full runs pay for this import
-
-    what = "the tiny_shakespeare text with TensorFlow Datasets"
-    try:
-        builder = tfds.builder("tiny_shakespeare", data_dir=None if data_dir is None else str(data_dir))
-        if not builder.is_prepared():
-            socket.getaddrinfo(TFDS_DOWNLOAD_HOST, 443)  # fail in milliseconds when offline
-            builder.download_and_prepare()
-        parts = builder.as_dataset(split=["train", "validation", "test"], shuffle_files=False)
-        text = "".join(example["text"].decode("utf-8")
-                       for part in parts for example in part.as_numpy_iterator())
-    except (OSError, tfds.download.DownloadError) as error:
-        raise DownloadError(what, error) from error
+    parts = load_tfds("tiny_shakespeare", ["train", "validation", "test"],
+                      what="the tiny_shakespeare text with TensorFlow Datasets",
+                      host=TFDS_DOWNLOAD_HOST, data_dir=data_dir, shuffle_files=False)
+    text = "".join(example["text"].decode("utf-8")
+                   for part in parts for example in part.as_numpy_iterator())
     return text[:num_chars] if num_chars else text
 
 

@@ -12,14 +12,13 @@ reviews train, the remaining 30% validate, and TFDS's test split tests.
 from __future__ import annotations
 
 import csv
-import socket
 from pathlib import Path
 from typing import NamedTuple
 
 import tensorflow as tf
 
 from seqlab import config
-from seqlab.data.download import DownloadError
+from seqlab.data.download import load_tfds
 from seqlab.data.synthetic_reviews import SAMPLE_DIR
 
 SOURCES = ("tfds", "sample")
@@ -98,20 +97,9 @@ def _load_sample(data_dir) -> tuple[tf.data.Dataset, ...]:
 
 
 def _load_tfds(data_dir) -> tuple[tf.data.Dataset, ...]:
-    import tensorflow_datasets as tfds  # only full runs pay for this import
-
-    what = f"the IMDB reviews ({TFDS_NAME}) with TensorFlow Datasets"
-    try:
-        builder = tfds.builder(TFDS_NAME, data_dir=None if data_dir is None else str(data_dir))
-        if not builder.is_prepared():
-            # Offline, TFDS retries the download for about three and a half minutes before it
-            # gives up; a name lookup tells us the same in milliseconds.
-            socket.getaddrinfo(TFDS_DOWNLOAD_HOST, 443)
-            builder.download_and_prepare()
-        return tuple(builder.as_dataset(split=list(TFDS_SPLITS), as_supervised=True,
-                                        shuffle_files=False))
-    except (OSError, tfds.download.DownloadError) as error:
-        raise DownloadError(what, error) from error
+    return tuple(load_tfds(TFDS_NAME, list(TFDS_SPLITS), host=TFDS_DOWNLOAD_HOST,
+                           what=f"the IMDB reviews ({TFDS_NAME}) with TensorFlow Datasets",
+                           data_dir=data_dir, as_supervised=True, shuffle_files=False))
 
 
 def _cardinality(dataset: tf.data.Dataset) -> int:

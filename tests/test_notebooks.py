@@ -16,6 +16,7 @@ from seqlab import config
 from seqlab.assignments import ALLOWED_ERROR_TAG, CHECK_TAG, EXERCISE_TAG, exercise_name
 from seqlab.notebook import PARAMETERS_TAG, SETUP_TAG, notebook_paths, sync_notebook
 from seqlab.runner import run_notebook
+from seqlab.site import STUDENT_RUNS
 
 NOTEBOOKS = notebook_paths(config.REPO_ROOT / "notebooks")
 STUDENT_COPIES = notebook_paths(config.REPO_ROOT / "assignments")
@@ -90,8 +91,9 @@ def _errors(notebook):
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
-def test_notebook_runs_in_fast_mode(path, tmp_path):
-    run = run_notebook(path, tmp_path, fast=True)
+def test_notebook_runs_in_fast_mode(path):
+    # The executed copies go to runs/ (git-ignored), where `python -m seqlab.site` reads them.
+    run = run_notebook(path, config.RUNS_DIR, fast=True)
     executed = nbformat.read(run.output, as_version=4)
     assert _errors(executed) == []
     check_cells = [c for c in executed.cells if CHECK_TAG in _tags(c)]
@@ -103,8 +105,8 @@ def test_notebook_runs_in_fast_mode(path, tmp_path):
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", STUDENT_COPIES, ids=_ids(STUDENT_COPIES))
-def test_student_copy_runs_and_each_check_explains_what_is_missing(path, tmp_path):
-    run = run_notebook(path, tmp_path, fast=True)
+def test_student_copy_runs_and_each_check_explains_what_is_missing(path):
+    run = run_notebook(path, config.RUNS_DIR / STUDENT_RUNS, fast=True)
     executed = nbformat.read(run.output, as_version=4)
     errors = _errors(executed)
     checks = [i for i, c in enumerate(executed.cells) if CHECK_TAG in _tags(c)]

@@ -168,7 +168,9 @@ def translator_rows(sizes, strategy, data, settings, steps, warmup):
 
 
 def sentiment_rows(sizes, strategy, steps, warmup):
+    from seqlab.distribute import text_as_codepoints
     from seqlab.layers import STANDIN_HANDLE
+    from seqlab.models.sentiment import reads_codepoints
 
     batch = global_batch_size(sizes["sentiment_batch"], strategy)
     rng = np.random.default_rng(0)
@@ -179,10 +181,12 @@ def sentiment_rows(sizes, strategy, steps, warmup):
     rows = []
     for trainable in (False, True):
         keras.utils.set_random_seed(0)
-        model = build_sentiment_classifier(STANDIN_HANDLE, trainable=trainable)
+        model = build_sentiment_classifier(STANDIN_HANDLE, trainable=trainable, strategy=strategy)
         embedding_layer(model).trainable = trainable
         compile_sentiment_classifier(model)
-        seconds = time_training(model, dataset, steps, warmup)
+        # Several replicas: the model reads code points (Keras cannot start fit on strings there).
+        data = text_as_codepoints(dataset) if reads_codepoints(model) else dataset
+        seconds = time_training(model, data, steps, warmup)
         rows.append(("unfrozen" if trainable else "frozen", batch / seconds))
     return rows
 
@@ -226,6 +230,11 @@ def main(argv=None) -> int:
     # Quick: two of the four settings keep the smoke run short; every code path still runs.
     settings = ([("float32", False), (mixed, True)] if args.quick else
                 [("float32", False), ("float32", True), (mixed, False), (mixed, True)])
+    if replicas > 1:
+        # XLA-compiled steps read every replica's variables from one device and fail under
+        # MirroredStrategy (setup() turns XLA off there too): time each policy without it.
+        settings = list(dict.fromkeys((policy, False) for policy, _ in settings))
+        print("XLA: off under several replicas (as seqlab.notebook.setup chooses)")
     gpus = tf.config.list_physical_devices("GPU")
     device = (tf.config.experimental.get_device_details(gpus[0]).get("device_name", "GPU")
               if gpus else f"CPU ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)")

@@ -179,6 +179,38 @@ def fixed_shape_batches(dataset: tf.data.Dataset, strategy: tf.distribute.Strate
     return dataset.rebatch(batch_size, drop_remainder=True)
 
 
+def text_as_codepoints(data):
+    """Batches of raw text as 0-padded ``int32`` Unicode code points, for several replicas.
+
+    Keras 3.10-3.15 starts ``fit``/``evaluate``/``predict`` under a strategy with several
+    replicas by averaging the first distributed batch to learn its shapes, which fails for
+    strings. A sentiment classifier built with such a strategy therefore reads code points
+    (``build_sentiment_classifier(..., strategy=...)`` puts a
+    :class:`seqlab.layers.text.TextFromCodepoints` first), and this turns its data into them.
+
+    ``data``: a batched ``tf.data.Dataset`` whose elements are ``reviews`` or
+    ``(reviews, labels[, weights])`` with ``reviews`` a ``(batch,)`` string tensor, or such a
+    string tensor / list of strings itself (for ``predict``). Each batch becomes
+    ``(batch, longest review in characters)``; every replica's share of a global batch has
+    the same width. Invalid UTF-8 bytes become U+FFFD.
+    """
+    def encode(texts):
+        texts = tf.convert_to_tensor(texts)
+        if texts.dtype != tf.string or texts.shape.rank != 1:
+            raise ValueError("text_as_codepoints expects batches of strings of shape (batch,) "
+                             f"(a batched dataset of reviews); got {texts.dtype.name} of shape "
+                             f"{texts.shape}. Batch the dataset first.")
+        codes = tf.strings.unicode_decode(texts, "UTF-8", errors="replace")
+        return codes.to_tensor()                         # (batch, characters), 0-padded
+
+    if not isinstance(data, tf.data.Dataset):
+        return encode(data)
+    spec = data.element_spec
+    if isinstance(spec, tuple):
+        return data.map(lambda x, *rest: (encode(x), *rest), num_parallel_calls=tf.data.AUTOTUNE)
+    return data.map(encode, num_parallel_calls=tf.data.AUTOTUNE)
+
+
 # ------------------------------------------------------------------------------------------
 
 

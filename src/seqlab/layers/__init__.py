@@ -22,6 +22,7 @@ from seqlab.layers.recurrent import LSTMCell as LSTMCell
 from seqlab.layers.recurrent import RecurrentCell as RecurrentCell
 from seqlab.layers.recurrent import SimpleRNNCell as SimpleRNNCell
 from seqlab.layers.recurrent import copy_weights_from_keras as copy_weights_from_keras
+from seqlab.layers.text import TextFromCodepoints as TextFromCodepoints
 from seqlab.layers.transformer import MultiHeadAttention as MultiHeadAttention
 from seqlab.layers.transformer import PositionalEmbedding as PositionalEmbedding
 from seqlab.layers.transformer import TransformerDecoderLayer as TransformerDecoderLayer

@@ -1,5 +1,6 @@
 """Models assembled from :mod:`seqlab.layers`: sentiment classifier, RNN and Transformer translators."""
 
+from seqlab.models.sentiment import SummedRowsAdam as SummedRowsAdam
 from seqlab.models.sentiment import build_recurrent_classifier as build_recurrent_classifier
 from seqlab.models.sentiment import build_sentiment_classifier as build_sentiment_classifier
 from seqlab.models.sentiment import compile_sentiment_classifier as compile_sentiment_classifier

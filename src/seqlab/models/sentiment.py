@@ -21,7 +21,9 @@ import numpy as np
 import tensorflow as tf
 
 from seqlab import config, results
+from seqlab.distribute import text_as_codepoints
 from seqlab.layers.hub import NNLM_EN_DIM50, HubTextEmbedding
+from seqlab.layers.text import TextFromCodepoints
 
 STAGES = ("frozen", "fine_tuned")
 
@@ -29,6 +31,7 @@ STAGES = ("frozen", "fine_tuned")
 def build_sentiment_classifier(embedding: str | HubTextEmbedding = NNLM_EN_DIM50,
                                hidden_units: int = 128, *, trainable: bool = False,
                                strategy: tf.distribute.Strategy | None = None,
+                               text_input: str = "auto",
                                name: str = "sentiment_classifier") -> keras.Sequential:
     """The case-study model: sentence embedding -> Dense(hidden_units, relu) -> Dense(1, sigmoid).
 
@@ -40,25 +43,66 @@ def build_sentiment_classifier(embedding: str | HubTextEmbedding = NNLM_EN_DIM50
         strategy: a ``tf.distribute`` strategy (e.g. ``MirroredStrategy`` for several GPUs);
             the model's variables are created in its scope. Pass a handle, not a ready layer,
             so the module is loaded inside that scope too.
+        text_input: how reviews reach the model: ``"strings"``, a ``(batch,)`` string tensor;
+            ``"codepoints"``, a ``(batch, characters)`` int32 matrix of Unicode code points
+            (:func:`seqlab.distribute.text_as_codepoints`; a
+            :class:`~seqlab.layers.text.TextFromCodepoints` layer turns it back into strings);
+            ``"auto"`` (default), code points when ``strategy`` has several replicas, strings
+            otherwise. Keras 3.10-3.15 cannot start ``fit`` on string batches under several
+            replicas (it averages the first batch to learn its shapes), so there the data goes
+            through ``text_as_codepoints``. Same weights, same numbers either way.
 
-    Input: a batch of reviews, strings of shape ``(batch,)``. Output: ``(batch, 1)``, the
-    probability that each review is positive. Not compiled: see
-    :func:`compile_sentiment_classifier`.
+    Input: a batch of reviews, strings of shape ``(batch,)`` (or code points, see
+    ``text_input``). Output: ``(batch, 1)``, the probability that each review is positive.
+    Not compiled: see :func:`compile_sentiment_classifier`.
     """
     if hidden_units < 1:
         raise ValueError(f"hidden_units must be positive; got {hidden_units}")
     if strategy is not None and isinstance(embedding, keras.layers.Layer):
         raise ValueError("with a strategy, pass the handle rather than a ready layer, so the "
                          "module's variables are created inside strategy.scope().")
+    if text_input not in ("auto", "strings", "codepoints"):
+        raise ValueError(f"text_input must be 'auto', 'strings' or 'codepoints'; got {text_input!r}")
+    if text_input == "auto":
+        several = strategy is not None and strategy.num_replicas_in_sync > 1
+        text_input = "codepoints" if several else "strings"
     with strategy.scope() if strategy is not None else contextlib.nullcontext():
         layer = (embedding if isinstance(embedding, keras.layers.Layer)
                  else HubTextEmbedding(embedding, trainable=trainable))
+        reads = ([keras.Input(shape=(), dtype="string", name="review")]
+                 if text_input == "strings" else
+                 [keras.Input(shape=(None,), dtype="int32", name="review_codepoints"),
+                  TextFromCodepoints(name="text_from_codepoints")])
         return keras.Sequential([
-            keras.Input(shape=(), dtype="string", name="review"),
+            *reads,
             layer,
             keras.layers.Dense(hidden_units, activation="relu"),
             keras.layers.Dense(1, activation="sigmoid"),
         ], name=name)
+
+
+@keras.saving.register_keras_serializable(package="seqlab")
+class SummedRowsAdam(keras.optimizers.Adam):
+    """Adam (Kingma & Ba, 2015) that adds up a sparse gradient's rows for the same word first.
+
+    An embedding table's gradient arrives as ``tf.IndexedSlices``: rows of the table, by
+    index. Keras's Adam squares those rows one by one (``ops.square`` keeps them sparse)
+    before adding them into the second moment, so a word whose gradient comes in two rows
+    gets ``g1² + g2²`` where the algorithm asks for ``(g1 + g2)²``. The TF-Hub module sums
+    each batch's rows per word itself, so on one device the two agree; under a strategy with
+    several replicas each replica sends its own row for a word and the all-reduce puts them
+    side by side, so the fine-tuned embedding would drift from the one-device run. Summing
+    rows with the same index before the update (nothing else changes) makes several replicas
+    match one device (``tests/test_distribute.py``) and is exactly what Adam computes on the
+    dense gradient.
+    """
+
+    def update_step(self, gradient, variable, learning_rate):
+        if isinstance(gradient, tf.IndexedSlices):
+            words, row_of = tf.unique(gradient.indices)
+            rows = tf.math.unsorted_segment_sum(gradient.values, row_of, tf.shape(words)[0])
+            gradient = tf.IndexedSlices(rows, words, gradient.dense_shape)
+        super().update_step(gradient, variable, learning_rate)
 
 
 def compile_sentiment_classifier(model: keras.Model, learning_rate: float = 1e-3) -> keras.Model:
@@ -66,10 +110,14 @@ def compile_sentiment_classifier(model: keras.Model, learning_rate: float = 1e-3
 
     Call it again after changing ``trainable``: Keras fixes the list of trained weights when
     it compiles. Compiles inside the model's ``tf.distribute`` strategy scope, so a model
-    built with a strategy needs nothing more.
+    built with a strategy needs nothing more. A model with a TF-Hub embedding gets
+    :class:`SummedRowsAdam` (on one device the same numbers as ``keras.optimizers.Adam``;
+    under several replicas the same as on one device); any other gets Keras's Adam.
     """
+    hub = any(isinstance(layer, HubTextEmbedding) for layer in model.layers)
+    adam = SummedRowsAdam if hub else keras.optimizers.Adam
     with model.distribute_strategy.scope():
-        model.compile(optimizer=keras.optimizers.Adam(learning_rate=learning_rate),
+        model.compile(optimizer=adam(learning_rate=learning_rate),
                       loss="binary_crossentropy", metrics=["accuracy"])
     return model
 
@@ -95,11 +143,20 @@ def predict_sentiment(model: keras.Model, reviews: Sequence[str]) -> np.ndarray:
     """P(positive) for each review in a list of Python strings, as a 1-D NumPy array.
 
     ``model.predict`` does not take a list of strings directly (Keras's array adapters
-    handle numbers only); a string tensor it does.
+    handle numbers only); a string tensor it does. A model that reads code points
+    (``text_input="codepoints"``) gets them.
     """
     if isinstance(reviews, str):
         reviews = [reviews]
-    return model.predict(tf.constant(list(reviews), tf.string), verbose=0).reshape(-1)
+    texts = tf.constant(list(reviews), tf.string)
+    if reads_codepoints(model):
+        texts = text_as_codepoints(texts)
+    return model.predict(texts, verbose=0).reshape(-1)
+
+
+def reads_codepoints(model: keras.Model) -> bool:
+    """Whether ``model`` takes reviews as code points (built with several replicas)."""
+    return keras.backend.standardize_dtype(model.inputs[0].dtype) != "string"
 
 
 def stage_weights_path(stage: str, mode: str) -> Path:

@@ -1,0 +1,80 @@
+"""``TextFromCodepoints``: reviews carried as Unicode code points, turned back into strings.
+
+Why it exists: under a ``tf.distribute`` strategy with several replicas, Keras 3.10-3.15's
+TensorFlow trainer starts ``fit``, ``evaluate`` and ``predict`` by averaging the first
+distributed batch (``strategy.reduce("MEAN", batch)``) to learn its shapes, and a mean of
+strings fails. So a model that reads raw text, such as the sentiment classifier of notebooks
+01-02, is fed under such a strategy with each batch of reviews as a 0-padded ``int32`` matrix
+of code points (:func:`seqlab.distribute.text_as_codepoints`), and this layer, its first,
+turns them back into the strings the TF-Hub module reads. Numbers and results are the same as
+with strings (``tests/test_text_layer.py``).
+
+Not on a slide: it is plumbing between the data and the sentence embedding
+(:class:`seqlab.layers.HubTextEmbedding`).
+"""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+
+@keras.saving.register_keras_serializable(package="seqlab")
+class TextFromCodepoints(keras.layers.Layer):
+    """UTF-8 strings from a 0-padded matrix of Unicode code points (no weights).
+
+    Row ``i`` of the input holds review ``i``'s characters as code points (``ord(c)``),
+    followed by zeros; the output is the review as a UTF-8 string. It undoes
+    ``tf.strings.unicode_decode(reviews, "UTF-8").to_tensor()``, which is what
+    :func:`seqlab.distribute.text_as_codepoints` applies to a dataset. Code point 0 is the
+    padding, so a NUL character inside a review is dropped (reviews have none).
+
+    No slide equation: it only carries text past Keras's multi-replica start (see the module
+    docstring) to the sentence embedding, :class:`seqlab.layers.HubTextEmbedding`.
+
+    Input: ``(batch, characters)`` int32 code points (in a model,
+    ``keras.Input(shape=(None,), dtype="int32")``). Output: ``(batch,)`` strings.
+
+    Call arguments:
+        inputs: ``(batch, characters)`` integer code points, 0-padded.
+
+    Returns:
+        ``(batch,)`` UTF-8 strings.
+
+    Example:
+        >>> to_text = TextFromCodepoints()
+        >>> to_text(tf.constant([[104, 105, 0], [233, 116, 233]])).numpy().tolist()
+        [b'hi', b'\\xc3\\xa9t\\xc3\\xa9']
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        # Strings cannot be XLA-compiled (nor can the TF-Hub module that reads them).
+        self.supports_jit = False
+        self.built = True
+
+    def _check_input(self, dtype, shape) -> None:
+        dtype = keras.backend.standardize_dtype(dtype)
+        rank = None if shape is None else len(shape)
+        if "int" not in dtype or rank not in (2, None):
+            raise ValueError(
+                f"{type(self).__name__} expects Unicode code points: an integer tensor of shape "
+                "(batch, characters), 0-padded, as seqlab.distribute.text_as_codepoints makes "
+                f"from a batch of strings; got dtype {dtype} and shape "
+                f"{tuple(shape) if shape is not None else None}."
+            )
+
+    def compute_output_spec(self, inputs):
+        self._check_input(inputs.dtype, inputs.shape)
+        # (batch, characters) -> (batch,)
+        return keras.KerasTensor(inputs.shape[:1], dtype="string")
+
+    def call(self, inputs):
+        inputs = tf.convert_to_tensor(inputs)
+        self._check_input(inputs.dtype, None if inputs.shape.rank is None else inputs.shape.as_list())
+        codes = tf.cast(inputs, tf.int32)                                    # (batch, characters)
+        ragged = tf.RaggedTensor.from_tensor(codes, padding=0)              # (batch, None)
+        return tf.strings.unicode_encode(ragged, "UTF-8")                   # (batch,)
+
+    def get_config(self):
+        return super().get_config()

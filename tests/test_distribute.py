@@ -60,6 +60,7 @@ def _run_family(family, strategy, default, out_dir):
         build_transformer_translator,
         compile_sentiment_classifier,
     )
+    from seqlab.models.sentiment import reads_codepoints
     from seqlab.training import compile_translator
 
     rng = np.random.default_rng(0)
@@ -97,7 +98,7 @@ def _run_family(family, strategy, default, out_dir):
 
     def dataset(model):
         data = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)
-        if family == "sentiment" and model.inputs[0].dtype != "string":
+        if family == "sentiment" and reads_codepoints(model):
             # Under 2 replicas the builder makes the model read code points (text_input="auto").
             data = text_as_codepoints(data)
         return data

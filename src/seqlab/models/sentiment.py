@@ -12,7 +12,6 @@ scratch.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import numpy as np
 import tensorflow as tf
 
 from seqlab import config, results
-from seqlab.distribute import text_as_codepoints
+from seqlab.distribute import strategy_scope, text_as_codepoints
 from seqlab.layers.hub import NNLM_EN_DIM50, HubTextEmbedding
 from seqlab.layers.text import TextFromCodepoints
 
@@ -66,7 +65,7 @@ def build_sentiment_classifier(embedding: str | HubTextEmbedding = NNLM_EN_DIM50
     if text_input == "auto":
         several = strategy is not None and strategy.num_replicas_in_sync > 1
         text_input = "codepoints" if several else "strings"
-    with strategy.scope() if strategy is not None else contextlib.nullcontext():
+    with strategy_scope(strategy):
         layer = (embedding if isinstance(embedding, keras.layers.Layer)
                  else HubTextEmbedding(embedding, trainable=trainable))
         reads = ([keras.Input(shape=(), dtype="string", name="review")]
@@ -220,7 +219,7 @@ def build_recurrent_classifier(vocab_size: int, units: int = 64, *, embedding_di
     """
     if vocab_size < 2 or units < 1:
         raise ValueError(f"vocab_size must be at least 2 and units positive; got {vocab_size}, {units}")
-    with strategy.scope() if strategy is not None else contextlib.nullcontext():
+    with strategy_scope(strategy):
         return keras.Sequential([
             keras.Input((sequence_length,), dtype="int64"),
             keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True),

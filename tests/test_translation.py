@@ -213,3 +213,14 @@ def test_load_translation_anki_uses_the_downloaded_file(tmp_path, monkeypatch):
         data = load_translation("anki", batch_size=4)
     assert len(data.train_pairs) == 32 and len(data.test_pairs) == 4
     assert data.test_pairs[0][1].startswith("Veo")
+
+
+@pytest.mark.parametrize("vocab_size", [2, 4, 0, 8.5])
+def test_a_vocabulary_too_small_for_the_special_tokens_is_one_clear_error(vocab_size):
+    with pytest.raises(ValueError, match=r"vocab_size must be an integer of at least 5 \(padding"):
+        load_translation("sample", vocab_size=vocab_size)
+
+
+def test_the_smallest_vocabulary_still_loads():
+    data = load_translation("sample", vocab_size=5)
+    assert data.source_vocab_size == data.target_vocab_size == 5

@@ -296,6 +296,10 @@ def split_pairs(pairs: Sequence, seed: int = config.SEED,
 # --------------------------------------------------------------------------------------------
 
 
+#: The smallest vocabulary a translator can use: the four special tokens and one word.
+MIN_VOCAB_SIZE = 5
+
+
 def make_vectorizer(texts: Sequence[str], vocab_size: int) -> keras.layers.TextVectorization:
     """A ``TextVectorization`` with :func:`standardize`, whitespace split and ragged output,
     adapted on ``texts``. Index 0 is padding, 1 is ``[UNK]``."""
@@ -406,6 +410,10 @@ def load_translation(source: str = "anki", direction: str = "eng-spa", *,
         raise ValueError(f"direction must be one of {DIRECTIONS}; got {direction!r}")
     if max_length < 2:
         raise ValueError(f"max_length must be at least 2 ([START] and [END]); got {max_length}")
+    if not isinstance(vocab_size, int) or vocab_size < MIN_VOCAB_SIZE:
+        raise ValueError(
+            f"vocab_size must be an integer of at least {MIN_VOCAB_SIZE} (padding, [UNK], "
+            f"[START], [END] and at least one word); got {vocab_size!r}")
     pairs = load_pairs(source, seed=seed, num_examples=num_examples, file_hash=file_hash,
                        cache_dir=cache_dir)
     if source == "dates":

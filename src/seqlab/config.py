@@ -16,14 +16,23 @@ from pathlib import Path
 REPOSITORY_URL = "https://github.com/seqlab-course/seqlab"
 REPOSITORY_REF = "main"
 
-#: The TensorFlow/Keras range CI tests (README "Tested versions"). The floor is what
-#: ``.ci/constraints-floor.txt`` pins and what ``requirements.txt`` / ``pyproject.toml`` require
-#: as lower bounds (tests/test_notebook.py reads all three against these values, so they cannot
-#: drift apart); "newest" is the newest release CI's main run was last seen to install.
-#: :func:`seqlab.notebook.setup` reports where the running versions fall, and the Colab setup
-#: cell refuses a runtime below the floor.
+#: The TensorFlow/Keras range CI tests, one CI half each (docs "Versions and CI"):
+#:
+#: - the floor: what ``.ci/constraints-floor.txt`` pins and what ``requirements.txt`` /
+#:   ``pyproject.toml`` require as lower bounds, on Python 3.10;
+#: - Colab today: the versions Colab's default runtime ships (``.ci/colab-runtime.txt``, from its
+#:   published pip freeze of August 2026), on Python 3.13;
+#: - the newest: the newest release CI's newest half was last seen to install, on the newest
+#:   Python that TensorFlow publishes wheels for (3.13 for TensorFlow 2.21).
+#:
+#: tests/test_notebook.py and tests/test_config.py read the files against these values, so they
+#: cannot drift apart. :func:`seqlab.notebook.setup` reports where the running versions fall, and
+#: the Colab setup cell refuses a runtime below the floor.
 TESTED_FLOOR = {"tensorflow": "2.19.0", "keras": "3.10.0"}
+TESTED_COLAB = {"tensorflow": "2.20.0", "keras": "3.13.2"}
 TESTED_NEWEST = {"tensorflow": "2.21", "keras": "3.15"}
+#: The Python each CI half runs on.
+TESTED_PYTHON = {"floor": "3.10", "colab": "3.13", "newest": "3.13"}
 
 #: Seed used by :func:`seqlab.notebook.setup` and by every data split in the package.
 SEED = 42

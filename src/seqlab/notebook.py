@@ -181,6 +181,8 @@ def describe_versions(versions: dict) -> str:
         status = version_status(name, versions[name])
         label = {"tensorflow": "TensorFlow", "keras": "Keras"}[name]
         tested = f"{config.TESTED_FLOOR[name]} to {config.TESTED_NEWEST[name]}.x"
+        if parse_version(versions[name]) == parse_version(config.TESTED_COLAB[name]):
+            tested += ", the version Colab's runtime ships"
         parts.append(f"{label} {versions[name]} is {status} ({tested})")
     line = "Versions: " + "; ".join(parts) + "."
     if any(version_status(n, versions[n]) == BELOW_FLOOR for n in ("tensorflow", "keras")):

@@ -312,3 +312,14 @@ def test_setup_chooses_the_strategy_and_reports_it(capsys):
     info = notebook.setup(strategy="default")
     assert info["strategy"] is tf.distribute.get_strategy() and info["replicas"] == 1
     assert "Strategy: default strategy" in capsys.readouterr().out
+
+
+def test_a_runtime_without_tensorflow_such_as_colab_s_tpu_gets_one_honest_message():
+    run = _Recorder()
+    with pytest.raises(notebook.UnsupportedRuntimeError) as caught:
+        notebook.prepare_colab(versions={"tensorflow": None, "keras": "3.13.2"}, run=run,
+                               imported=set())
+    assert run.commands == []
+    message = str(caught.value)
+    assert "TPU runtimes no longer ship TensorFlow" in message and "not tested on TPUs" in message
+    assert "Runtime > Change runtime type > CPU or T4 GPU" in message

@@ -232,9 +232,15 @@ def prepare_colab(checkout: str = "seqlab", *, versions: dict | None = None,
     floor = config.TESTED_FLOOR
     commands: list[list[str]] = []
     tf_version = versions.get("tensorflow")
-    if tf_version is None or version_status("tensorflow", tf_version) == BELOW_FLOOR:
+    if tf_version is None:
         raise UnsupportedRuntimeError(
-            f"This runtime has TensorFlow {tf_version or '(none)'}; seqlab needs TensorFlow "
+            "This runtime has no TensorFlow. Colab's TPU runtimes no longer ship TensorFlow, and "
+            "seqlab is not tested on TPUs: choose Runtime > Change runtime type > CPU or T4 GPU "
+            "and run this cell again (docs/hardware.md, 'TPU')."
+        )
+    if version_status("tensorflow", tf_version) == BELOW_FLOOR:
+        raise UnsupportedRuntimeError(
+            f"This runtime has TensorFlow {tf_version}; seqlab needs TensorFlow "
             f">= {floor['tensorflow']} (tested {floor['tensorflow']} to "
             f"{config.TESTED_NEWEST['tensorflow']}). The notebook does not reinstall TensorFlow "
             "for you: pick a newer runtime (Runtime > Change runtime type > Runtime version: "

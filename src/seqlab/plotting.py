@@ -10,6 +10,24 @@ from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
+
+#: How token strings that print as nothing are shown on an axis.
+_VISIBLE = {"\n": "↵", " ": "␣", "\t": "⇥", "": "∅"}
+
+
+def _readable_metric(name: str) -> str:
+    """``masked_accuracy`` -> ``masked accuracy`` (an axis label, not a Keras log key)."""
+    return name.replace("_", " ")
+
+
+def _visible_token(token: str) -> str:
+    return _VISIBLE.get(token, token)
+
+
+def _tick_every(count: int, most: int = 24) -> int:
+    """Label every k-th tick so that at most ``most`` labels share an axis."""
+    return max(1, -(-count // most))
 
 
 def _history_dict(history) -> Mapping[str, Sequence[float]]:
@@ -46,7 +64,8 @@ def plot_learning_curves(histories, metrics: Sequence[str] = ("loss", "accuracy"
                     ax.plot(epochs, values[key], style, markersize=3,
                             label="validation" if key.startswith("val_") else "training")
             ax.set_xlabel("epoch")
-            ax.set_ylabel(metric)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # epochs are whole numbers
+            ax.set_ylabel(_readable_metric(metric))
             ax.legend()
             if titles and row == 0:
                 ax.set_title(titles[col])
@@ -57,26 +76,45 @@ def plot_learning_curves(histories, metrics: Sequence[str] = ("loss", "accuracy"
 
 
 def plot_attention(weights, source_tokens: Sequence[str], target_tokens: Sequence[str],
-                   *, ax=None, title: str | None = None, cmap: str = "viridis"):
-    """Heatmap of attention weights: output tokens down the side, source tokens across.
+                   *, ax=None, title: str | None = None, cmap: str = "viridis",
+                   self_attention: bool | None = None):
+    """Heatmap of attention weights: one row per query, one column per attended token.
 
     Args:
         weights: array ``(target_len, source_len)``; extra rows/columns beyond the given
             tokens (padding) are cropped.
+        self_attention: label the axes as a sequence attending to itself (queries down the
+            side, the earlier tokens they look at across) instead of output -> source. ``None``
+            (the default) decides from the tokens: the same list on both axes is self-attention.
+
+    Tokens that print as nothing are drawn visibly (newline ``↵``, space ``␣``), and on
+    long sequences only every k-th tick is labelled so labels never overlap.
     """
     weights = np.asarray(weights)
     if weights.ndim != 2:
         raise ValueError(f"plot_attention expects weights of rank 2 (target, source); got shape {weights.shape}")
+    if self_attention is None:
+        self_attention = list(source_tokens) == list(target_tokens)
     weights = weights[: len(target_tokens), : len(source_tokens)]
     if ax is None:
-        fig, ax = plt.subplots(figsize=(0.5 * len(source_tokens) + 2, 0.45 * len(target_tokens) + 1.5))
+        width = min(0.5 * len(source_tokens) + 2, 12)
+        height = min(0.45 * len(target_tokens) + 1.5, 10)
+        fig, ax = plt.subplots(figsize=(width, height))
     else:
         fig = ax.figure
     image = ax.imshow(weights, cmap=cmap, vmin=0.0, vmax=max(float(weights.max()), 1e-9))
-    ax.set_xticks(range(len(source_tokens)), labels=list(source_tokens), rotation=60, ha="right")
-    ax.set_yticks(range(len(target_tokens)), labels=list(target_tokens))
-    ax.set_xlabel("source")
-    ax.set_ylabel("output")
+    for axis, tokens, rotation in ((ax.xaxis, source_tokens, 60), (ax.yaxis, target_tokens, 0)):
+        step = _tick_every(len(tokens))
+        positions = list(range(0, len(tokens), step))
+        axis.set_ticks(positions, labels=[_visible_token(tokens[i]) for i in positions])
+        if rotation:
+            ax.tick_params(axis="x", labelrotation=rotation)
+    if self_attention:
+        ax.set_xlabel("attended token (key)")
+        ax.set_ylabel("attending token (query)")
+    else:
+        ax.set_xlabel("source token")
+        ax.set_ylabel("output token")
     ax.grid(False)
     if title:
         ax.set_title(title)
@@ -123,6 +161,14 @@ def plot_gradient_norms(curves: Mapping[str, Sequence[float]], *, xlabel: str = 
         ax.plot(np.arange(len(values)), values, label=name)
     if log:
         ax.set_yscale("log")
+        positive = np.concatenate([np.asarray(v, float).ravel() for v in curves.values()])
+        positive = positive[positive > 0]
+        if positive.size and np.log10(positive.max() / positive.min()) < 2:
+            # Curves within two decades would get one or two labelled powers of ten: label
+            # the 2x and 5x steps too, as plain numbers.
+            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+            ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:

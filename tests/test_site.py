@@ -76,6 +76,7 @@ def test_index_lists_every_notebook_in_course_order_with_student_copies_and_docs
     assert first < second
     assert 'href="assignments/01_first.html"' in index and 'href="assignments/02_second.html"' in index
     assert 'href="docs/architecture.html"' in index and (book / "docs" / "architecture.html").is_file()
+    assert not (book.parent / "jupyter_execute").exists()  # nothing written beside site/
     # One Colab link per notebook and per student copy, to the URLs the notebooks' badges use.
     for target in ("notebooks/01_first.ipynb", "assignments/01_first.ipynb",
                    "notebooks/02_second.ipynb", "assignments/02_second.ipynb"):

@@ -82,9 +82,10 @@ COLAB_BADGE_SVG = """<svg xmlns="http://www.w3.org/2000/svg" width="117" height=
  text-anchor="middle">Open in Colab</text></svg>
 """
 LOCAL_BADGE = "/images/open-in-colab.svg"  # MyST: "/" is the book's source folder
-#: The notebooks' 100-column code cells fit without a horizontal scroll bar.
+#: Room for the notebooks' 100-column code cells on a wide screen; wide figures shrink to fit.
 BOOK_CSS = """.bd-page-width { max-width: 100rem; }
 .bd-main .bd-content .bd-article-container { max-width: 64rem; }
+div.cell_output img { max-width: 100%; height: auto; }
 """
 
 
@@ -299,17 +300,21 @@ def build_site(runs: Path | None = None, out: Path | None = None, *,
         source = Path(scratch) / "source"
         stage_book(source, runs, notebooks=notebooks, assignments=assignments, root=root,
                    allow_unexecuted=allow_unexecuted)
-        if out.exists():
-            shutil.rmtree(out)
+        # Built inside the scratch folder: myst-nb writes beside the output folder too.
+        html = Path(scratch) / "html"
         with warnings.catch_warnings():  # extensions' use of APIs Sphinx will remove: not ours
             warnings.simplefilter("ignore", PendingDeprecationWarning)
             warnings.simplefilter("ignore", DeprecationWarning)
-            app = Sphinx(str(source), str(source), str(out), str(Path(scratch) / "doctrees"),
+            app = Sphinx(str(source), str(source), str(html), str(Path(scratch) / "doctrees"),
                          "html", status=None if quiet else sys.stdout, warning=sys.stderr,
                          freshenv=True)
             app.build()
         if app.statuscode:
             raise RuntimeError(f"Sphinx failed with status {app.statuscode}")
+        if out.exists():
+            shutil.rmtree(out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(html, out)
     return out / "index.html"
 
 

@@ -194,10 +194,13 @@ def _index(pages: list[tuple[Page, Page | None]], docs: list[str]) -> str:
                  f"{toctree_docs}\n```\n" if docs else "")
     return f"""# Overview
 
-Course notebooks on recurrent networks, attention and the Transformer, shown here as they ran
-in FAST mode (offline sample data, small models), with their outputs and plots. Each notebook
-has a student copy beside it (the exercises without their solutions). To run one yourself,
-open it in Colab; FAST mode and full mode are explained in the repository's README.
+Course notebooks on recurrent networks, attention and the Transformer, shown as they last ran,
+with their outputs and plots (CI runs them in FAST mode: offline sample data, small models).
+Each notebook has a student copy beside it: the exercises without their solutions.
+
+To run one yourself, open it in Colab. There it starts in full mode (real data, downloads,
+models of a useful size: use a GPU runtime); to get the quick offline FAST run instead, set
+`FAST = True` in its parameters cell, or run `%env SEQLAB_FAST=1` in a cell before the others.
 
 | # | notebook (with solutions) | Colab | student copy | Colab |
 |---|---|---|---|---|

@@ -73,6 +73,16 @@ def test_parameters_reach_the_kernel_end_to_end(tmp_path):
 
 
 @pytest.mark.notebook
+def test_plots_land_in_the_executed_copy_whatever_the_callers_matplotlib_backend(tmp_path,
+                                                                                monkeypatch):
+    monkeypatch.setenv("MPLBACKEND", "Agg")  # as tests/conftest.py sets it for this process
+    notebook = _tiny_notebook(tmp_path / "plot.ipynb",
+                              "import matplotlib.pyplot as plt\nplt.plot([0, 1])\nplt.show()")
+    executed = nbformat.read(runner.run_notebook(notebook, tmp_path / "out").output, as_version=4)
+    assert any("image/png" in output.get("data", {}) for output in executed.cells[-1].outputs)
+
+
+@pytest.mark.notebook
 def test_time_limit_interrupts_skips_the_rest_and_still_runs_the_epilogue(tmp_path):
     notebook = _tiny_notebook(tmp_path / "loop.ipynb", "done = 'before'",
                               "while True:\n    pass", "done = 'after'")

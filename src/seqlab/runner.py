@@ -167,6 +167,10 @@ async def async_run_notebook(notebook: Path, output_dir: Path | None = None, *,
     # The kernel gets the FAST flag in its environment, so code that reads SEQLAB_FAST agrees
     # with the parameter; the grader's own environment is left alone.
     environment = {**os.environ, **(env or {}), "SEQLAB_FAST": "1" if fast else "0"}
+    # A kernel draws with its inline backend, so plots land in the executed copy; a caller's
+    # MPLBACKEND (tests/conftest.py sets Agg) would leave every run without its plots.
+    if "MPLBACKEND" not in (env or {}):
+        environment.pop("MPLBACKEND", None)
     start = time.monotonic()
     deadline = start + time_limit if time_limit else math.inf
     stopped = None

@@ -8,7 +8,6 @@ import keras
 import numpy as np
 import pytest
 
-from seqlab.decoding import generate
 from seqlab.models.language_model import (
     MiniGPT,
     ResetStatesCallback,
@@ -17,6 +16,7 @@ from seqlab.models.language_model import (
     reset_states,
     with_batch_size,
 )
+from seqlab.sampling import generate
 
 VOCAB = 11
 

@@ -11,6 +11,10 @@ from collections.abc import Mapping, Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 
+__all__ = [
+    "plot_attention", "plot_gradient_norms", "plot_learning_curves", "plot_positional_encoding",
+]
+
 
 def _history_dict(history) -> Mapping[str, Sequence[float]]:
     """Accept a ``keras.callbacks.History`` or its ``.history`` dict."""

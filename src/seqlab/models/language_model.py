@@ -144,11 +144,15 @@ class MiniGPT(keras.Model):
         self.dff = int(dff)
         self.num_layers = int(num_layers)
         self.dropout = float(dropout)
-        self.embedding = PositionalEmbedding(vocab_size, d_model, mask_zero=False, name="embedding")
+        # Every sub-layer gets the model's dtype policy (as TransformerTranslator does), so
+        # MiniGPT(..., dtype="mixed_float16") is mixed precision throughout.
+        policy = self.dtype_policy
+        self.embedding = PositionalEmbedding(vocab_size, d_model, mask_zero=False, name="embedding",
+                                             dtype=policy)
         self.blocks = [TransformerEncoderLayer(d_model=d_model, num_heads=num_heads, dff=dff,
-                                               dropout=dropout, name=f"block_{i}")
+                                               dropout=dropout, name=f"block_{i}", dtype=policy)
                        for i in range(num_layers)]
-        self.logits = keras.layers.Dense(vocab_size, name="logits")
+        self.logits = keras.layers.Dense(vocab_size, name="logits", dtype=policy)
 
     def build(self, input_shape=None):
         self.call(ops.zeros((1, 1), "int32"))

@@ -2,8 +2,8 @@
 
 Both predict the next token from the ones before it (slides 003, "LSTM application: language
 model": ``P(X) = Π_t P(X_t | X_<t)``), output logits ``(batch, T, vocab)``, and generate text
-one token at a time with :func:`generate` and the sampling functions of
-:mod:`seqlab.decoding`.
+one token at a time with :func:`seqlab.sampling.generate` and the sampling functions of
+:mod:`seqlab.sampling`.
 
 * :func:`build_char_lstm` — Embedding → LSTM → Dense. With ``batch_size`` given, the LSTM is
   **stateful**: its state carries over from one batch to the next, which together with
@@ -108,7 +108,7 @@ class MiniGPT(keras.Model):
 
     Args:
         vocab_size: number of token ids (id 0 is an ordinary token here, not padding).
-        context_length: the longest input; :func:`generate` feeds the last this many tokens.
+        context_length: the longest input; :func:`seqlab.sampling.generate` feeds the last this many tokens.
         d_model: width of the embeddings and of every block.
         num_heads: attention heads per block.
         dff: hidden units of each block's feed-forward network.

@@ -37,7 +37,8 @@ import tensorflow as tf
 from seqlab.data.translation import END, START, detokenize, standardize_text
 
 __all__ = [
-    "Translations", "beam_search", "compiled_for", "encode_for_decoding", "greedy_decode", "greedy_decode_in_graph", "translate",
+    "Translations", "beam_search", "compiled_for", "encode_for_decoding", "greedy_decode",
+    "greedy_decode_in_graph", "translate",
 ]
 
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

@@ -1,8 +1,8 @@
 """Ship a trained translator as one TensorFlow SavedModel: raw strings in, translations out.
 
 The ``.keras`` file (``model.save``) holds the network only; the text processing (the two
-vocabularies and :func:`seqlab.data.translation.standardize_with_markers`) lives in the vectorizers. The
-export puts both, and the greedy decoding loop, into one graph::
+vocabularies and :func:`seqlab.data.translation.standardize_with_markers`) lives in the
+vectorizers. The export puts both, and the greedy decoding loop, into one graph::
 
     export_translator(model, data.source_vectorizer, data.target_vectorizer, "models/nmt_export")
     reloaded = tf.saved_model.load("models/nmt_export")      # no seqlab import needed

@@ -2,8 +2,8 @@
 and the two masks of the Transformer: :func:`padding_mask` and :func:`causal_mask`.
 
 Used by the RNN attentions (eq. 13, ``seqlab.layers.attention``) and by scaled dot-product and
-multi-head attention (eq. 16, ``seqlab.layers.multi_head_attention``), so "how padding is hidden" has a
-single answer that is right in float32, float16 and bfloat16:
+multi-head attention (eq. 16, ``seqlab.layers.multi_head_attention``), so "how padding is
+hidden" has a single answer that is right in float32, float16 and bfloat16:
 
 * masked positions are *selected away* with ``where`` (never ``score + (1 - mask) * -1e9``,
   whose ``0 * -inf`` is NaN once ``-1e9`` overflows float16);

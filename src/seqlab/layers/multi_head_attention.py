@@ -1,4 +1,5 @@
-"""Scaled dot-product and multi-head attention (slides' "Attention is All You Need", eq. 16, fig. 18).
+"""Scaled dot-product and multi-head attention (slides' "Attention is All You Need", eq. 16 and
+fig. 18).
 
 Shape letters used in the comments: ``B`` batch, ``T`` query (target) length, ``S`` key/value
 (source) length, ``H`` heads, ``dk`` key/query size per head, ``dv`` value size per head,

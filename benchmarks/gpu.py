@@ -51,10 +51,9 @@ from seqlab.models import (  # noqa: E402
     build_rnn_translator,
     build_sentiment_classifier,
     build_transformer_translator,
-    compile_sentiment_classifier,
     embedding_layer,
 )
-from seqlab.training import compile_translator, transformer_optimizer  # noqa: E402
+from seqlab.training import compile_sentiment_classifier, compile_translator, transformer_optimizer  # noqa: E402
 
 #: Notebook 04's and 05's full-mode sizes (their parameters cells; per replica).
 FULL = {"vocab_size": 8000, "max_length": 20, "batch_size": 128, "embedding_dim": 128,

@@ -30,10 +30,10 @@ from seqlab.data import load_imdb  # noqa: E402
 from seqlab.layers import NNLM_EN_DIM50, STANDIN_HANDLE  # noqa: E402
 from seqlab.models import (  # noqa: E402
     build_sentiment_classifier,
-    compile_sentiment_classifier,
     count_parameters,
     embedding_layer,
 )
+from seqlab.training import compile_sentiment_classifier
 
 
 def time_epochs(model: keras.Model, dataset, epochs: int, steps: int | None) -> list[float]:

@@ -51,8 +51,7 @@ import tensorflow as tf  # noqa: E402
 from keras import ops  # noqa: E402
 
 from seqlab import config  # noqa: E402
-from seqlab.data import load_translation  # noqa: E402
-from seqlab.data.translation import prepare_reference  # noqa: E402
+from seqlab.data import load_translation, standardize_reference  # noqa: E402
 from seqlab.decoding import translate  # noqa: E402
 from seqlab.evaluation import bleu, diagnose_translations  # noqa: E402
 from seqlab.models import Seq2SeqTranslator, TransformerTranslator  # noqa: E402
@@ -229,7 +228,7 @@ def run_one(name: str, data, args, sizes, recipe, transformer) -> dict:
         return row  # no decoding protocol: validation accuracy only
     pairs = data.test_pairs[: args.test]
     sources = [source for source, _ in pairs]
-    references = [prepare_reference(target) for _, target in pairs]
+    references = [standardize_reference(target) for _, target in pairs]
     greedy = translate(model, sources, data.source_vectorizer, data.target_vectorizer,
                        max_length=2 * MAX_LENGTH)
     row["greedy"] = bleu(greedy.texts, references)

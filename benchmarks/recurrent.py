@@ -4,7 +4,7 @@
     python -m benchmarks.recurrent --batch 32 --steps 200 --repeats 20
 
 For each cell kind the two layers get the same weights (copied with
-``seqlab.layers.copy_weights_from_keras``, and checked to give the same outputs first), then
+``seqlab.layers.copy_keras_cell_weights``, and checked to give the same outputs first), then
 each is timed in the same process on the same batch: a training step (forward, backward,
 Adam update, ``train_on_batch``) and a forward pass (``predict_on_batch``), after one warm-up
 call that traces the graph. The two layers take turns over a few rounds and the best round
@@ -30,7 +30,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-from seqlab.layers import GRUCell, LSTMCell, SimpleRNNCell, copy_weights_from_keras  # noqa: E402
+from seqlab.layers import GRUCell, LSTMCell, SimpleRNNCell, copy_keras_cell_weights  # noqa: E402
 
 KINDS = {
     "SimpleRNN": (keras.layers.SimpleRNN, SimpleRNNCell, {}),
@@ -109,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         keras_class, our_class, keras_kwargs = KINDS[kind]
         theirs = _model(keras_class(args.units, **keras_kwargs), args.steps, args.features)
         ours = _model(keras.layers.RNN(our_class(args.units)), args.steps, args.features)
-        copy_weights_from_keras(theirs.layers[0], ours.layers[0])
+        copy_keras_cell_weights(theirs.layers[0], ours.layers[0])
         ours.layers[1].set_weights(theirs.layers[1].get_weights())
         difference = float(np.max(np.abs(theirs.predict_on_batch(x) - ours.predict_on_batch(x))))
         if difference > 1e-4:

@@ -42,7 +42,7 @@ keras-mha baseline, no jit     873 - 1,605   987 - 1,068     1.00x
 
 Under that load the wall-time ratio mostly measures the other jobs; CPU time per step is the
 steadier comparison: without XLA the from-scratch layers used 5-21 % less CPU per step than
-Keras's (the 2-D matmul views of ``seqlab.layers.transformer.dense_2d`` and, then, a fused Adam
+Keras's (the 2-D matmul views of ``seqlab.layers.multi_head_attention.dense_2d`` and, then, a fused Adam
 update since dropped: see ``seqlab.training.schedules``); with XLA the two were within the noise (−10 % to +24 %). A fifth, single-pass run
 during a CI job measured seqlab+jit at 624 tokens/s beside the baseline's 1,595 — the reason the
 models now take turns in rounds. The issue's goal of 5,000 tokens/s is out of reach on this hardware for any
@@ -72,7 +72,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from keras import ops  # noqa: E402
 
-from seqlab.layers.transformer import positional_encoding  # noqa: E402
+from seqlab.layers import positional_encoding  # noqa: E402
 from seqlab.models.transformer import TransformerTranslator  # noqa: E402
 from seqlab.training import MaskedSparseCategoricalCrossentropy  # noqa: E402
 from seqlab.training.schedules import transformer_optimizer  # noqa: E402

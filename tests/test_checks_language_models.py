@@ -7,7 +7,7 @@ import pytest
 
 from seqlab import checks
 from seqlab.checks import CheckFailed
-from seqlab.decoding import next_token_probabilities
+from seqlab.sampling import next_token_probabilities
 
 
 def stub(*args):

@@ -58,10 +58,9 @@ def _run_family(family, strategy, default, out_dir):
         build_rnn_translator,
         build_sentiment_classifier,
         build_transformer_translator,
-        compile_sentiment_classifier,
     )
     from seqlab.models.sentiment import reads_codepoints
-    from seqlab.training import compile_translator
+    from seqlab.training import compile_sentiment_classifier, compile_translator
 
     rng = np.random.default_rng(0)
     batch = 8

@@ -29,6 +29,7 @@ LEVELS = {
     "seqlab.training": 4,
     "seqlab.decoding": 5,
     "seqlab.evaluation": 5,
+    "seqlab.sampling": 5,
     "seqlab.export": 6,
     "seqlab.plotting": 6,
 }

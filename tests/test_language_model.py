@@ -8,7 +8,6 @@ import keras
 import numpy as np
 import pytest
 
-from seqlab.decoding import generate
 from seqlab.models.language_model import (
     MiniGPT,
     ResetStatesCallback,
@@ -17,6 +16,7 @@ from seqlab.models.language_model import (
     reset_states,
     with_batch_size,
 )
+from seqlab.sampling import generate
 
 VOCAB = 11
 
@@ -149,3 +149,14 @@ def test_models_stay_finite_under_mixed_precision(policy):
         keras.config.set_dtype_policy(previous)
     for logits in (gpt_logits, lstm_logits, skipgram):
         assert np.all(np.isfinite(logits))
+
+
+def test_minigpt_passes_its_dtype_policy_to_every_sub_layer():
+    """As TransformerTranslator does: MiniGPT(dtype="mixed_bfloat16") is mixed throughout, even
+    when the global policy is float32 (before, only the model itself took the policy)."""
+    model = _gpt(dtype="mixed_bfloat16")
+    model(_ids(2, 9))
+    sub_layers = [model.embedding, *model.blocks, model.logits]
+    assert {layer.dtype_policy.name for layer in sub_layers} == {"mixed_bfloat16"}
+    assert model.blocks[0].self_attention.dtype_policy.name == "mixed_bfloat16"
+    assert keras.config.dtype_policy().name == "float32"

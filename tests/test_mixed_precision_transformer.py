@@ -1,6 +1,6 @@
 """The Transformer under mixed precision (issue 10.1): finite, close to float32, trainable, decodable.
 
-Every layer of ``seqlab.layers.transformer`` and the ``TransformerTranslator`` are run on CPU
+Every Transformer layer of ``seqlab.layers`` and the ``TransformerTranslator`` are run on CPU
 under ``mixed_float16`` and ``mixed_bfloat16`` (float32 variables, low-precision computation) on
 a masked batch that includes a fully padded sentence, and compared with float32 twins holding
 the same weights.
@@ -25,7 +25,7 @@ import pytest
 import tensorflow as tf
 
 from seqlab.decoding import beam_search, greedy_decode
-from seqlab.layers import transformer as T
+from seqlab.layers import multi_head_attention, positional_embedding, transformer_blocks
 from seqlab.models import TransformerTranslator
 from seqlab.training import MaskedSparseCategoricalCrossentropy
 
@@ -91,20 +91,20 @@ X_MASK = np.array([[1, 1, 1, 0, 0], [0] * 5, [1] * 5], bool)
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_scaled_dot_product_attention_in_low_precision(dtype):
     q, k, v = (keras.ops.cast(a, dtype) for a in (X, CONTEXT, CONTEXT))
-    output, weights = T.scaled_dot_product_attention(q, k, v, mask=CONTEXT_MASK[:, None, :])
+    output, weights = multi_head_attention.scaled_dot_product_attention(q, k, v, mask=CONTEXT_MASK[:, None, :])
     assert output.dtype == dtype and weights.dtype == dtype
     weights = as_float32(weights)
     assert np.all(np.isfinite(weights)) and np.all(np.isfinite(as_float32(output)))
     assert np.all(weights[1] == 0)  # the fully padded row: zero weights, not NaN
     assert np.all(weights[0, :, 4:] == 0)
     np.testing.assert_allclose(weights[[0, 2]].sum(-1), 1.0, atol=1e-2)
-    reference, _ = T.scaled_dot_product_attention(X, CONTEXT, CONTEXT,
+    reference, _ = multi_head_attention.scaled_dot_product_attention(X, CONTEXT, CONTEXT,
                                                   mask=CONTEXT_MASK[:, None, :])
     assert_close_to_float32(output, reference, "mixed_" + dtype)
 
 
 def test_multi_head_attention(policy):
-    reference, mixed = twins(lambda dtype: T.MultiHeadAttention(4, 4, dtype=dtype),
+    reference, mixed = twins(lambda dtype: multi_head_attention.MultiHeadAttention(4, 4, dtype=dtype),
                              lambda layer: layer(X, CONTEXT), policy)
     kwargs = {"value_mask": CONTEXT_MASK, "return_attention_scores": True}
     output, weights = mixed(X, CONTEXT, **kwargs)
@@ -119,11 +119,11 @@ def test_multi_head_attention(policy):
 
 def test_positional_embedding_and_feed_forward(policy):
     ids = np.array([[4, 5, 6, 0, 0], [0] * 5, [7, 8, 9, 10, 11]])
-    reference, mixed = twins(lambda dtype: T.PositionalEmbedding(30, 16, dtype=dtype),
+    reference, mixed = twins(lambda dtype: positional_embedding.PositionalEmbedding(30, 16, dtype=dtype),
                              lambda layer: layer(ids), policy)
     assert_close_to_float32(mixed(ids), reference(ids), policy)
     assert_finite_gradients(mixed, lambda: keras.ops.sum(mixed(ids)))
-    reference, mixed = twins(lambda dtype: T.PositionwiseFeedForward(16, 32, dtype=dtype),
+    reference, mixed = twins(lambda dtype: transformer_blocks.PositionwiseFeedForward(16, 32, dtype=dtype),
                              lambda layer: layer(X), policy)
     assert_close_to_float32(mixed(X), reference(X), policy)
     assert_finite_gradients(mixed, lambda: keras.ops.sum(mixed(X)))
@@ -131,7 +131,7 @@ def test_positional_embedding_and_feed_forward(policy):
 
 def test_encoder_layer(policy):
     reference, mixed = twins(
-        lambda dtype: T.TransformerEncoderLayer(16, 4, 32, dropout=0.0, dtype=dtype),
+        lambda dtype: transformer_blocks.TransformerEncoderLayer(16, 4, 32, dropout=0.0, dtype=dtype),
         lambda layer: layer(CONTEXT), policy)
     output, scores = mixed(CONTEXT, mask=CONTEXT_MASK, return_attention_scores=True)
     expected, _ = reference(CONTEXT, mask=CONTEXT_MASK, return_attention_scores=True)
@@ -143,7 +143,7 @@ def test_encoder_layer(policy):
 
 def test_decoder_layer_full_and_cached(policy):
     reference, mixed = twins(
-        lambda dtype: T.TransformerDecoderLayer(16, 4, 32, dropout=0.0, dtype=dtype),
+        lambda dtype: transformer_blocks.TransformerDecoderLayer(16, 4, 32, dropout=0.0, dtype=dtype),
         lambda layer: layer(X, CONTEXT), policy)
     output, scores = mixed(X, CONTEXT, context_mask=CONTEXT_MASK, return_attention_scores=True)
     expected = reference(X, CONTEXT, context_mask=CONTEXT_MASK)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqlab.layers import GRUCell, LSTMCell, SimpleRNNCell, copy_weights_from_keras
+from seqlab.layers import GRUCell, LSTMCell, SimpleRNNCell, copy_keras_cell_weights
 
 UNITS, FEATURES, STEPS, BATCH = 4, 3, 6, 5
 
@@ -44,7 +44,7 @@ def _keras_and_ours(kind, **rnn_kwargs):
     theirs(_inputs())
     _randomize(theirs)
     ours = keras.layers.RNN(ours_factory(UNITS), **rnn_kwargs)
-    copy_weights_from_keras(theirs, ours)
+    copy_keras_cell_weights(theirs, ours)
     return theirs, ours
 
 
@@ -97,7 +97,7 @@ def test_bidirectional_copy_and_equality():
     _randomize(theirs)
     ours = keras.layers.Bidirectional(keras.layers.RNN(GRUCell(UNITS), return_sequences=True))
     ours(x)
-    copy_weights_from_keras(theirs, ours)
+    copy_keras_cell_weights(theirs, ours)
     got = ours(x, mask=mask)
     assert got.shape == (BATCH, STEPS, 2 * UNITS)
     _assert_all_close(got, theirs(x, mask=mask))
@@ -109,7 +109,7 @@ def test_copy_into_a_bare_cell_builds_it_and_steps_like_keras():
     x = _inputs()[:, 0]
     theirs(x, state)
     _randomize(theirs)
-    ours = copy_weights_from_keras(theirs, LSTMCell(UNITS))
+    ours = copy_keras_cell_weights(theirs, LSTMCell(UNITS))
     assert ours.built and ours.W_xi.shape == (FEATURES, UNITS)
     _assert_all_close(ours(x, state), theirs(x, state))
 
@@ -118,7 +118,7 @@ def test_keras_layer_without_bias_copies_as_zero_bias():
     theirs = keras.layers.SimpleRNN(UNITS, use_bias=False, activation="relu")
     x = _inputs()
     theirs(x)
-    ours = copy_weights_from_keras(theirs, keras.layers.RNN(SimpleRNNCell(UNITS, "relu")))
+    ours = copy_keras_cell_weights(theirs, keras.layers.RNN(SimpleRNNCell(UNITS, "relu")))
     np.testing.assert_array_equal(ours.cell.b, np.zeros(UNITS))
     _assert_all_close(ours(x), theirs(x))
 
@@ -141,20 +141,20 @@ def test_copy_refuses_layers_that_do_not_match(source, target, message):
     layer = source()
     layer(_inputs())
     with pytest.raises(ValueError, match=message):
-        copy_weights_from_keras(layer, target())
+        copy_keras_cell_weights(layer, target())
 
 
 def test_copy_refuses_an_unbuilt_source_and_a_different_input_size():
     with pytest.raises(ValueError, match="no weights yet"):
-        copy_weights_from_keras(keras.layers.LSTM(UNITS), LSTMCell(UNITS))
+        copy_keras_cell_weights(keras.layers.LSTM(UNITS), LSTMCell(UNITS))
     theirs = keras.layers.LSTM(UNITS)
     theirs(_inputs())
     built = LSTMCell(UNITS)
     built.build((None, FEATURES + 2))
     with pytest.raises(ValueError, match="input features"):
-        copy_weights_from_keras(theirs, built)
+        copy_keras_cell_weights(theirs, built)
     with pytest.raises(ValueError, match="Bidirectional"):
-        copy_weights_from_keras(keras.layers.Bidirectional(keras.layers.LSTM(UNITS)), built)
+        copy_keras_cell_weights(keras.layers.Bidirectional(keras.layers.LSTM(UNITS)), built)
 
 
 # ------------------------------------------------------------------------ the slide equations

@@ -1,11 +1,11 @@
-"""seqlab.decoding's sampling section: temperature, top-k, and greedy as the temperature -> 0 limit."""
+"""seqlab.sampling: temperature, top-k, and greedy as the temperature -> 0 limit."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from seqlab.decoding import next_token_probabilities, sample_next_token
+from seqlab.sampling import next_token_probabilities, sample_next_token
 
 
 def test_temperature_zero_is_argmax_and_small_temperatures_approach_it():

@@ -10,14 +10,13 @@ import tensorflow as tf
 from seqlab.layers import STANDIN_HANDLE, HubTextEmbedding
 from seqlab.models import (
     build_sentiment_classifier,
-    compile_sentiment_classifier,
     count_parameters,
     embedding_layer,
     predict_sentiment,
-    read_imdb_results,
     stage_weights_path,
-    write_imdb_result,
 )
+from seqlab.results import read_imdb_results, write_imdb_result
+from seqlab.training import compile_sentiment_classifier
 
 HEAD = 50 * 128 + 128 + 128 + 1  # 6,657: the slides' trainable parameters when frozen
 REVIEWS = ["A wonderful, moving film.", "Dull, tedious and far too long.", ""]

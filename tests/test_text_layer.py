@@ -14,12 +14,11 @@ from hypothesis import strategies as st
 from seqlab.distribute import text_as_codepoints
 from seqlab.layers import STANDIN_HANDLE, TextFromCodepoints
 from seqlab.models import (
-    SummedRowsAdam,
     build_sentiment_classifier,
-    compile_sentiment_classifier,
     predict_sentiment,
 )
 from seqlab.models.sentiment import reads_codepoints
+from seqlab.training import SummedRowsAdam, compile_sentiment_classifier
 
 REVIEWS = ["A wonderful, moving film.", "Ça m'a plu: très drôle ☺", "", "dull"]
 

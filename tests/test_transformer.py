@@ -1,4 +1,5 @@
-"""seqlab.layers.transformer: eq. 15, eq. 16, masks, multi-head attention, encoder/decoder layers."""
+"""The Transformer's layers: eq. 15 (seqlab.layers.positional_embedding), masks (masking), eq. 16
+and multi-head attention (multi_head_attention), encoder/decoder layers (transformer_blocks)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqlab.layers import transformer as T
+from seqlab.layers import masking, multi_head_attention, positional_embedding, transformer_blocks
 
 SETTINGS = settings(max_examples=12, deadline=None, derandomize=True)
 
@@ -31,7 +32,7 @@ def reference_encoding(length, depth):
 
 
 def test_positional_encoding_known_values():
-    pe = np.asarray(T.positional_encoding(50, 16))
+    pe = np.asarray(positional_embedding.positional_encoding(50, 16))
     assert pe.shape == (50, 16) and pe.dtype == np.float32
     np.testing.assert_allclose(pe[0], [0, 1] * 8, atol=1e-7)  # sin 0 = 0, cos 0 = 1
     np.testing.assert_allclose(pe[1, :2], [math.sin(1), math.cos(1)], rtol=1e-6)
@@ -43,14 +44,14 @@ def test_positional_encoding_known_values():
 
 @pytest.mark.parametrize("length,depth", [(1, 2), (7, 5), (64, 128)])
 def test_positional_encoding_matches_eq_15_everywhere(length, depth):
-    np.testing.assert_allclose(T.positional_encoding(length, depth),
+    np.testing.assert_allclose(positional_embedding.positional_encoding(length, depth),
                                reference_encoding(length, depth), atol=2e-5)
 
 
 def test_positional_encoding_relative_shift_is_a_rotation():
     """PE[p + k] is PE[p] rotated pair by pair: the property that lets attention use offsets."""
     depth, k = 8, 3
-    pe = np.asarray(T.positional_encoding(20, depth), np.float64)
+    pe = np.asarray(positional_embedding.positional_encoding(20, depth), np.float64)
     for pair in range(depth // 2):
         w = 1 / 10000 ** (2 * pair / depth)
         rotation = np.array([[math.cos(k * w), -math.sin(k * w)], [math.sin(k * w), math.cos(k * w)]])
@@ -59,20 +60,20 @@ def test_positional_encoding_relative_shift_is_a_rotation():
 
 
 def test_positional_embedding_scales_adds_and_masks():
-    layer = T.PositionalEmbedding(30, 8)
+    layer = positional_embedding.PositionalEmbedding(30, 8)
     ids = np.array([[4, 5, 6, 0, 0]])
     out = np.asarray(layer(ids))
     table = np.asarray(layer.embedding.embeddings)
     expected = table[ids[0]] * math.sqrt(8) + reference_encoding(5, 8)
     np.testing.assert_allclose(out[0], expected, atol=1e-5)
     np.testing.assert_array_equal(layer.compute_mask(ids), ids != 0)
-    assert T.PositionalEmbedding(30, 8, mask_zero=False).compute_mask(ids) is None
+    assert positional_embedding.PositionalEmbedding(30, 8, mask_zero=False).compute_mask(ids) is None
 
 
 def test_positional_embedding_mask_reaches_the_next_layer():
     """A mask-aware layer after it (average pooling) skips the padded positions."""
     inputs = keras.Input((None,), dtype="int32")
-    embedding = T.PositionalEmbedding(30, 8)
+    embedding = positional_embedding.PositionalEmbedding(30, 8)
     model = keras.Model(inputs, keras.layers.GlobalAveragePooling1D()(embedding(inputs)))
     ids = np.array([[4, 5, 6, 0, 0]])
     np.testing.assert_allclose(model(ids), np.asarray(embedding(ids))[:, :3].mean(1), atol=1e-5)
@@ -82,21 +83,21 @@ def test_positional_embedding_mask_reaches_the_next_layer():
 
 
 def test_causal_mask_is_lower_triangular():
-    mask = np.asarray(T.causal_mask(4))
+    mask = np.asarray(masking.causal_mask(4))
     np.testing.assert_array_equal(mask, np.tril(np.ones((4, 4), bool)))
-    assert np.asarray(T.causal_mask(2, 3)).tolist() == [[True, False, False], [True, True, False]]
+    assert np.asarray(masking.causal_mask(2, 3)).tolist() == [[True, False, False], [True, True, False]]
 
 
 def test_padding_mask():
-    np.testing.assert_array_equal(T.padding_mask(np.array([[3, 1, 0, 0]])), [[1, 1, 0, 0]])
-    np.testing.assert_array_equal(T.padding_mask(np.array([[3, 9, 9]]), padding_id=9), [[1, 0, 0]])
+    np.testing.assert_array_equal(masking.padding_mask(np.array([[3, 1, 0, 0]])), [[1, 1, 0, 0]])
+    np.testing.assert_array_equal(masking.padding_mask(np.array([[3, 9, 9]]), padding_id=9), [[1, 0, 0]])
 
 
 def test_attention_matches_eq_16():
     rng = np.random.default_rng(0)
     q, k, v = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 6))
     q, k, v = (x.astype("float32") for x in (q, k, v))
-    output, weights = T.scaled_dot_product_attention(q, k, v)
+    output, weights = multi_head_attention.scaled_dot_product_attention(q, k, v)
     scores = q @ k.transpose(0, 2, 1) / math.sqrt(4)
     expected = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
     np.testing.assert_allclose(weights, expected, rtol=1e-5, atol=1e-6)
@@ -112,7 +113,7 @@ def test_attention_weights_sum_to_one_and_are_zero_at_masked_keys(t, s, data):
     q = rng.normal(size=(1, t, 4)).astype("float32")
     k = rng.normal(size=(1, s, 4)).astype("float32")
     v = rng.normal(size=(1, s, 3)).astype("float32")
-    _, weights = T.scaled_dot_product_attention(q, k, v, mask=keep[None, None, :])
+    _, weights = multi_head_attention.scaled_dot_product_attention(q, k, v, mask=keep[None, None, :])
     weights = np.asarray(weights)
     np.testing.assert_allclose(weights.sum(-1), 1.0, rtol=1e-5)
     assert np.all(weights[..., ~keep] == 0.0)
@@ -123,7 +124,7 @@ def test_masking_is_dtype_safe(dtype):
     q = keras.ops.ones((1, 2, 4), dtype=dtype)
     v = keras.ops.ones((1, 3, 4), dtype=dtype)
     mask = np.array([[[True, False, True]]])
-    output, weights = T.scaled_dot_product_attention(q, v, v, mask=mask)
+    output, weights = multi_head_attention.scaled_dot_product_attention(q, v, v, mask=mask)
     weights = np.asarray(keras.ops.cast(weights, "float32"))
     assert np.all(np.isfinite(weights)) and np.all(np.isfinite(np.asarray(
         keras.ops.cast(output, "float32"))))
@@ -135,11 +136,11 @@ def test_masking_is_dtype_safe(dtype):
 
 
 def _mha_pair(num_heads, key_dim, query, value, value_dim=None):
-    ours = T.MultiHeadAttention(num_heads, key_dim, value_dim=value_dim)
+    ours = multi_head_attention.MultiHeadAttention(num_heads, key_dim, value_dim=value_dim)
     theirs = keras.layers.MultiHeadAttention(num_heads, key_dim, value_dim=value_dim)
     ours(query, value)
     theirs(query, value)
-    return T.copy_keras_mha_weights(theirs, ours), theirs
+    return multi_head_attention.copy_keras_attention_weights(theirs, ours), theirs
 
 
 @pytest.mark.parametrize("num_heads,key_dim,value_dim", [(1, 8, None), (4, 4, None), (2, 3, 5)])
@@ -165,21 +166,21 @@ def test_multi_head_attention_equals_keras(num_heads, key_dim, value_dim):
 
 
 def test_multi_head_attention_returns_scores_keeps_no_state_and_serialises():
-    layer = T.MultiHeadAttention(2, 4, name="mha")
+    layer = multi_head_attention.MultiHeadAttention(2, 4, name="mha")
     x = np.random.default_rng(2).normal(size=(1, 3, 8)).astype("float32")
     out, weights = layer(x, x, use_causal_mask=True, return_attention_scores=True)
     assert out.shape == (1, 3, 8) and weights.shape == (1, 2, 3, 3)
     assert np.all(np.asarray(weights)[0, :, 0, 1:] == 0)  # the first token sees only itself
     np.testing.assert_allclose(layer(x, x, use_causal_mask=True), out)  # same output alone
     assert not hasattr(layer, "last_attention_weights")
-    clone = T.MultiHeadAttention.from_config(layer.get_config())
+    clone = multi_head_attention.MultiHeadAttention.from_config(layer.get_config())
     assert clone.get_config() == layer.get_config()
 
 
 def test_multi_head_attention_cache_step_by_step_equals_causal_self_attention():
     """Feeding one position at a time through the cache gives the causal full-sequence output."""
     rng = np.random.default_rng(7)
-    layer = T.MultiHeadAttention(2, 4)
+    layer = multi_head_attention.MultiHeadAttention(2, 4)
     x = rng.normal(size=(2, 5, 8)).astype("float32")
     full, full_weights = layer(x, x, use_causal_mask=True, return_attention_scores=True)
     empty = np.zeros((2, 2, 5, 4), "float32")
@@ -198,7 +199,7 @@ def test_multi_head_attention_cache_step_by_step_equals_causal_self_attention():
 
 def test_multi_head_attention_fixed_cache_equals_projecting_the_value():
     rng = np.random.default_rng(8)
-    layer = T.MultiHeadAttention(2, 4)
+    layer = multi_head_attention.MultiHeadAttention(2, 4)
     query = rng.normal(size=(2, 3, 8)).astype("float32")
     memory = rng.normal(size=(2, 6, 8)).astype("float32")
     mask = np.array([[1, 1, 1, 1, 0, 0], [1] * 6], bool)
@@ -211,21 +212,21 @@ def test_multi_head_attention_fixed_cache_equals_projecting_the_value():
 def test_combine_attention_masks_follows_keras_rules():
     query_mask = np.array([[True, False]])
     value_mask = np.array([[True, True, False]])
-    mask = np.asarray(T.combine_attention_masks(query_mask, value_mask))
+    mask = np.asarray(multi_head_attention.combine_attention_masks(query_mask, value_mask))
     np.testing.assert_array_equal(mask[0, 0], [[1, 1, 0], [0, 0, 0]])
-    assert T.combine_attention_masks() is None
-    causal = np.asarray(T.combine_attention_masks(use_causal_mask=True, query_length=2,
+    assert multi_head_attention.combine_attention_masks() is None
+    causal = np.asarray(multi_head_attention.combine_attention_masks(use_causal_mask=True, query_length=2,
                                                   key_length=4, query_start=1))
     np.testing.assert_array_equal(causal[0, 0], [[1, 1, 0, 0], [1, 1, 1, 0]])
 
 
 def test_copy_weights_refuses_different_heads():
     x = np.zeros((1, 2, 8), "float32")
-    ours, theirs = T.MultiHeadAttention(2, 4), keras.layers.MultiHeadAttention(4, 2)
+    ours, theirs = multi_head_attention.MultiHeadAttention(2, 4), keras.layers.MultiHeadAttention(4, 2)
     ours(x, x)
     theirs(x, x)
     with pytest.raises(ValueError, match="Heads"):
-        T.copy_keras_mha_weights(theirs, ours)
+        multi_head_attention.copy_keras_attention_weights(theirs, ours)
 
 
 # ----------------------------------------------------------------------------- layers
@@ -234,8 +235,8 @@ def test_copy_weights_refuses_different_heads():
 def test_encoder_and_decoder_layer_shapes_and_returned_attention():
     x = np.random.default_rng(3).normal(size=(2, 6, 16)).astype("float32")
     y = np.random.default_rng(4).normal(size=(2, 4, 16)).astype("float32")
-    encoder = T.TransformerEncoderLayer(16, 4, 32, dropout=0.1)
-    decoder = T.TransformerDecoderLayer(16, 4, 32, dropout=0.1)
+    encoder = transformer_blocks.TransformerEncoderLayer(16, 4, 32, dropout=0.1)
+    decoder = transformer_blocks.TransformerDecoderLayer(16, 4, 32, dropout=0.1)
     context_mask = np.array([[1, 1, 1, 1, 0, 0], [1] * 6], bool)
     memory, self_scores = encoder(x, mask=context_mask, return_attention_scores=True)
     out, scores = decoder(y, memory, context_mask=context_mask, return_attention_scores=True)
@@ -271,7 +272,7 @@ def test_encoder_layer_with_the_causal_mask_is_a_gpt_block():
 
 
 def test_layers_name_their_sublayers():
-    decoder = T.TransformerDecoderLayer(8, 2, 16)
+    decoder = transformer_blocks.TransformerDecoderLayer(8, 2, 16)
     decoder(np.zeros((1, 2, 8), "float32"), np.zeros((1, 3, 8), "float32"))
     paths = {weight.path.split("/", 1)[1] for weight in decoder.weights}
     for name in ("masked_self_attention/query/kernel", "cross_attention/attention_output/bias",
@@ -282,7 +283,7 @@ def test_layers_name_their_sublayers():
 
 def test_decoder_layer_with_caches_equals_the_full_causal_pass():
     rng = np.random.default_rng(9)
-    layer = T.TransformerDecoderLayer(8, 2, 16, dropout=0.0)
+    layer = transformer_blocks.TransformerDecoderLayer(8, 2, 16, dropout=0.0)
     y = rng.normal(size=(2, 5, 8)).astype("float32")
     context = rng.normal(size=(2, 3, 8)).astype("float32")
     context_mask = np.array([[1, 1, 0], [1, 1, 1]], bool)
@@ -301,15 +302,15 @@ def test_decoder_layer_with_caches_equals_the_full_causal_pass():
 
 
 @pytest.mark.parametrize("make", [
-    lambda: T.TransformerEncoderLayer(8, 2, 16, name="layer"),
-    lambda: T.PositionwiseFeedForward(8, 16, name="layer"),
-    lambda: T.PositionalEmbedding(30, 8, name="layer"),
+    lambda: transformer_blocks.TransformerEncoderLayer(8, 2, 16, name="layer"),
+    lambda: transformer_blocks.PositionwiseFeedForward(8, 16, name="layer"),
+    lambda: positional_embedding.PositionalEmbedding(30, 8, name="layer"),
 ])
 def test_layers_save_and_reload(tmp_path, make):
-    inputs = (keras.Input((None,), dtype="int32") if isinstance(make(), T.PositionalEmbedding)
+    inputs = (keras.Input((None,), dtype="int32") if isinstance(make(), positional_embedding.PositionalEmbedding)
               else keras.Input((None, 8)))
     model = keras.Model(inputs, make()(inputs))
-    data = (np.array([[3, 4, 0]]) if isinstance(model.layers[-1], T.PositionalEmbedding)
+    data = (np.array([[3, 4, 0]]) if isinstance(model.layers[-1], positional_embedding.PositionalEmbedding)
             else np.random.default_rng(10).normal(size=(2, 3, 8)).astype("float32"))
     path = tmp_path / "layer.keras"
     model.save(path)
@@ -319,7 +320,7 @@ def test_layers_save_and_reload(tmp_path, make):
 
 
 def test_positional_embedding_start_position_continues_the_encoding():
-    layer = T.PositionalEmbedding(30, 8)
+    layer = positional_embedding.PositionalEmbedding(30, 8)
     ids = np.array([[4, 5, 6, 7]])
     whole = np.asarray(layer(ids))
     np.testing.assert_allclose(layer(ids[:, 2:3], start_position=2)[:, 0], whole[:, 2], atol=1e-5)
@@ -327,7 +328,7 @@ def test_positional_embedding_start_position_continues_the_encoding():
 
 def test_heads_must_divide_d_model():
     with pytest.raises(ValueError, match="divisible"):
-        T.TransformerEncoderLayer(10, 3, 16)
+        transformer_blocks.TransformerEncoderLayer(10, 3, 16)
 
 
 @SETTINGS
@@ -349,7 +350,7 @@ _DECODER = []
 
 def _shared_decoder():
     if not _DECODER:
-        _DECODER.append(T.TransformerDecoderLayer(8, 2, 16, dropout=0.0))
+        _DECODER.append(transformer_blocks.TransformerDecoderLayer(8, 2, 16, dropout=0.0))
     return _DECODER[0]
 
 
@@ -372,11 +373,11 @@ _ENCODER = []
 
 def _shared_encoder():
     if not _ENCODER:
-        _ENCODER.append(T.TransformerEncoderLayer(8, 2, 16, dropout=0.0))
+        _ENCODER.append(transformer_blocks.TransformerEncoderLayer(8, 2, 16, dropout=0.0))
     return _ENCODER[0]
 
 
 def test_dense_2d_equals_dense():
     layer = keras.layers.Dense(5)
     x = np.random.default_rng(5).normal(size=(2, 3, 4)).astype("float32")
-    np.testing.assert_allclose(T.dense_2d(layer, x), layer(x), atol=1e-6)
+    np.testing.assert_allclose(multi_head_attention.dense_2d(layer, x), layer(x), atol=1e-6)

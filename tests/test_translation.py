@@ -16,13 +16,13 @@ from seqlab.data.download import DownloadError
 from seqlab.data.translation import (
     END,
     START,
-    clean_text,
     detokenize,
     load_translation,
-    prepare_reference,
     read_pairs,
     resolve_anki_file,
-    standardize,
+    standardize_reference,
+    standardize_text,
+    standardize_with_markers,
 )
 
 TRICKY = ["¿Qué hora es?", "Él ESTÁ, aquí! 3.3.2021", "naïve café—ok", "  spaces   everywhere ",
@@ -30,7 +30,7 @@ TRICKY = ["¿Qué hora es?", "Él ESTÁ, aquí! 3.3.2021", "naïve café—ok", 
 
 
 def _standardize(texts):
-    return [s.decode("utf-8") for s in standardize(tf.constant(texts)).numpy()]
+    return [s.decode("utf-8") for s in standardize_with_markers(tf.constant(texts)).numpy()]
 
 
 def test_standardize_spaces_punctuation_lowercases_and_adds_markers():
@@ -57,15 +57,15 @@ def test_python_twin_equals_tensorflow_standardisation_on_the_whole_sample():
     pairs = read_pairs(translation.config.DATA_DIR / translation.SAMPLE_FILE)
     texts = [t for pair in pairs for t in pair] + TRICKY
     got = _standardize(texts)
-    expected = [" ".join([START, *clean_text(t).split(), END]) for t in texts]
+    expected = [" ".join([START, *standardize_text(t).split(), END]) for t in texts]
     assert got == expected
 
 
 def test_detokenize_reattaches_punctuation_and_composes_accents():
-    tokens = clean_text("Hola, ¿qué tal? Bien!").split()
+    tokens = standardize_text("Hola, ¿qué tal? Bien!").split()
     assert detokenize([START, *tokens, END, ""]) == "hola, ¿qué tal? bien!"
     assert detokenize(["2021", "-", "03", "-", "03", END]) == "2021-03-03"
-    assert prepare_reference("¿Dónde está la estación?") == "¿dónde está la estación?"
+    assert standardize_reference("¿Dónde está la estación?") == "¿dónde está la estación?"
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +88,7 @@ def test_datasets_yield_teacher_forcing_batches(sample):
     assert source.shape == (16, sample.info["source_length"]) and source.dtype == tf.int32
     assert target_in.shape == target_out.shape == (16, sample.info["target_length"])
     # Padded to the longest sentence of the corpus, which here is shorter than max_length.
-    longest = max(len(clean_text(e).split()) for e, _ in sample.train_pairs + sample.valid_pairs
+    longest = max(len(standardize_text(e).split()) for e, _ in sample.train_pairs + sample.valid_pairs
                   + sample.test_pairs) + 2
     assert sample.info["source_length"] == longest < sample.max_length
     assert np.all(target_in.numpy()[:, 0] == sample.start_id)
@@ -103,7 +103,7 @@ def test_vectorization_round_trip_gives_back_the_standardized_tokens(sample):
     (source, _), _ = next(iter(sample.test))
     for row, (english, _) in zip(source.numpy(), sample.test_pairs, strict=False):
         tokens = list(vocabulary[row[row != 0]])
-        expected = [START, *clean_text(english).split(), END]
+        expected = [START, *standardize_text(english).split(), END]
         assert [t if t != "[UNK]" else None for t in tokens] == [
             t if t in vocabulary else None for t in expected]
 
@@ -122,7 +122,7 @@ def test_direction_spa_eng_swaps_the_languages(sample):
 def test_pairs_longer_than_max_length_are_dropped_not_cut():
     data = load_translation("sample", max_length=6)
     assert data.info["dropped"] > 0
-    assert all(len(clean_text(s).split()) + 2 <= 6 for s, _ in data.test_pairs)
+    assert all(len(standardize_text(s).split()) + 2 <= 6 for s, _ in data.test_pairs)
 
 
 @pytest.mark.parametrize("kwargs", [{"source": "wikipedia"}, {"direction": "eng-fra"},

@@ -1,4 +1,6 @@
-"""Turning a trained translator into translations: greedy decoding and beam search.
+"""Turning a trained translator into translations: greedy decoding, beam search, ``translate``.
+
+Translation only: sampling text from a language model (notebook 07) is :mod:`seqlab.sampling`.
 
 Works with any model that follows the decoding protocol (the RNN translator of
 :mod:`seqlab.models.seq2seq` and the Transformer alike):
@@ -32,14 +34,19 @@ from dataclasses import dataclass
 import numpy as np
 import tensorflow as tf
 
-from seqlab.data.translation import END, START, clean_text, detokenize
-from seqlab.models.language_model import reset_states
+from seqlab.data.translation import END, START, detokenize, standardize_text
+
+__all__ = [
+    "Translations", "beam_search", "compiled_for", "encode_for_decoding", "greedy_decode",
+    "greedy_decode_in_graph", "translate",
+]
 
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _compiled(model, name: str, function):
-    """One ``tf.function`` per (model, name), kept as long as the model lives."""
+def compiled_for(model, name: str, function):
+    """One ``tf.function`` per (model, name), kept as long as the model lives (the translation
+    decoders here and :func:`seqlab.sampling.generate` share it)."""
     cache = _COMPILED.setdefault(model, {})
     if name not in cache:
         cache[name] = tf.function(function, reduce_retracing=True, autograph=False)
@@ -55,7 +62,7 @@ def encode_for_decoding(model, source_ids, max_length: int, use_cache: bool = Tr
     return state
 
 
-def greedy_decode_graph(model, source_ids, start_id: int, end_id: int, max_length: int,
+def greedy_decode_in_graph(model, source_ids, start_id: int, end_id: int, max_length: int,
                         use_cache: bool = True):
     """The greedy loop as TensorFlow ops (``tf.while_loop``); call it inside a ``tf.function``.
 
@@ -125,12 +132,12 @@ def greedy_decode(model, source_ids, start_id: int, end_id: int, max_length: int
         # notebook often decodes each model once); from the second call on, a tf.function
         # traced for any batch size and source length serves every call.
         cache[key] = None
-        tokens, attention = greedy_decode_graph(model, source_ids, start_id, end_id, max_length,
+        tokens, attention = greedy_decode_in_graph(model, source_ids, start_id, end_id, max_length,
                                                 use_cache)
     else:
         if cache[key] is None:
             cache[key] = tf.function(
-                lambda ids: greedy_decode_graph(model, ids, start_id, end_id, max_length,
+                lambda ids: greedy_decode_in_graph(model, ids, start_id, end_id, max_length,
                                                 use_cache),
                 input_signature=[tf.TensorSpec([None, None], tf.int32)], autograph=False)
         tokens, attention = cache[key](source_ids)
@@ -163,10 +170,10 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_length: int,
     source_ids = np.asarray(source_ids, np.int32)
     batch, source_length = source_ids.shape
     width = beam_width
-    encode = _compiled(model, f"encode-{max_length}-{use_cache}",
+    encode = compiled_for(model, f"encode-{max_length}-{use_cache}",
                        lambda ids: encode_for_decoding(model, ids, max_length, use_cache))
-    decode_step = _compiled(model, "decode_step", model.decode_step)
-    gather = _compiled(model, "gather", lambda state, index: tf.nest.map_structure(
+    decode_step = compiled_for(model, "decode_step", model.decode_step)
+    gather = compiled_for(model, "gather", lambda state, index: tf.nest.map_structure(
         lambda tensor: tf.gather(tensor, index), state))
 
     # Every sentence starts with `width` copies of its state; only copy 0 is live at first.
@@ -289,7 +296,7 @@ def translate(model, texts: str | Sequence[str], source_vectorizer, target_vecto
     if method not in ("greedy", "beam"):
         raise ValueError(f"method must be 'greedy' or 'beam'; got {method!r}")
     for index, text in enumerate(texts):
-        if not clean_text(text):
+        if not standardize_text(text):
             raise ValueError(
                 f"Sentence {index} ({text!r}) is empty after standardisation: nothing to translate."
             )
@@ -319,137 +326,3 @@ def translate(model, texts: str | Sequence[str], source_vectorizer, target_vecto
             result.attention.append(None if attention is None
                                     else attention[row, :length, : len(source_tokens)])
     return result
-
-
-# --------------------------------------------------------------------------------------------
-# Sampling one token from a language model's logits (notebook 07): temperature and top-k.
-# Greedy decoding (above) is the temperature -> 0 limit: sample_next_token(logits, 0) is argmax.
-# --------------------------------------------------------------------------------------------
-
-
-def next_token_probabilities(logits, temperature: float = 1.0, top_k: int | None = None) -> np.ndarray:
-    """The distribution :func:`sample_next_token` draws from: ``softmax(logits / T)`` over the top k.
-
-    Args:
-        logits: ``(vocab,)`` or ``(batch, vocab)`` scores of the next token.
-        temperature: ``T > 0`` divides the logits before the softmax: ``T < 1`` sharpens the
-            distribution toward the most likely token, ``T > 1`` flattens it toward uniform.
-            ``T = 0`` is the limit: all probability on the most likely token (ties: the first).
-        top_k: keep only the ``k`` most likely tokens (the others get probability 0) and
-            renormalise; None keeps all.
-
-    Returns:
-        Probabilities of the same shape as ``logits`` (float64, each row sums to 1).
-
-    Example:
-        >>> next_token_probabilities([2.0, 1.0, 0.0], temperature=0).tolist()
-        [1.0, 0.0, 0.0]
-        >>> next_token_probabilities([2.0, 1.0, 0.0], top_k=1).tolist()
-        [1.0, 0.0, 0.0]
-    """
-    logits = np.asarray(logits, dtype="float64")
-    if logits.ndim not in (1, 2) or logits.shape[-1] < 1:
-        raise ValueError(f"logits must have shape (vocab,) or (batch, vocab); got {logits.shape}.")
-    if temperature < 0 or not np.isfinite(temperature):
-        raise ValueError(f"temperature must be a finite number >= 0; got {temperature}.")
-    if top_k is not None and not 1 <= top_k:
-        raise ValueError(f"top_k must be a positive integer or None; got {top_k}.")
-    if temperature == 0:
-        top_k = 1
-        temperature = 1.0
-    scaled = logits / temperature
-    if top_k is not None and top_k < scaled.shape[-1]:
-        # k-th largest per row; ties at the boundary keep every tied token
-        kth = np.sort(scaled, axis=-1)[..., -top_k][..., None]
-        scaled = np.where(scaled >= kth, scaled, -np.inf)
-        if top_k == 1:  # greedy: exactly one token, the first of any tie (as argmax)
-            scaled = np.where(np.arange(scaled.shape[-1]) == np.argmax(scaled, axis=-1)[..., None],
-                              0.0, -np.inf)
-    scaled = scaled - scaled.max(axis=-1, keepdims=True)
-    weights = np.exp(scaled)
-    return weights / weights.sum(axis=-1, keepdims=True)
-
-
-def sample_next_token(logits, temperature: float = 1.0, top_k: int | None = None, rng=None):
-    """Draw the next token id from ``logits`` with temperature and top-k (see
-    :func:`next_token_probabilities`); ``temperature=0`` is greedy decoding (argmax).
-
-    Args:
-        logits: ``(vocab,)`` or ``(batch, vocab)``.
-        temperature, top_k: as in :func:`next_token_probabilities`.
-        rng: a ``numpy.random.Generator`` (or a seed); None draws a fresh one.
-
-    Returns:
-        An int (for ``(vocab,)`` logits) or a ``(batch,)`` int64 array.
-
-    Example:
-        >>> sample_next_token([0.1, 3.0, 0.2], temperature=0)
-        1
-    """
-    probabilities = next_token_probabilities(logits, temperature, top_k)
-    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    rows = np.atleast_2d(probabilities)
-    # inverse-CDF draw per row; clip guards against round-off at the top end
-    cumulative = np.cumsum(rows, axis=-1)
-    draws = rng.random((rows.shape[0], 1)) * cumulative[:, -1:]
-    ids = np.minimum((cumulative <= draws).sum(axis=-1), rows.shape[-1] - 1)
-    # never land on a zero-probability token because of round-off
-    ids = np.where(rows[np.arange(len(ids)), ids] > 0, ids, np.argmax(rows, axis=-1))
-    return int(ids[0]) if probabilities.ndim == 1 else ids.astype("int64")
-
-
-# --------------------------------------------------------------------------------------------
-# Generating text from a language model (notebook 07), one sampled token at a time.
-# --------------------------------------------------------------------------------------------
-
-
-def generate(model, prompt_ids, num_tokens: int, *, temperature: float = 1.0,
-             top_k: int | None = None, seed: int = 0) -> np.ndarray:
-    """Continue ``prompt_ids`` by ``num_tokens`` tokens sampled one at a time.
-
-    Works with a stateful character LSTM built for batch 1 (see :func:`with_batch_size`): the
-    prompt is read once, then each new token is fed alone and the LSTM's state carries the
-    past. Any other model (e.g. :class:`MiniGPT`) sees the last ``context_length`` tokens at
-    every step, padded on the right to that length so one traced call serves every step (the
-    causal mask keeps the padding from affecting the position we read).
-
-    Args:
-        model: a language model mapping ``(1, T)`` ids to ``(1, T, vocab)`` logits.
-        prompt_ids: 1-D ids to start from (at least one).
-        num_tokens: how many tokens to generate.
-        temperature, top_k: passed to :func:`seqlab.decoding.sample_next_token`
-            (``temperature=0``: greedy).
-        seed: seeds the sampling (the same text for the same seed).
-
-    Returns:
-        The generated ids, ``(num_tokens,)`` int64 (the prompt not included).
-    """
-    prompt = np.asarray(prompt_ids, dtype="int32").reshape(-1)
-    if prompt.size == 0:
-        raise ValueError("generate needs a prompt of at least one token.")
-    rng = np.random.default_rng(seed)
-    # One traced forward pass per model (eager calls cost ~20 ms a token).
-    forward = _compiled(model, "forward", lambda ids: model(ids, training=False))
-    generated = []
-    if any(getattr(layer, "stateful", False) for layer in getattr(model, "layers", [])):
-        reset_states(model)
-        logits = np.asarray(forward(prompt[None]))[0, -1]                   # (vocab,)
-        for _ in range(num_tokens):
-            token = int(sample_next_token(logits, temperature=temperature, top_k=top_k, rng=rng))
-            generated.append(token)
-            logits = np.asarray(forward(np.array([[token]], "int32")))[0, -1]
-        return np.asarray(generated, dtype="int64")
-    context = int(getattr(model, "context_length", 0))
-    if context < 1:
-        raise ValueError("generate needs a stateful LSTM (batch 1) or a model with a "
-                         "context_length attribute (such as MiniGPT).")
-    ids = list(prompt)
-    for _ in range(num_tokens):
-        window = ids[-context:]
-        padded = np.zeros((1, context), "int32")                            # (1, context)
-        padded[0, : len(window)] = window
-        logits = np.asarray(forward(padded))[0, len(window) - 1]
-        token = int(sample_next_token(logits, temperature=temperature, top_k=top_k, rng=rng))
-        generated.append(token)
-        ids.append(token)
-    return np.asarray(generated, dtype="int64")

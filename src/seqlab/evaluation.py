@@ -1,15 +1,27 @@
 """Scores for translations: corpus BLEU (sacrebleu), exact-match accuracy, a check that
-translations are not nonsense (:func:`diagnose_translations`), and the results file
-notebooks 04 and 05 share (``models/nmt_results.json``, through :mod:`seqlab.results`)."""
+translations are not nonsense (:func:`diagnose_translations`).
+
+Also the face a notebook's "Testing" section imports from: translating the test sentences
+(:func:`seqlab.decoding.translate`, :func:`seqlab.decoding.greedy_decode`,
+:func:`seqlab.decoding.beam_search`) comes first, and the results file notebooks 04 and 05 share
+(``models/nmt_results.json``, :func:`seqlab.results.read_nmt_results` and
+:func:`seqlab.results.write_nmt_result`) last; they are re-exported here."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
-from seqlab import results
+from seqlab.decoding import Translations, beam_search, greedy_decode, translate
+from seqlab.results import read_nmt_results, write_nmt_result
+
+__all__ = [
+    "bleu", "diagnose_translations", "exact_match_accuracy",
+    # re-exported: translating the test set (seqlab.decoding), the results file (seqlab.results)
+    "Translations", "beam_search", "greedy_decode", "translate", "read_nmt_results",
+    "write_nmt_result",
+]
 
 
 def _check_pair(hypotheses, references, name: str) -> None:
@@ -125,28 +137,3 @@ def diagnose_translations(predictions: Sequence[str], references: Sequence[str],
     more = f"EPOCHS={2 * epochs} or more" if epochs else "EPOCHS=..."
     return (f"this model is undertrained ({'; '.join(reasons)}): run more epochs ({more}) or "
             "use a GPU, and do not draw conclusions from these outputs.")
-
-
-def read_nmt_results(path: str | Path | None = None) -> dict:
-    """The translation results in ``models/nmt_results.json`` (``{}`` if none yet): notebook 04
-    writes them, notebook 05 compares with them."""
-    return results.read_results("nmt", path)
-
-
-def write_nmt_result(name: str, scores: Mapping[str, Mapping[str, float]], *, mode: str,
-                     details: Mapping | None = None, path: str | Path | None = None) -> dict:
-    """Record one model's test scores in ``models/nmt_results.json``; return the whole file.
-
-    Args:
-        name: e.g. ``"rnn-bahdanau"`` (notebook 04's best) or ``"transformer"`` (notebook 05).
-        scores: per task (``"dates"``, ``"sample"``, ``"anki"``) a dict such as
-            ``{"bleu": 31.2, "exact_match": 0.12}``, measured on that task's fixed test split.
-        mode: ``"FAST"`` or ``"full"``; results of the other mode are dropped, so a file never
-            compares a FAST model with a full one.
-        details: anything else worth keeping (configuration, training seconds).
-    """
-    entry = {
-        "scores": {task: {k: float(v) for k, v in values.items()} for task, values in scores.items()},
-        **({"details": dict(details)} if details else {}),
-    }
-    return results.record_result("nmt", ("models", name), entry, mode=mode, path=path)

@@ -1,8 +1,8 @@
 """Ship a trained translator as one TensorFlow SavedModel: raw strings in, translations out.
 
 The ``.keras`` file (``model.save``) holds the network only; the text processing (the two
-vocabularies and :func:`seqlab.data.translation.standardize`) lives in the vectorizers. The
-export puts both, and the greedy decoding loop, into one graph::
+vocabularies and :func:`seqlab.data.translation.standardize_with_markers`) lives in the
+vectorizers. The export puts both, and the greedy decoding loop, into one graph::
 
     export_translator(model, data.source_vectorizer, data.target_vectorizer, "models/nmt_export")
     reloaded = tf.saved_model.load("models/nmt_export")      # no seqlab import needed
@@ -20,7 +20,7 @@ import unicodedata
 import tensorflow as tf
 
 from seqlab.data.translation import DETOKENIZE_RULES, END, HIDDEN_TOKENS, START, nfkd_table
-from seqlab.decoding import greedy_decode_graph
+from seqlab.decoding import greedy_decode_in_graph
 
 
 class ExportedTranslator(tf.Module):
@@ -36,7 +36,7 @@ class ExportedTranslator(tf.Module):
         super().__init__()
         self.model = model
         self.source_vectorizer = source_vectorizer
-        # standardize() captures this table; keeping a reference makes the SavedModel save it.
+        # standardize_with_markers() captures this table; keeping a reference saves it too.
         self.nfkd_table = nfkd_table()
         vocabulary = [str(token) for token in target_vectorizer.get_vocabulary()]
         self.target_vocabulary = tf.constant(vocabulary)
@@ -50,7 +50,7 @@ class ExportedTranslator(tf.Module):
         source_ids = self.source_vectorizer(texts)
         if isinstance(source_ids, tf.RaggedTensor):
             source_ids = source_ids.to_tensor()
-        tokens, attention = greedy_decode_graph(self.model, source_ids, self.start_id,
+        tokens, attention = greedy_decode_in_graph(self.model, source_ids, self.start_id,
                                                 self.end_id, self.max_length)
         if attention is None:
             attention = tf.zeros(tf.concat([tf.shape(tokens), tf.shape(source_ids)[1:]], 0))

@@ -29,6 +29,10 @@ def _tick_every(count: int, most: int = 24) -> int:
     """Label every k-th tick so that at most ``most`` labels share an axis."""
     return max(1, -(-count // most))
 
+__all__ = [
+    "plot_attention", "plot_gradient_norms", "plot_learning_curves", "plot_positional_encoding",
+]
+
 
 def _history_dict(history) -> Mapping[str, Sequence[float]]:
     """Accept a ``keras.callbacks.History`` or its ``.history`` dict."""

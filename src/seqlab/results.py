@@ -10,8 +10,8 @@ entries below it::
     {"mode": "FAST", "models": {"rnn-bahdanau": {...}, "transformer": {...}}}  # nmt
 
 Writing an entry in the other mode starts the file afresh, so a file never compares a FAST
-number with a full one. The domain functions (:func:`seqlab.models.write_imdb_result`,
-:func:`seqlab.evaluation.write_nmt_result`) build their entries and store them here.
+number with a full one. :func:`write_imdb_result` and :func:`write_nmt_result` build each
+notebook's entries; :func:`record_result` stores them.
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from seqlab import config
+
+#: The sentiment classifier's training stages (notebooks 01 and 02).
+STAGES = ("frozen", "fine_tuned")
 
 
 def results_path(kind: str) -> Path:
@@ -61,3 +64,55 @@ def record_result(kind: str, keys: Sequence[str], entry: Mapping, *, mode: str,
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return results
+
+
+def read_imdb_results(path: str | Path | None = None) -> dict:
+    """The results notebooks 01/02 recorded in ``models/imdb_results.json`` (``{}`` if none yet)."""
+    return read_results("imdb", path)
+
+
+def write_imdb_result(stage: str, *, test_accuracy: float, trainable_params: int,
+                      seconds_per_epoch: float, mode: str, handle: str,
+                      history: Mapping[str, Sequence[float]] | None = None,
+                      path: str | Path | None = None) -> dict:
+    """Record one stage (``"frozen"`` or ``"fine_tuned"``) in ``models/imdb_results.json``.
+
+    Each stage holds ``test_accuracy``, ``trainable_params``, ``seconds_per_epoch`` and
+    ``handle``, plus the training ``history`` (``History.history``) when given, so notebook 02
+    can draw notebook 01's learning curves. Results of the other mode (FAST vs full) are
+    dropped, so the file never mixes a FAST frozen model with a full fine-tuned one. Returns
+    the whole file's content.
+    """
+    if stage not in STAGES:
+        raise ValueError(f"stage must be one of {STAGES}; got {stage!r}")
+    entry = {"test_accuracy": float(test_accuracy), "trainable_params": int(trainable_params),
+             "seconds_per_epoch": float(seconds_per_epoch), "handle": handle}
+    if history is not None:
+        entry["history"] = {key: [float(v) for v in values]
+                            for key, values in getattr(history, "history", history).items()}
+    return record_result("imdb", (stage,), entry, mode=mode, path=path)
+
+
+def read_nmt_results(path: str | Path | None = None) -> dict:
+    """The translation results in ``models/nmt_results.json`` (``{}`` if none yet): notebook 04
+    writes them, notebook 05 compares with them."""
+    return read_results("nmt", path)
+
+
+def write_nmt_result(name: str, scores: Mapping[str, Mapping[str, float]], *, mode: str,
+                     details: Mapping | None = None, path: str | Path | None = None) -> dict:
+    """Record one model's test scores in ``models/nmt_results.json``; return the whole file.
+
+    Args:
+        name: e.g. ``"rnn-bahdanau"`` (notebook 04's best) or ``"transformer"`` (notebook 05).
+        scores: per task (``"dates"``, ``"sample"``, ``"anki"``) a dict such as
+            ``{"bleu": 31.2, "exact_match": 0.12}``, measured on that task's fixed test split.
+        mode: ``"FAST"`` or ``"full"``; results of the other mode are dropped, so a file never
+            compares a FAST model with a full one.
+        details: anything else worth keeping (configuration, training seconds).
+    """
+    entry = {
+        "scores": {task: {k: float(v) for k, v in values.items()} for task, values in scores.items()},
+        **({"details": dict(details)} if details else {}),
+    }
+    return record_result("nmt", ("models", name), entry, mode=mode, path=path)

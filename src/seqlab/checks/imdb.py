@@ -161,7 +161,8 @@ def check_recompile_for_fine_tuning(recompile_for_fine_tuning: Callable) -> bool
     ``base_learning_rate / 10``, binary cross-entropy and accuracy, and the trained weights
     are kept (no new model).
     """
-    from seqlab.models import build_sentiment_classifier, compile_sentiment_classifier
+    from seqlab.models import build_sentiment_classifier
+    from seqlab.training import compile_sentiment_classifier
 
     exercise = RECOMPILE_FOR_FINE_TUNING
     base_learning_rate = 2e-3  # not the notebook's 1e-3, so a hard-coded 1e-4 shows

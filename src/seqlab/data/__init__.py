@@ -1,11 +1,39 @@
-"""Data loaders that end in ``tf.data`` pipelines, for full runs (TFDS, Anki) and FAST mode (data/)."""
+"""Data loaders that end in ``tf.data`` pipelines, for full runs (TFDS, Anki) and FAST mode (data/).
 
+One module per source: ``imdb`` (reviews, notebooks 01-03, 06), ``translation`` and ``dates``
+(notebooks 04, 05), ``corpus`` (word2vec, notebook 06), ``corpus_chars`` (character language
+models, notebook 07). Import from here: ``from seqlab.data import load_imdb``.
+"""
+
+from seqlab.data.corpus import (
+    load_review_corpus,
+    log_uniform_probabilities,
+    skipgram_dataset,
+    skipgram_pairs,
+    vectorize_ragged,
+)
+from seqlab.data.corpus_chars import CharVocabulary, load_char_corpus, split_text, tbptt_dataset
 from seqlab.data.dates import generate_date_pairs
 from seqlab.data.download import DownloadError
 from seqlab.data.imdb import IMDBSplits, load_imdb, read_sample_split
-from seqlab.data.translation import TranslationData, load_translation
+from seqlab.data.translation import (
+    TranslationData,
+    load_translation,
+    standardize_reference,
+    standardize_text,
+    standardize_with_markers,
+)
 
 __all__ = [
-    "DownloadError", "IMDBSplits", "TranslationData", "generate_date_pairs", "load_imdb",
-    "load_translation", "read_sample_split",
+    "DownloadError",
+    # reviews (notebooks 01-03, 06)
+    "IMDBSplits", "load_imdb", "read_sample_split",
+    # translation (notebooks 04, 05)
+    "TranslationData", "generate_date_pairs", "load_translation", "standardize_reference",
+    "standardize_text", "standardize_with_markers",
+    # word2vec (notebook 06)
+    "load_review_corpus", "log_uniform_probabilities", "skipgram_dataset", "skipgram_pairs",
+    "vectorize_ragged",
+    # character language models (notebook 07)
+    "CharVocabulary", "load_char_corpus", "split_text", "tbptt_dataset",
 ]

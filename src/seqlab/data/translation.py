@@ -10,7 +10,7 @@ Every source goes through the same steps:
 
 1. a fixed, seeded 80/10/10 train/valid/test split of the raw pairs (so notebooks 04 and 05
    evaluate on the same test sentences);
-2. :func:`standardize`: Unicode NFKD, lower case, only letters/digits/accents and
+2. :func:`standardize_with_markers`: Unicode NFKD, lower case, only letters/digits/accents and
    ``. ? ! , ¿ ¡ ' -`` kept, punctuation spaced out, ``[START]``/``[END]`` added;
 3. one ``keras.layers.TextVectorization`` per language, adapted on the training split only;
 4. pairs longer than ``max_length`` tokens are dropped, the rest padded with 0 to the length of
@@ -108,14 +108,15 @@ def unicode_nfkd(text: tf.Tensor) -> tf.Tensor:
     return tf.strings.reduce_join(chars, axis=-1)
 
 
-@keras.saving.register_keras_serializable(package="seqlab")
-def standardize(text: tf.Tensor) -> tf.Tensor:
+# Registered under its first name, "standardize": saved vectorizers name it so.
+@keras.saving.register_keras_serializable(package="seqlab", name="standardize")
+def standardize_with_markers(text: tf.Tensor) -> tf.Tensor:
     """``"¿Qué hora es?"`` -> ``"[START] ¿ que\u0301 hora es ? [END]"``.
 
     NFKD, lower case, replace everything but ``a-z``, digits, combining accents, apostrophes
     and ``. ? ! , ¿ ¡ -`` by a space, put spaces around that punctuation, add the start/end
     markers, squeeze spaces. The ``standardize`` callable of both ``TextVectorization`` layers;
-    :func:`clean_text` is its plain-Python twin (tested equal).
+    :func:`standardize_text` is its plain-Python twin without the markers (tested equal).
     """
     text = unicode_nfkd(text)
     text = tf.strings.lower(text, encoding="utf-8")
@@ -125,8 +126,11 @@ def standardize(text: tf.Tensor) -> tf.Tensor:
     return tf.strings.regex_replace(text, r"\s+", " ")
 
 
-def clean_text(text: str) -> str:
-    """Plain-Python :func:`standardize` without the markers (for references and length checks)."""
+def standardize_text(text: str) -> str:
+    """Plain-Python :func:`standardize_with_markers` without the markers (for length checks).
+
+    ``"¿Qué hora es?"`` -> ``"¿ que\u0301 hora es ?"``: the tokens the vectorizer sees.
+    """
     text = unicodedata.normalize("NFKD", text).lower()
     kept = re.compile(rf"[{_KEPT}]")
     text = "".join(ch if kept.match(ch) or unicodedata.category(ch) == "Mn" else " " for ch in text)
@@ -156,9 +160,10 @@ def detokenize(tokens: Sequence[str]) -> str:
     return unicodedata.normalize("NFC", text)
 
 
-def prepare_reference(text: str) -> str:
-    """A raw reference sentence in the form translations come out in (for BLEU, exact match)."""
-    return detokenize(clean_text(text).split())
+def standardize_reference(text: str) -> str:
+    """A raw reference sentence standardized, then detokenized: the form translations come out
+    in (``"¿Dónde está?"`` -> ``"¿dónde está?"``), for BLEU and exact match."""
+    return detokenize(standardize_text(text).split())
 
 
 # --------------------------------------------------------------------------------------------
@@ -301,10 +306,10 @@ MIN_VOCAB_SIZE = 5
 
 
 def make_vectorizer(texts: Sequence[str], vocab_size: int) -> keras.layers.TextVectorization:
-    """A ``TextVectorization`` with :func:`standardize`, whitespace split and ragged output,
+    """A ``TextVectorization`` with :func:`standardize_with_markers`, whitespace split, ragged output,
     adapted on ``texts``. Index 0 is padding, 1 is ``[UNK]``."""
     vectorizer = keras.layers.TextVectorization(
-        max_tokens=vocab_size, standardize=standardize, split="whitespace", ragged=True
+        max_tokens=vocab_size, standardize=standardize_with_markers, split="whitespace", ragged=True
     )
     vectorizer.adapt(tf.data.Dataset.from_tensor_slices(list(texts)).batch(1024))
     return vectorizer

@@ -1,5 +1,11 @@
 """Reusable Keras 3 layers: recurrent cells, attention, Transformer blocks, the TF-Hub embedding.
 
+One topic per module, as keras-hub splits its layers: ``recurrent`` (eqs. 1-11),
+``attention`` (eqs. 12-14), ``masking`` (the one masking rule, padding and causal masks),
+``positional_embedding`` (eq. 15), ``multi_head_attention`` (eq. 16, fig. 18, the decoding
+cache), ``transformer_blocks`` (feed-forward, encoder and decoder layers), ``hub`` and ``text``.
+Import from here: ``from seqlab.layers import MultiHeadAttention``.
+
 Each layer computes with ``keras.ops`` (so it also runs on the JAX and PyTorch backends),
 cites the slide equation it implements, registers as serializable and round-trips through
 ``model.save`` / ``keras.models.load_model``. The TF-Hub layer is TensorFlow-only by nature.
@@ -9,28 +15,45 @@ Layers only: importing this package loads neither the data code nor anything abo
 :mod:`seqlab.data.standin`, imported when that handle is first used).
 """
 
-from seqlab.layers.attention import BahdanauAttention as BahdanauAttention
-from seqlab.layers.attention import LuongAttention as LuongAttention
-from seqlab.layers.hub import NNLM_EN_DIM50 as NNLM_EN_DIM50
-from seqlab.layers.hub import STANDIN_HANDLE as STANDIN_HANDLE
-from seqlab.layers.hub import HubTextEmbedding as HubTextEmbedding
-from seqlab.layers.hub import is_trusted_handle as is_trusted_handle
-from seqlab.layers.hub import trusted_handles as trusted_handles
-from seqlab.layers.masking import masked_softmax as masked_softmax
-from seqlab.layers.recurrent import GRUCell as GRUCell
-from seqlab.layers.recurrent import LSTMCell as LSTMCell
-from seqlab.layers.recurrent import RecurrentCell as RecurrentCell
-from seqlab.layers.recurrent import SimpleRNNCell as SimpleRNNCell
-from seqlab.layers.recurrent import copy_weights_from_keras as copy_weights_from_keras
-from seqlab.layers.text import TextFromCodepoints as TextFromCodepoints
-from seqlab.layers.transformer import MultiHeadAttention as MultiHeadAttention
-from seqlab.layers.transformer import PositionalEmbedding as PositionalEmbedding
-from seqlab.layers.transformer import TransformerDecoderLayer as TransformerDecoderLayer
-from seqlab.layers.transformer import TransformerEncoderLayer as TransformerEncoderLayer
-from seqlab.layers.transformer import causal_mask as causal_mask
-from seqlab.layers.transformer import copy_keras_mha_weights as copy_keras_mha_weights
-from seqlab.layers.transformer import padding_mask as padding_mask
-from seqlab.layers.transformer import positional_encoding as positional_encoding
-from seqlab.layers.transformer import (
-    scaled_dot_product_attention as scaled_dot_product_attention,
+from seqlab.layers.attention import BahdanauAttention, LuongAttention
+from seqlab.layers.hub import (
+    NNLM_EN_DIM50,
+    STANDIN_HANDLE,
+    HubTextEmbedding,
+    is_trusted_handle,
+    trusted_handles,
 )
+from seqlab.layers.masking import causal_mask, masked_softmax, padding_mask
+from seqlab.layers.multi_head_attention import (
+    MultiHeadAttention,
+    copy_keras_attention_weights,
+    scaled_dot_product_attention,
+)
+from seqlab.layers.positional_embedding import PositionalEmbedding, positional_encoding
+from seqlab.layers.recurrent import (
+    GRUCell,
+    LSTMCell,
+    RecurrentCell,
+    SimpleRNNCell,
+    copy_keras_cell_weights,
+)
+from seqlab.layers.text import TextFromCodepoints
+from seqlab.layers.transformer_blocks import (
+    PositionwiseFeedForward,
+    TransformerDecoderLayer,
+    TransformerEncoderLayer,
+)
+
+__all__ = [
+    # recurrent cells (eqs. 1-11)
+    "GRUCell", "LSTMCell", "RecurrentCell", "SimpleRNNCell", "copy_keras_cell_weights",
+    # attention for RNNs (eqs. 12-14) and the one masking rule
+    "BahdanauAttention", "LuongAttention", "causal_mask", "masked_softmax", "padding_mask",
+    # the Transformer (eqs. 15, 16)
+    "MultiHeadAttention", "PositionalEmbedding", "PositionwiseFeedForward",
+    "TransformerDecoderLayer", "TransformerEncoderLayer", "copy_keras_attention_weights",
+    "positional_encoding", "scaled_dot_product_attention",
+    # pretrained embeddings and text input
+    "NNLM_EN_DIM50", "STANDIN_HANDLE", "HubTextEmbedding", "TextFromCodepoints",
+    "is_trusted_handle", "trusted_handles",
+]

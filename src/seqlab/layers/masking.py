@@ -1,8 +1,9 @@
-"""The one masking rule of every attention in seqlab: a softmax that ignores masked positions.
+"""The one masking rule of every attention in seqlab (a softmax that ignores masked positions),
+and the two masks of the Transformer: :func:`padding_mask` and :func:`causal_mask`.
 
 Used by the RNN attentions (eq. 13, ``seqlab.layers.attention``) and by scaled dot-product and
-multi-head attention (eq. 16, ``seqlab.layers.transformer``), so "how padding is hidden" has a
-single answer that is right in float32, float16 and bfloat16:
+multi-head attention (eq. 16, ``seqlab.layers.multi_head_attention``), so "how padding is
+hidden" has a single answer that is right in float32, float16 and bfloat16:
 
 * masked positions are *selected away* with ``where`` (never ``score + (1 - mask) * -1e9``,
   whose ``0 * -inf`` is NaN once ``-1e9`` overflows float16);
@@ -50,3 +51,42 @@ def masked_softmax(scores, mask=None, axis=-1):
     weights = ops.softmax(ops.where(keep, scores32, MASKED_SCORE), axis=axis)
     weights = ops.where(keep, weights, 0.0)
     return ops.cast(weights, dtype)
+
+
+def padding_mask(token_ids, padding_id=0):
+    """``(B, S) -> (B, S)`` boolean, True on real tokens and False on padding.
+
+    To use it as an attention mask over keys, give it to :class:`MultiHeadAttention` as
+    ``value_mask`` or broadcast it yourself: ``mask[:, None, None, :]`` is ``(B, 1, 1, S)``.
+
+    Example:
+        >>> import numpy as np
+        >>> np.asarray(padding_mask(np.array([[3, 1, 0, 0]]))).tolist()
+        [[True, True, False, False]]
+    """
+    return ops.not_equal(token_ids, padding_id)
+
+
+def causal_mask(length, key_length=None, query_start=0):
+    """The look-ahead mask, ``(T, S)`` boolean: query ``t`` may attend to keys ``<= t``.
+
+    True on and below the diagonal. The slides draw its effect on the scores: −∞ above the
+    diagonal, so after the softmax a token never sees the tokens after it.
+
+    Args:
+        length: ``T``, the number of queries.
+        key_length: ``S``, the number of keys (defaults to ``length``: a square mask).
+        query_start: position of the first query among the keys (0; a decoder that feeds one
+            new token at a time against a cache of ``S`` keys passes the token's index).
+
+    Example:
+        >>> import numpy as np
+        >>> np.asarray(causal_mask(3)).astype(int).tolist()
+        [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+        >>> np.asarray(causal_mask(1, 4, query_start=2)).astype(int).tolist()
+        [[1, 1, 1, 0]]
+    """
+    key_length = length if key_length is None else key_length
+    rows = ops.expand_dims(ops.arange(length) + query_start, 1)  # (T, 1) query positions
+    columns = ops.expand_dims(ops.arange(key_length), 0)  # (1, S) key positions
+    return ops.greater_equal(rows, columns)  # (T, S)

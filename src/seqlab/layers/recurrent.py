@@ -9,7 +9,7 @@ step keeps the previous state and output), and provides ``return_sequences``,
     layer = keras.layers.RNN(LSTMCell(32), return_sequences=True)
 
 These cells are for understanding. Train real models with Keras's fused layers
-(``keras.layers.LSTM``/``GRU``, cuDNN on a GPU); :func:`copy_weights_from_keras` and the tests
+(``keras.layers.LSTM``/``GRU``, cuDNN on a GPU); :func:`copy_keras_cell_weights` and the tests
 prove the two compute the same thing, and ``python -m benchmarks.recurrent`` measures their
 speeds side by side.
 
@@ -35,7 +35,7 @@ GRU and ``reset_after``
 Eq. (10) applies the reset gate to ``h(t-1)`` *before* the recurrent weights,
 ``W_hg (r ⊙ h(t-1))``. That is Keras's ``GRU(reset_after=False)``. Keras's default,
 ``reset_after=True`` (the cuDNN variant), computes ``r ⊙ (W_hg h(t-1) + b_hg)`` with a second
-bias; it is a different cell, and :func:`copy_weights_from_keras` refuses it.
+bias; it is a different cell, and :func:`copy_keras_cell_weights` refuses it.
 
 Initial weights mirror Keras's defaults: Glorot-uniform input weights, orthogonal recurrent
 weights, zero biases, and a forget-gate bias of one in the LSTM (``unit_forget_bias``).
@@ -52,7 +52,7 @@ __all__ = [
     "LSTMCell",
     "RecurrentCell",
     "SimpleRNNCell",
-    "copy_weights_from_keras",
+    "copy_keras_cell_weights",
 ]
 
 
@@ -345,7 +345,7 @@ def _cell_of(layer):
     return layer.cell if isinstance(layer, keras.layers.RNN) else layer
 
 
-def copy_weights_from_keras(source, target):
+def copy_keras_cell_weights(source, target):
     """Copy trained weights from Keras's ``SimpleRNN``/``LSTM``/``GRU`` into our cell.
 
     After the copy, ``target`` computes what ``source`` computes (tested to 1e-5, with and
@@ -370,39 +370,39 @@ def copy_weights_from_keras(source, target):
     bidirectional = [isinstance(layer, keras.layers.Bidirectional) for layer in (source, target)]
     if any(bidirectional):
         if not all(bidirectional):
-            raise ValueError("copy_weights_from_keras: source and target must both be "
+            raise ValueError("copy_keras_cell_weights: source and target must both be "
                              "Bidirectional, or neither.")
-        copy_weights_from_keras(source.forward_layer, target.forward_layer)
-        copy_weights_from_keras(source.backward_layer, target.backward_layer)
+        copy_keras_cell_weights(source.forward_layer, target.forward_layer)
+        copy_keras_cell_weights(source.backward_layer, target.backward_layer)
         return target
 
     ours, theirs = _cell_of(target), _cell_of(source)
     if type(ours) not in _KERAS_TWINS:
-        raise ValueError(f"copy_weights_from_keras: target must hold a seqlab SimpleRNNCell, "
+        raise ValueError(f"copy_keras_cell_weights: target must hold a seqlab SimpleRNNCell, "
                          f"LSTMCell or GRUCell; got {type(ours).__name__}.")
     keras_class, gates = _KERAS_TWINS[type(ours)]
     if not isinstance(theirs, keras_class):
-        raise ValueError(f"copy_weights_from_keras: {type(ours).__name__} takes its weights "
+        raise ValueError(f"copy_keras_cell_weights: {type(ours).__name__} takes its weights "
                          f"from a Keras {keras_class.__name__} (or its layer); got "
                          f"{type(theirs).__name__}.")
     if not theirs.built:
-        raise ValueError("copy_weights_from_keras: the Keras layer has no weights yet; call it "
+        raise ValueError("copy_keras_cell_weights: the Keras layer has no weights yet; call it "
                          "on a batch (or build it) first.")
     if getattr(theirs, "reset_after", False):
         raise ValueError(
-            "copy_weights_from_keras: this Keras GRU has reset_after=True (Keras's default), "
+            "copy_keras_cell_weights: this Keras GRU has reset_after=True (Keras's default), "
             "which applies the reset gate after W_hg: r * (h W_hg + b_hg). The slides' eq. (10) "
             "applies it before, W_hg (r * h): use keras.layers.GRU(units, reset_after=False)."
         )
     _check_same_activations(ours, theirs)
     input_dim, units = int(theirs.kernel.shape[0]), int(theirs.units)
     if ours.units != units:
-        raise ValueError(f"copy_weights_from_keras: Keras layer has {units} units, "
+        raise ValueError(f"copy_keras_cell_weights: Keras layer has {units} units, "
                          f"our cell {ours.units}.")
     if not ours.built:
         ours.build((None, input_dim))
     elif ours.input_dim != input_dim:
-        raise ValueError(f"copy_weights_from_keras: Keras layer takes {input_dim} input "
+        raise ValueError(f"copy_keras_cell_weights: Keras layer takes {input_dim} input "
                          f"features, our cell {ours.input_dim}.")
 
     kernel = ops.convert_to_numpy(theirs.kernel)                     # (d, k*u)
@@ -427,6 +427,6 @@ def _check_same_activations(ours, theirs) -> None:
         name = keras.activations.serialize(getattr(theirs, attribute))
         if name != keras.activations.serialize(activation):
             raise ValueError(
-                f"copy_weights_from_keras: the Keras layer's {attribute} is {name!r}, our "
+                f"copy_keras_cell_weights: the Keras layer's {attribute} is {name!r}, our "
                 f"{type(ours).__name__} uses {keras.activations.serialize(activation)!r}."
             )

@@ -1,19 +1,59 @@
-"""Models assembled from :mod:`seqlab.layers`: sentiment classifier, RNN and Transformer translators."""
+"""Models assembled from :mod:`seqlab.layers`: the sentiment classifiers, the RNN and Transformer
+translators, word2vec and the language models.
 
-from seqlab.models.sentiment import SummedRowsAdam as SummedRowsAdam
-from seqlab.models.sentiment import build_recurrent_classifier as build_recurrent_classifier
-from seqlab.models.sentiment import build_sentiment_classifier as build_sentiment_classifier
-from seqlab.models.sentiment import compile_sentiment_classifier as compile_sentiment_classifier
-from seqlab.models.sentiment import count_parameters as count_parameters
-from seqlab.models.sentiment import embedding_layer as embedding_layer
-from seqlab.models.sentiment import predict_sentiment as predict_sentiment
-from seqlab.models.sentiment import read_imdb_results as read_imdb_results
-from seqlab.models.sentiment import stage_weights_path as stage_weights_path
-from seqlab.models.sentiment import write_imdb_result as write_imdb_result
-from seqlab.models.seq2seq import Seq2SeqDecoder as Seq2SeqDecoder
-from seqlab.models.seq2seq import Seq2SeqEncoder as Seq2SeqEncoder
-from seqlab.models.seq2seq import Seq2SeqTranslator as Seq2SeqTranslator
-from seqlab.models.seq2seq import build_rnn_translator as build_rnn_translator
-from seqlab.models.transformer import TRANSFORMER_PRESETS as TRANSFORMER_PRESETS
-from seqlab.models.transformer import TransformerTranslator as TransformerTranslator
-from seqlab.models.transformer import build_transformer_translator as build_transformer_translator
+One module per model family: ``sentiment`` (notebooks 01-03), ``seq2seq`` (04), ``transformer``
+(05), ``word2vec`` (06), ``language_model`` (07). Import from here:
+``from seqlab.models import build_rnn_translator``. Compiling them is :mod:`seqlab.training`'s job.
+"""
+
+from seqlab.models.language_model import (
+    MiniGPT,
+    ResetStatesCallback,
+    build_char_lstm,
+    perplexity,
+    reset_states,
+    with_batch_size,
+)
+from seqlab.models.sentiment import (
+    build_recurrent_classifier,
+    build_sentiment_classifier,
+    count_parameters,
+    embedding_layer,
+    predict_sentiment,
+    stage_weights_path,
+)
+from seqlab.models.seq2seq import (
+    Seq2SeqDecoder,
+    Seq2SeqEncoder,
+    Seq2SeqTranslator,
+    build_rnn_translator,
+)
+from seqlab.models.transformer import (
+    TRANSFORMER_PRESETS,
+    TransformerTranslator,
+    build_transformer_translator,
+)
+from seqlab.models.word2vec import (
+    SkipGram,
+    analogy,
+    analogy_rank,
+    build_word2vec_classifier,
+    nearest_neighbours,
+    normalize_rows,
+    pca_2d,
+)
+
+__all__ = [
+    # sentiment (notebooks 01-03)
+    "build_recurrent_classifier", "build_sentiment_classifier", "count_parameters",
+    "embedding_layer", "predict_sentiment", "stage_weights_path",
+    # translators (notebooks 04, 05)
+    "Seq2SeqDecoder", "Seq2SeqEncoder", "Seq2SeqTranslator", "build_rnn_translator",
+    "TRANSFORMER_PRESETS", "TransformerTranslator", "build_transformer_translator",
+    # word2vec (notebook 06)
+    "SkipGram", "analogy", "analogy_rank", "build_word2vec_classifier", "nearest_neighbours",
+    "normalize_rows", "pca_2d",
+    # language models (notebook 07)
+    "MiniGPT", "ResetStatesCallback", "build_char_lstm", "perplexity", "reset_states",
+    "with_batch_size",
+]

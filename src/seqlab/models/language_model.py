@@ -2,8 +2,8 @@
 
 Both predict the next token from the ones before it (slides 003, "LSTM application: language
 model": ``P(X) = Π_t P(X_t | X_<t)``), output logits ``(batch, T, vocab)``, and generate text
-one token at a time with :func:`generate` and the sampling functions of
-:mod:`seqlab.decoding`.
+one token at a time with :func:`seqlab.sampling.generate` and the sampling functions of
+:mod:`seqlab.sampling`.
 
 * :func:`build_char_lstm` — Embedding → LSTM → Dense. With ``batch_size`` given, the LSTM is
   **stateful**: its state carries over from one batch to the next, which together with
@@ -108,7 +108,7 @@ class MiniGPT(keras.Model):
 
     Args:
         vocab_size: number of token ids (id 0 is an ordinary token here, not padding).
-        context_length: the longest input; :func:`generate` feeds the last this many tokens.
+        context_length: the longest input; :func:`seqlab.sampling.generate` feeds the last this many tokens.
         d_model: width of the embeddings and of every block.
         num_heads: attention heads per block.
         dff: hidden units of each block's feed-forward network.
@@ -144,11 +144,15 @@ class MiniGPT(keras.Model):
         self.dff = int(dff)
         self.num_layers = int(num_layers)
         self.dropout = float(dropout)
-        self.embedding = PositionalEmbedding(vocab_size, d_model, mask_zero=False, name="embedding")
+        # Every sub-layer gets the model's dtype policy (as TransformerTranslator does), so
+        # MiniGPT(..., dtype="mixed_float16") is mixed precision throughout.
+        policy = self.dtype_policy
+        self.embedding = PositionalEmbedding(vocab_size, d_model, mask_zero=False, name="embedding",
+                                             dtype=policy)
         self.blocks = [TransformerEncoderLayer(d_model=d_model, num_heads=num_heads, dff=dff,
-                                               dropout=dropout, name=f"block_{i}")
+                                               dropout=dropout, name=f"block_{i}", dtype=policy)
                        for i in range(num_layers)]
-        self.logits = keras.layers.Dense(vocab_size, name="logits")
+        self.logits = keras.layers.Dense(vocab_size, name="logits", dtype=policy)
 
     def build(self, input_shape=None):
         self.call(ops.zeros((1, 1), "int32"))

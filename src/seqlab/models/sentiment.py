@@ -5,26 +5,26 @@
 
 Transfer learning in two stages, as on the slides: train the head with the embedding frozen
 (Adam, learning rate 1e-3), then unfreeze it and fine-tune everything at one tenth of that
-rate. Notebooks 01 and 02 record each stage's results in ``models/imdb_results.json`` (through
-:mod:`seqlab.results`), which notebook 03 reads to compare with a recurrent model trained from
-scratch.
+rate. Notebooks 01 and 02 record each stage's results in ``models/imdb_results.json``
+(:func:`seqlab.results.write_imdb_result`), which notebook 03 reads to compare with a recurrent
+model trained from scratch. The optimizer and the compiling live in :mod:`seqlab.training`
+(:func:`seqlab.training.compile_sentiment_classifier`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from seqlab import config, results
+from seqlab import config
 from seqlab.distribute import strategy_scope, text_as_codepoints
 from seqlab.layers.hub import NNLM_EN_DIM50, HubTextEmbedding
 from seqlab.layers.text import TextFromCodepoints
-
-STAGES = ("frozen", "fine_tuned")
+from seqlab.results import STAGES
 
 
 def build_sentiment_classifier(embedding: str | HubTextEmbedding = NNLM_EN_DIM50,
@@ -80,47 +80,6 @@ def build_sentiment_classifier(embedding: str | HubTextEmbedding = NNLM_EN_DIM50
         ], name=name)
 
 
-@keras.saving.register_keras_serializable(package="seqlab")
-class SummedRowsAdam(keras.optimizers.Adam):
-    """Adam (Kingma & Ba, 2015) that adds up a sparse gradient's rows for the same word first.
-
-    An embedding table's gradient arrives as ``tf.IndexedSlices``: rows of the table, by
-    index. Keras's Adam squares those rows one by one (``ops.square`` keeps them sparse)
-    before adding them into the second moment, so a word whose gradient comes in two rows
-    gets ``g1² + g2²`` where the algorithm asks for ``(g1 + g2)²``. The TF-Hub module sums
-    each batch's rows per word itself, so on one device the two agree; under a strategy with
-    several replicas each replica sends its own row for a word and the all-reduce puts them
-    side by side, so the fine-tuned embedding would drift from the one-device run. Summing
-    rows with the same index before the update (nothing else changes) makes several replicas
-    match one device (``tests/test_distribute.py``) and is exactly what Adam computes on the
-    dense gradient.
-    """
-
-    def update_step(self, gradient, variable, learning_rate):
-        if isinstance(gradient, tf.IndexedSlices):
-            words, row_of = tf.unique(gradient.indices)
-            rows = tf.math.unsorted_segment_sum(gradient.values, row_of, tf.shape(words)[0])
-            gradient = tf.IndexedSlices(rows, words, gradient.dense_shape)
-        super().update_step(gradient, variable, learning_rate)
-
-
-def compile_sentiment_classifier(model: keras.Model, learning_rate: float = 1e-3) -> keras.Model:
-    """Compile as the slides do: Adam at ``learning_rate``, binary cross-entropy, accuracy.
-
-    Call it again after changing ``trainable``: Keras fixes the list of trained weights when
-    it compiles. Compiles inside the model's ``tf.distribute`` strategy scope, so a model
-    built with a strategy needs nothing more. A model with a TF-Hub embedding gets
-    :class:`SummedRowsAdam` (on one device the same numbers as ``keras.optimizers.Adam``;
-    under several replicas the same as on one device); any other gets Keras's Adam.
-    """
-    hub = any(isinstance(layer, HubTextEmbedding) for layer in model.layers)
-    adam = SummedRowsAdam if hub else keras.optimizers.Adam
-    with model.distribute_strategy.scope():
-        model.compile(optimizer=adam(learning_rate=learning_rate),
-                      loss="binary_crossentropy", metrics=["accuracy"])
-    return model
-
-
 def embedding_layer(model: keras.Model) -> HubTextEmbedding:
     """The model's :class:`HubTextEmbedding` (``model.layers[0]`` in the case study)."""
     for layer in model.layers:
@@ -169,33 +128,6 @@ def stage_weights_path(stage: str, mode: str) -> Path:
     return config.MODELS_DIR / f"imdb_{stage}_{mode.lower()}.weights.h5"
 
 
-def read_imdb_results(path: str | Path | None = None) -> dict:
-    """The results notebooks 01/02 recorded in ``models/imdb_results.json`` (``{}`` if none yet)."""
-    return results.read_results("imdb", path)
-
-
-def write_imdb_result(stage: str, *, test_accuracy: float, trainable_params: int,
-                      seconds_per_epoch: float, mode: str, handle: str,
-                      history: Mapping[str, Sequence[float]] | None = None,
-                      path: str | Path | None = None) -> dict:
-    """Record one stage (``"frozen"`` or ``"fine_tuned"``) in ``models/imdb_results.json``.
-
-    Each stage holds ``test_accuracy``, ``trainable_params``, ``seconds_per_epoch`` and
-    ``handle``, plus the training ``history`` (``History.history``) when given, so notebook 02
-    can draw notebook 01's learning curves. Results of the other mode (FAST vs full) are
-    dropped, so the file never mixes a FAST frozen model with a full fine-tuned one. Returns
-    the whole file's content.
-    """
-    if stage not in STAGES:
-        raise ValueError(f"stage must be one of {STAGES}; got {stage!r}")
-    entry = {"test_accuracy": float(test_accuracy), "trainable_params": int(trainable_params),
-             "seconds_per_epoch": float(seconds_per_epoch), "handle": handle}
-    if history is not None:
-        entry["history"] = {key: [float(v) for v in values]
-                            for key, values in getattr(history, "history", history).items()}
-    return results.record_result("imdb", (stage,), entry, mode=mode, path=path)
-
-
 def build_recurrent_classifier(vocab_size: int, units: int = 64, *, embedding_dim: int = 32,
                                sequence_length: int | None = None, strategy=None,
                                name: str = "deep_bidirectional_lstm") -> keras.Sequential:
@@ -214,7 +146,7 @@ def build_recurrent_classifier(vocab_size: int, units: int = 64, *, embedding_di
         name: the model's name.
 
     Returns:
-        The model, not compiled: :func:`compile_sentiment_classifier` compiles it (in the
+        The model, not compiled: :func:`seqlab.training.compile_sentiment_classifier` compiles it (in the
         model's strategy scope).
     """
     if vocab_size < 2 or units < 1:

@@ -204,7 +204,7 @@ class Seq2SeqDecoder(keras.layers.Layer):
             raise ValueError(f"attention must be one of {ATTENTION_CHOICES}; got {attention!r}")
         self.vocab_size, self.embedding_dim, self.units = vocab_size, embedding_dim, units
         self.rnn_kind, self.attention_kind = rnn, attention
-        self.attention_units, self.dropout_rate = attention_units, dropout
+        self.attention_units, self.dropout = attention_units, dropout
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True,
                                                 name="target_embedding")
         self.rnn = _recurrent_layer(rnn, units, name=rnn)
@@ -216,7 +216,7 @@ class Seq2SeqDecoder(keras.layers.Layer):
             self.attention = None
         self.combine = (keras.layers.Dense(units, activation="tanh", name="attentional_state")
                         if self.attention is not None else None)
-        self.dropout = keras.layers.Dropout(dropout)
+        self.output_dropout = keras.layers.Dropout(dropout)
         self.output_norm = bool(output_norm)
         self.norm = keras.layers.LayerNormalization(name="output_norm") if output_norm else None
         self.output_layer = keras.layers.Dense(vocab_size, name="logits")
@@ -239,7 +239,7 @@ class Seq2SeqDecoder(keras.layers.Layer):
                            mask=ops.not_equal(target_ids, 0), training=training)
         hidden, states = outputs[0], list(outputs[1:])  # (batch, T, units)
         hidden, weights = self.attend(hidden, encoder_outputs, source_mask)
-        logits = self.output_layer(self.dropout(self.normalise(hidden), training=training))
+        logits = self.output_layer(self.output_dropout(self.normalise(hidden), training=training))
         return logits, states, weights
 
     def attend(self, hidden, encoder_outputs, source_mask):
@@ -273,7 +273,7 @@ class Seq2SeqDecoder(keras.layers.Layer):
         return {**super().get_config(), "vocab_size": self.vocab_size,
                 "embedding_dim": self.embedding_dim, "units": self.units, "rnn": self.rnn_kind,
                 "attention": self.attention_kind, "attention_units": self.attention_units,
-                "dropout": self.dropout_rate, "output_norm": self.output_norm}
+                "dropout": self.dropout, "output_norm": self.output_norm}
 
 
 @keras.saving.register_keras_serializable(package="seqlab")
@@ -323,7 +323,7 @@ class Seq2SeqTranslator(keras.Model):
         self.source_vocab_size, self.target_vocab_size = source_vocab_size, target_vocab_size
         self.embedding_dim, self.units, self.rnn_kind = embedding_dim, units, rnn
         self.attention_kind, self.attention_units = attention, attention_units
-        self.reverse_source, self.dropout_rate = reverse_source, dropout
+        self.reverse_source, self.dropout = reverse_source, dropout
         self.output_norm = bool(output_norm)
         self.encoder = Seq2SeqEncoder(source_vocab_size, embedding_dim, units, rnn,
                                       reverse=reverse_source, name="encoder")
@@ -391,7 +391,7 @@ class Seq2SeqTranslator(keras.Model):
                 "target_vocab_size": self.target_vocab_size,
                 "embedding_dim": self.embedding_dim, "units": self.units, "rnn": self.rnn_kind,
                 "attention": self.attention_kind, "attention_units": self.attention_units,
-                "reverse_source": self.reverse_source, "dropout": self.dropout_rate,
+                "reverse_source": self.reverse_source, "dropout": self.dropout,
                 "output_norm": self.output_norm}
 
 

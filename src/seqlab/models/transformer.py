@@ -32,13 +32,13 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from seqlab.layers.transformer import (
+from seqlab.layers import (
     PositionalEmbedding,
     TransformerDecoderLayer,
     TransformerEncoderLayer,
-    dense_2d,
     padding_mask,
 )
+from seqlab.layers.multi_head_attention import dense_2d
 
 TRANSFORMER_PRESETS = {
     # Notebook 05 FAST mode (synthetic dates task, seconds on a CPU).
@@ -91,7 +91,7 @@ class TransformerTranslator(keras.Model):
         self.dff = int(dff)
         self.source_vocab_size = int(source_vocab_size)
         self.target_vocab_size = int(target_vocab_size)
-        self.dropout_rate = float(dropout)
+        self.dropout = float(dropout)
         self.attention_dropout = float(attention_dropout)
 
         # Every sub-layer gets the model's dtype policy (keras-hub's convention), so
@@ -106,12 +106,12 @@ class TransformerTranslator(keras.Model):
         self.target_embedding = PositionalEmbedding(self.target_vocab_size, self.d_model,
                                                     mask_zero=False, name="target_embedding",
                                                     dtype=policy)
-        self.source_dropout = keras.layers.Dropout(self.dropout_rate, name="source_dropout",
+        self.source_dropout = keras.layers.Dropout(self.dropout, name="source_dropout",
                                                    dtype=policy)
-        self.target_dropout = keras.layers.Dropout(self.dropout_rate, name="target_dropout",
+        self.target_dropout = keras.layers.Dropout(self.dropout, name="target_dropout",
                                                    dtype=policy)
         layer_args = {"d_model": self.d_model, "num_heads": self.num_heads, "dff": self.dff,
-                      "dropout": self.dropout_rate, "attention_dropout": self.attention_dropout,
+                      "dropout": self.dropout, "attention_dropout": self.attention_dropout,
                       "dtype": policy}
         self.encoder_layers = [TransformerEncoderLayer(**layer_args, name=f"encoder_{i}")
                                for i in range(self.num_layers)]
@@ -244,7 +244,7 @@ class TransformerTranslator(keras.Model):
             "dff": self.dff,
             "source_vocab_size": self.source_vocab_size,
             "target_vocab_size": self.target_vocab_size,
-            "dropout": self.dropout_rate,
+            "dropout": self.dropout,
             "attention_dropout": self.attention_dropout,
         }
 

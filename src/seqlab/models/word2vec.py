@@ -144,7 +144,7 @@ def build_word2vec_classifier(vectorizer, vectors, *, trainable: bool = False,
     the vectors follow) → ``Embedding`` initialised with ``vectors`` (frozen unless
     ``trainable``) → the average of the review's word vectors (padding masked out) →
     ``Dense(hidden_units, relu)`` → ``Dense(1, sigmoid)``. Compile it with
-    :func:`seqlab.models.compile_sentiment_classifier`.
+    :func:`seqlab.training.compile_sentiment_classifier`.
 
     Args:
         vectorizer: the fitted ``TextVectorization`` layer (``output_mode="int"``).

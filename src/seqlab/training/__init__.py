@@ -1,15 +1,36 @@
-"""Training helpers: the masked loss and metric, compiling a translator, learning-rate schedules, callbacks.
+"""Training helpers: compiling, the masked loss and metric, the optimizer, learning-rate schedules,
+callbacks, the results files, and the ``tf.distribute`` helpers a training cell needs.
 
-A package rather than one file so each topic has its own module; everything is re-exported
-here, so ``seqlab.training.<name>`` is the stable import.
+One module per topic (``compiling``, ``losses``, ``optimizers``, ``schedules``, ``callbacks``);
+the results files are :mod:`seqlab.results` and the strategy helpers :mod:`seqlab.distribute`,
+re-exported here because a notebook's training cells use them. Import from here:
+``from seqlab.training import compile_translator``.
 """
 
-from seqlab.training.callbacks import EpochTimer as EpochTimer
-from seqlab.training.callbacks import standard_callbacks as standard_callbacks
-from seqlab.training.compiling import compile_translator as compile_translator
-from seqlab.training.losses import MaskedAccuracy as MaskedAccuracy
-from seqlab.training.losses import (
-    MaskedSparseCategoricalCrossentropy as MaskedSparseCategoricalCrossentropy,
+from seqlab.distribute import (
+    choose_strategy,
+    fixed_shape_batches,
+    global_batch_size,
+    scale_learning_rate,
+    scale_warmup_steps,
 )
-from seqlab.training.schedules import TransformerSchedule as TransformerSchedule
-from seqlab.training.schedules import transformer_optimizer as transformer_optimizer
+from seqlab.results import read_imdb_results, write_imdb_result
+from seqlab.training.callbacks import EpochTimer, standard_callbacks
+from seqlab.training.compiling import compile_sentiment_classifier, compile_translator
+from seqlab.training.losses import MaskedAccuracy, MaskedSparseCategoricalCrossentropy
+from seqlab.training.optimizers import SummedRowsAdam
+from seqlab.training.schedules import TransformerSchedule, transformer_optimizer
+
+__all__ = [
+    # compiling, losses, optimizers, schedules
+    "MaskedAccuracy", "MaskedSparseCategoricalCrossentropy", "SummedRowsAdam",
+    "TransformerSchedule", "compile_sentiment_classifier", "compile_translator",
+    "transformer_optimizer",
+    # callbacks
+    "EpochTimer", "standard_callbacks",
+    # one or several devices (seqlab.distribute)
+    "choose_strategy", "fixed_shape_batches", "global_batch_size", "scale_learning_rate",
+    "scale_warmup_steps",
+    # the sentiment results file (seqlab.results)
+    "read_imdb_results", "write_imdb_result",
+]

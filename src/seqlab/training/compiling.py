@@ -1,10 +1,13 @@
-"""Compiling the translators the same way everywhere, inside their ``tf.distribute`` strategy."""
+"""Compiling the course's models the same way everywhere, inside their ``tf.distribute`` strategy:
+the sentiment classifiers (notebooks 01-03, 06) and the translators (notebooks 04, 05)."""
 
 from __future__ import annotations
 
 import keras
 
+from seqlab.layers.hub import HubTextEmbedding
 from seqlab.training.losses import MaskedAccuracy, MaskedSparseCategoricalCrossentropy
+from seqlab.training.optimizers import SummedRowsAdam
 
 
 def compile_translator(model: keras.Model, optimizer="adam", *, label_smoothing: float = 0.0,
@@ -33,4 +36,21 @@ def compile_translator(model: keras.Model, optimizer="adam", *, label_smoothing:
         model.compile(optimizer=optimizer,
                       loss=MaskedSparseCategoricalCrossentropy(label_smoothing=label_smoothing),
                       metrics=[MaskedAccuracy()], jit_compile=jit_compile, **compile_options)
+    return model
+
+
+def compile_sentiment_classifier(model: keras.Model, learning_rate: float = 1e-3) -> keras.Model:
+    """Compile as the slides do: Adam at ``learning_rate``, binary cross-entropy, accuracy.
+
+    Call it again after changing ``trainable``: Keras fixes the list of trained weights when
+    it compiles. Compiles inside the model's ``tf.distribute`` strategy scope, so a model
+    built with a strategy needs nothing more. A model with a TF-Hub embedding gets
+    :class:`seqlab.training.SummedRowsAdam` (on one device the same numbers as ``keras.optimizers.Adam``;
+    under several replicas the same as on one device); any other gets Keras's Adam.
+    """
+    hub = any(isinstance(layer, HubTextEmbedding) for layer in model.layers)
+    adam = SummedRowsAdam if hub else keras.optimizers.Adam
+    with model.distribute_strategy.scope():
+        model.compile(optimizer=adam(learning_rate=learning_rate),
+                      loss="binary_crossentropy", metrics=["accuracy"])
     return model

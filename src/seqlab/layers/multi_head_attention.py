@@ -1,0 +1,360 @@
+"""Scaled dot-product and multi-head attention (slides' "Attention is All You Need", eq. 16 and
+fig. 18).
+
+Shape letters used in the comments: ``B`` batch, ``T`` query (target) length, ``S`` key/value
+(source) length, ``H`` heads, ``dk`` key/query size per head, ``dv`` value size per head,
+``d`` model size, ``L`` length of a decoding cache.
+
+- :func:`scaled_dot_product_attention` — eq. 16, softmax(QKᵀ/√dk)·V, masked with
+  :func:`seqlab.layers.masking.masked_softmax` (the package's one masking rule; the padding and
+  causal masks live there too).
+- :class:`MultiHeadAttention` — per-head linear projections of Q, K and V, eq. 16 on each head,
+  concatenation, output projection (fig. 18), with an optional key/value cache for
+  step-by-step decoding (:func:`write_into_cache`) and the mask rules of
+  ``keras.layers.MultiHeadAttention`` (:func:`combine_attention_masks`).
+- :func:`copy_keras_attention_weights` loads a ``keras.layers.MultiHeadAttention``'s weights
+  so the two can be compared number for number.
+
+Attention weights are *returned* (``return_attention_scores=True``), never kept as layer state.
+Everything computes with ``keras.ops``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import keras
+import numpy as np
+from keras import ops
+
+from seqlab.layers.masking import causal_mask, masked_softmax
+
+_PACKAGE = "seqlab"
+
+
+def scaled_dot_product_attention(q, k, v, mask=None, dropout=None):
+    """Eq. 16: ``Attention(Q, K, V) = softmax(Q Kᵀ / √dk) V``; returns ``(output, weights)``.
+
+    A differentiable dictionary lookup: each query is compared with every key, the softmax
+    turns the similarities into weights that sum to 1, and the output is the weighted mix of
+    the values.
+
+    Args:
+        q: ``(..., T, dk)`` queries.
+        k: ``(..., S, dk)`` keys.
+        v: ``(..., S, dv)`` values.
+        mask: optional, broadcastable to ``(..., T, S)``; True (or 1) where a query may attend
+            to a key. Masked keys get exactly zero weight
+            (:func:`seqlab.layers.masking.masked_softmax`); a query with no visible key gets
+            all-zero weights and a zero output.
+        dropout: optional callable applied to the weights before they mix the values (the
+            returned weights are the ones before dropout).
+
+    Returns:
+        ``output`` ``(..., T, dv)`` and ``weights`` ``(..., T, S)``.
+
+    Example:
+        >>> import numpy as np
+        >>> q, k, v = np.ones((1, 2, 4), "float32"), np.ones((1, 3, 4), "float32"), np.eye(3, dtype="float32")[None]
+        >>> output, weights = scaled_dot_product_attention(q, k, v, mask=np.array([True, True, False]))
+        >>> np.asarray(weights[0, 0]).tolist()
+        [0.5, 0.5, 0.0]
+    """
+    depth = ops.shape(q)[-1]
+    scale = ops.cast(1.0 / ops.sqrt(ops.cast(depth, "float32")), q.dtype)
+    scores = ops.matmul(q * scale, ops.swapaxes(k, -1, -2))  # (..., T, S)
+    with warnings.catch_warnings():  # one key (a 1-token prefix) is legitimate, not a mistake
+        warnings.filterwarnings("ignore", message=".*softmax over axis -1.*size 1")
+        weights = masked_softmax(scores, mask, axis=-1)  # (..., T, S), rows sum to 1
+    mixing = dropout(weights) if dropout is not None else weights
+    output = ops.matmul(mixing, v)  # (..., T, dv)
+    return output, weights
+
+
+# --------------------------------------------------------------------------------------------
+# Multi-head attention (slides' fig. 18)
+# --------------------------------------------------------------------------------------------
+
+
+def dense_2d(layer, x):
+    """Apply a ``Dense`` layer to ``(..., d_in)`` through a 2-D ``(N, d_in)`` view.
+
+    Mathematically the same as ``layer(x)``; it exists for speed: on TensorFlow's CPU kernels a
+    2-D ``MatMul`` (which the graph optimiser fuses with the bias add) is about twice as fast as
+    the broadcasting batched product a rank-3 input gets.
+
+    Example:
+        >>> import numpy as np
+        >>> layer = keras.layers.Dense(5)
+        >>> tuple(dense_2d(layer, np.zeros((2, 3, 4), "float32")).shape)
+        (2, 3, 5)
+    """
+    leading = ops.shape(x)[:-1]
+    flat = layer(ops.reshape(x, (-1, ops.shape(x)[-1])))  # (N, d_out)
+    return ops.reshape(flat, (*leading, ops.shape(flat)[-1]))  # (..., d_out)
+
+
+@keras.saving.register_keras_serializable(package=_PACKAGE)
+class MultiHeadAttention(keras.layers.Layer):
+    """Multi-head attention built from :func:`scaled_dot_product_attention` (fig. 18, eq. 16).
+
+    ``head_h = Attention(Q W_h^Q, K W_h^K, V W_h^V)``; ``MultiHead(Q, K, V) = Concat(head_1, …,
+    head_H) W^O``. The H per-head projections ``W_h^Q`` (``d × dk``) are stored side by side as
+    one ``Dense(H·dk)`` kernel ``(d, H·dk)`` — columns ``h·dk … (h+1)·dk − 1`` are head ``h`` —
+    which computes all heads in one matrix product; likewise for K and V. ``W^O`` is a
+    ``Dense(d_out)`` kernel ``(H·dv, d_out)`` applied to the concatenated heads.
+
+    The call signature follows ``keras.layers.MultiHeadAttention``, so the two are
+    interchangeable; :func:`copy_keras_attention_weights` maps Keras's weights onto this layer.
+
+    Args:
+        num_heads: ``H``.
+        key_dim: ``dk``, size of each head's queries and keys.
+        value_dim: ``dv``, size of each head's values (defaults to ``key_dim``).
+        dropout: dropout rate on the attention weights.
+        use_bias: whether the four projections have biases.
+        output_shape: ``d_out`` (defaults to the query's last dimension).
+        kernel_initializer, bias_initializer: of the four projections.
+
+    Call arguments:
+        query: ``(B, T, d_q)``.
+        value: ``(B, S, d_v)``.
+        key: ``(B, S, d_k)``; defaults to ``value``.
+        query_mask, value_mask, key_mask: optional ``(B, T)`` / ``(B, S)`` booleans, True on
+            real positions. As for ``keras.layers.MultiHeadAttention``, Keras fills one in
+            from the matching input's Keras mask (e.g. from :class:`seqlab.layers.PositionalEmbedding`)
+            when it is not given.
+        attention_mask: optional ``(B, T, S)`` or ``(B, H, T, S)`` boolean.
+        use_causal_mask: hide keys after each query (:func:`seqlab.layers.causal_mask`).
+        return_attention_scores: also return the weights ``(B, H, T, S)``.
+        training: enables the attention dropout.
+        cache: optional ``(keys (B, H, L, dk), values (B, H, L, dv))``, already projected.
+            Without ``cache_update_index`` they are used as they are instead of projecting
+            ``key``/``value`` (cross-attention over an encoder output computed once); with it,
+            ``key``/``value`` (the new positions) are projected and written into the cache at
+            that index, and the query attends to the whole cache (step-by-step self-attention;
+            with ``use_causal_mask`` the not yet written positions are hidden).
+        cache_update_index: int or scalar tensor, position of the first new key in the cache.
+
+    Returns:
+        ``output`` ``(B, T, d_out)``; then the weights if ``return_attention_scores``; then the
+        (updated) cache if ``cache`` was given — a tuple when there is more than one.
+
+    Example:
+        >>> import numpy as np
+        >>> layer = MultiHeadAttention(num_heads=2, key_dim=4)
+        >>> x = np.zeros((1, 3, 8), "float32")
+        >>> output, scores = layer(x, x, use_causal_mask=True, return_attention_scores=True)
+        >>> tuple(output.shape), tuple(scores.shape), np.asarray(scores[0, 0, 0]).tolist()
+        ((1, 3, 8), (1, 2, 3, 3), [1.0, 0.0, 0.0])
+    """
+
+    def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
+                 output_shape=None, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", **kwargs):
+        super().__init__(**kwargs)
+        self.num_heads = int(num_heads)
+        self.key_dim = int(key_dim)
+        self.value_dim = int(value_dim) if value_dim else self.key_dim
+        self.dropout = float(dropout)
+        self.use_bias = bool(use_bias)
+        self.output_dim = int(output_shape) if output_shape else None
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.query_dense = self._projection(self.num_heads * self.key_dim, "query")
+        self.key_dense = self._projection(self.num_heads * self.key_dim, "key")
+        self.value_dense = self._projection(self.num_heads * self.value_dim, "value")
+        self.output_dense = None  # its size is the query's unless output_shape says: see build
+        self.attention_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
+        self.supports_masking = True  # the output keeps the query's Keras mask, as in Keras
+
+    def _projection(self, units, name):
+        return keras.layers.Dense(
+            units, use_bias=self.use_bias, kernel_initializer=self.kernel_initializer,
+            bias_initializer=self.bias_initializer, name=name, dtype=self.dtype_policy,
+        )
+
+    def build(self, query_shape, value_shape, key_shape=None):
+        key_shape = value_shape if key_shape is None else key_shape
+        self.output_dense = self._projection(self.output_dim or query_shape[-1],
+                                             "attention_output")
+        self.query_dense.build(query_shape)
+        self.key_dense.build(key_shape)
+        self.value_dense.build(value_shape)
+        self.output_dense.build((*query_shape[:-1], self.num_heads * self.value_dim))
+        self.built = True
+
+    def _split_heads(self, x, depth):
+        batch, length = ops.shape(x)[0], ops.shape(x)[1]
+        x = ops.reshape(x, (batch, length, self.num_heads, depth))  # (B, L, H, depth)
+        return ops.transpose(x, (0, 2, 1, 3))  # (B, H, L, depth)
+
+    def _merge_heads(self, x):
+        x = ops.transpose(x, (0, 2, 1, 3))  # (B, H, T, dv) -> (B, T, H, dv)
+        batch, length = ops.shape(x)[0], ops.shape(x)[1]
+        return ops.reshape(x, (batch, length, self.num_heads * self.value_dim))  # (B, T, H·dv)
+
+    def project_key_value(self, value, key=None):
+        """The keys and values of every head: ``(B, S, d) -> ((B, H, S, dk), (B, H, S, dv))``.
+
+        What a ``cache`` holds; a decoder computes it once for the encoder output.
+        """
+        key = value if key is None else key
+        keys = self._split_heads(dense_2d(self.key_dense, key), self.key_dim)  # (B, H, S, dk)
+        values = self._split_heads(dense_2d(self.value_dense, value), self.value_dim)
+        return keys, values  # values: (B, H, S, dv)
+
+    def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
+             attention_mask=None, use_causal_mask=False, return_attention_scores=False,
+             training=None, cache=None, cache_update_index=None):
+        q = self._split_heads(dense_2d(self.query_dense, query), self.key_dim)  # (B, H, T, dk)
+        if cache is None:
+            k, v = self.project_key_value(value, key)  # (B, H, S, dk), (B, H, S, dv)
+        elif cache_update_index is None:
+            k, v = cache  # projected once, e.g. the encoder output: (B, H, L, dk), (B, H, L, dv)
+        else:
+            new_k, new_v = self.project_key_value(value, key)  # (B, H, T, dk), (B, H, T, dv)
+            k = write_into_cache(cache[0], new_k, cache_update_index)  # (B, H, L, dk)
+            v = write_into_cache(cache[1], new_v, cache_update_index)  # (B, H, L, dv)
+        mask = combine_attention_masks(
+            query_mask, value_mask, key_mask, attention_mask, use_causal_mask,
+            query_length=ops.shape(q)[2], key_length=ops.shape(k)[2],
+            query_start=0 if cache_update_index is None else cache_update_index,
+        )  # broadcastable to (B, H, T, S), or None
+
+        def dropout(weights):
+            return self.attention_dropout(weights, training=training)
+
+        heads, weights = scaled_dot_product_attention(
+            q, k, v, mask, dropout=dropout if self.dropout > 0 else None
+        )  # (B, H, T, dv), (B, H, T, S)
+        output = dense_2d(self.output_dense, self._merge_heads(heads))  # (B, T, d_out)
+        results = (output,)
+        if return_attention_scores:
+            results += (weights,)
+        if cache is not None:
+            results += ((k, v),)
+        return results if len(results) > 1 else output
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "num_heads": self.num_heads,
+            "key_dim": self.key_dim,
+            "value_dim": self.value_dim,
+            "dropout": self.dropout,
+            "use_bias": self.use_bias,
+            "output_shape": self.output_dim,
+            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+        }
+
+
+def write_into_cache(cache, update, index):
+    """``cache`` ``(B, H, L, depth)`` with positions ``index … index + T − 1`` replaced by
+    ``update`` ``(B, H, T, depth)``.
+
+    Written with a gather and a ``where`` (plain TensorFlow kernels) rather than
+    ``ops.slice_update``, which TensorFlow runs as an XLA-compiled op at every step.
+
+    Example:
+        >>> cache = np.zeros((1, 1, 4, 2), "float32")
+        >>> np.asarray(write_into_cache(cache, np.ones((1, 1, 1, 2), "float32"), 2))[0, 0].tolist()
+        [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0], [0.0, 0.0]]
+    """
+    cache = ops.convert_to_tensor(cache)
+    new_length = ops.shape(update)[2]
+    offsets = ops.arange(ops.shape(cache)[2]) - index  # (L,) slot position relative to index
+    inside = ops.logical_and(offsets >= 0, offsets < new_length)  # (L,) slots being written
+    spread = ops.take(update, ops.clip(offsets, 0, new_length - 1), axis=2)  # (B, H, L, depth)
+    return ops.where(inside[None, None, :, None], ops.cast(spread, cache.dtype), cache)
+
+
+def combine_attention_masks(query_mask=None, value_mask=None, key_mask=None,
+                            attention_mask=None, use_causal_mask=False, query_length=None,
+                            key_length=None, query_start=0):
+    """The masks :class:`MultiHeadAttention` accepts, as one boolean broadcastable to
+    ``(B, H, T, S)`` (True where a query may attend to a key), or ``None``.
+
+    The rules of ``keras.layers.MultiHeadAttention``: a padded query attends nowhere, a padded
+    key or value is seen by no query, ``attention_mask`` ``(B, T, S)`` applies to every head,
+    and the causal mask (``query_length`` × ``key_length``, queries starting at
+    ``query_start``) hides later keys.
+
+    Example:
+        >>> mask = combine_attention_masks(value_mask=np.array([[True, False]]),
+        ...                                use_causal_mask=True, query_length=2, key_length=2)
+        >>> np.asarray(mask).astype(int).tolist()
+        [[[[1, 0], [1, 0]]]]
+    """
+    parts = []
+    if query_mask is not None:
+        parts.append(ops.cast(query_mask, "bool")[:, None, :, None])  # (B, 1, T, 1)
+    for mask in (value_mask, key_mask):
+        if mask is not None:
+            parts.append(ops.cast(mask, "bool")[:, None, None, :])  # (B, 1, 1, S)
+    if use_causal_mask:
+        causal = causal_mask(query_length, key_length, query_start=query_start)  # (T, S)
+        parts.append(causal[None, None])  # (1, 1, T, S)
+    if attention_mask is not None:
+        attention_mask = ops.cast(attention_mask, "bool")
+        if len(attention_mask.shape) == 3:
+            attention_mask = attention_mask[:, None]  # (B, T, S) -> (B, 1, T, S)
+        parts.append(attention_mask)
+    if not parts:
+        return None
+    mask = parts[0]
+    for part in parts[1:]:
+        mask = ops.logical_and(mask, part)
+    return mask
+
+
+def copy_keras_attention_weights(source, target):
+    """Copy a built ``keras.layers.MultiHeadAttention``'s weights into our built layer.
+
+    Uses Keras's public ``query_dense``, ``key_dense``, ``value_dense`` and ``output_dense``
+    properties. Layout mapping: Keras keeps each projection as an ``EinsumDense`` whose kernel
+    has one axis per head:
+
+    =================  ============================  ===========================
+    projection         Keras kernel / bias           ours (``Dense``) kernel / bias
+    =================  ============================  ===========================
+    query, key         ``(d, H, dk)`` / ``(H, dk)``  ``(d, H·dk)`` / ``(H·dk,)``
+    value              ``(d, H, dv)`` / ``(H, dv)``  ``(d, H·dv)`` / ``(H·dv,)``
+    output             ``(H, dv, d)`` / ``(d,)``     ``(H·dv, d)`` / ``(d,)``
+    =================  ============================  ===========================
+
+    A C-order reshape is all it takes: index ``(h, j)`` of the head axes becomes column (or
+    row) ``h·dk + j``, which is where :class:`MultiHeadAttention` reads head ``h``.
+
+    Args:
+        source: a built ``keras.layers.MultiHeadAttention``.
+        target: a built :class:`MultiHeadAttention` with the same heads and sizes.
+
+    Returns:
+        ``target``, for chaining.
+
+    Example:
+        >>> x = np.random.default_rng(0).normal(size=(1, 3, 8)).astype("float32")
+        >>> theirs, ours = keras.layers.MultiHeadAttention(2, 4), MultiHeadAttention(2, 4)
+        >>> _ = theirs(x, x), ours(x, x)  # build both
+        >>> _ = copy_keras_attention_weights(theirs, ours)
+        >>> bool(np.allclose(ours(x, x), theirs(x, x), atol=1e-5))
+        True
+    """
+    if source.num_heads != target.num_heads or source.key_dim != target.key_dim:
+        raise ValueError(
+            f"Heads/key_dim differ: Keras has {source.num_heads}×{source.key_dim}, ours "
+            f"{target.num_heads}×{target.key_dim}."
+        )
+    pairs = (
+        (source.query_dense, target.query_dense),
+        (source.key_dense, target.key_dense),
+        (source.value_dense, target.value_dense),
+        (source.output_dense, target.output_dense),
+    )
+    for keras_layer, our_layer in pairs:
+        values = [np.asarray(w) for w in keras_layer.get_weights()]
+        shapes = [tuple(w.shape) for w in our_layer.weights]
+        our_layer.set_weights([w.reshape(shape) for w, shape in zip(values, shapes, strict=True)])
+    return target

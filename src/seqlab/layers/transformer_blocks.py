@@ -1,0 +1,305 @@
+"""The Transformer's encoder and decoder layers (slides' "Transformer: Other Components").
+
+- :class:`PositionwiseFeedForward` — Dense(dff, relu) → Dense(d_model) at every position.
+- :class:`TransformerEncoderLayer`, :class:`TransformerDecoderLayer` — residual connection +
+  layer normalisation around every sub-layer (post-norm, as in the paper), built on
+  :class:`seqlab.layers.MultiHeadAttention`.
+
+Shape letters used in the comments: ``B`` batch, ``T`` target length, ``S`` source length,
+``H`` heads, ``d`` model size, ``dff`` feed-forward size, ``L`` length of a decoding cache.
+Attention weights are *returned* (``return_attention_scores=True``), never kept as layer state.
+"""
+
+from __future__ import annotations
+
+import keras
+
+from seqlab.layers.multi_head_attention import MultiHeadAttention, dense_2d
+
+_PACKAGE = "seqlab"
+
+
+@keras.saving.register_keras_serializable(package=_PACKAGE)
+class PositionwiseFeedForward(keras.layers.Layer):
+    """The position-wise feed-forward network: ``FFN(x) = max(0, x W1 + b1) W2 + b2``.
+
+    The same two ``Dense`` layers applied to every position on its own.
+
+    Args:
+        d_model: ``d``, the input and output size.
+        dff: ``dff``, the inner (hidden) size.
+
+    Call arguments:
+        x: ``(B, T, d)``.
+
+    Returns:
+        ``(B, T, d)``.
+
+    Example:
+        >>> import numpy as np
+        >>> layer = PositionwiseFeedForward(d_model=8, dff=32)
+        >>> tuple(layer(np.zeros((2, 5, 8), "float32")).shape)
+        (2, 5, 8)
+    """
+
+    def __init__(self, d_model, dff, **kwargs):
+        super().__init__(**kwargs)
+        self.d_model = int(d_model)
+        self.dff = int(dff)
+        self.inner_dense = keras.layers.Dense(self.dff, activation="relu", name="inner",
+                                              dtype=self.dtype_policy)
+        self.outer_dense = keras.layers.Dense(self.d_model, name="outer", dtype=self.dtype_policy)
+
+    def build(self, input_shape):
+        self.inner_dense.build(input_shape)
+        self.outer_dense.build((*input_shape[:-1], self.dff))
+        self.built = True
+
+    def call(self, x):
+        hidden = dense_2d(self.inner_dense, x)  # (B, T, dff), through 2-D views (dense_2d)
+        return dense_2d(self.outer_dense, hidden)  # (B, T, d)
+
+    def compute_output_shape(self, input_shape):
+        return (*input_shape[:-1], self.d_model)
+
+    def get_config(self):
+        return {**super().get_config(), "d_model": self.d_model, "dff": self.dff}
+
+
+def head_size(d_model, num_heads):
+    """``dk = d_model / num_heads``, or one clear error when the heads do not divide ``d_model``.
+
+    Example:
+        >>> head_size(128, 4)
+        32
+    """
+    if d_model % num_heads:
+        raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}.")
+    return d_model // num_heads
+
+
+def residual_parts(layer, name):
+    """The Dropout and the LayerNormalization around sub-layer ``name`` (``LN(x + Dropout(
+    Sublayer(x)))``), with ``layer``'s rate, epsilon and dtype policy."""
+    dropout = keras.layers.Dropout(layer.dropout, dtype=layer.dtype_policy)
+    norm = keras.layers.LayerNormalization(epsilon=layer.layer_norm_epsilon, name=f"{name}_norm",
+                                           dtype=layer.dtype_policy)
+    return dropout, norm
+
+
+def attention_sublayer(layer, name):
+    """A :class:`MultiHeadAttention` with ``layer``'s heads, head size, attention dropout, dtype."""
+    return MultiHeadAttention(layer.num_heads, layer.d_model // layer.num_heads,
+                              dropout=layer.attention_dropout, name=name,
+                              dtype=layer.dtype_policy)
+
+
+def store_hyperparameters(layer, d_model, num_heads, dff, dropout, attention_dropout,
+                          layer_norm_epsilon):
+    """Keep the constructor arguments the encoder and decoder layers share on ``layer``.
+
+    Raises:
+        ValueError: when ``num_heads`` does not divide ``d_model``.
+    """
+    layer.d_model = int(d_model)
+    layer.num_heads = int(num_heads)
+    layer.dff = int(dff)
+    layer.dropout = float(dropout)
+    layer.attention_dropout = float(attention_dropout)
+    layer.layer_norm_epsilon = float(layer_norm_epsilon)
+    head_size(layer.d_model, layer.num_heads)
+
+
+def layer_hyperparameters(layer):
+    """The constructor arguments the encoder and decoder layers share, for ``get_config``."""
+    return {
+        "d_model": layer.d_model,
+        "num_heads": layer.num_heads,
+        "dff": layer.dff,
+        "dropout": layer.dropout,
+        "attention_dropout": layer.attention_dropout,
+        "layer_norm_epsilon": layer.layer_norm_epsilon,
+    }
+
+
+@keras.saving.register_keras_serializable(package=_PACKAGE)
+class TransformerEncoderLayer(keras.layers.Layer):
+    """One encoder layer (slides' "The Architecture of Transformer", post-norm as in the paper).
+
+    Two sub-layers, each inside a residual connection followed by layer normalisation::
+
+        x = LayerNorm(x + Dropout(SelfAttention(x, x, x)))      # multi-head, eq. 16
+        x = LayerNorm(x + Dropout(FeedForward(x)))
+
+    Args:
+        d_model: ``d``, the size of every position's vector.
+        num_heads: ``H``; ``d_model`` must be a multiple of it (each head has ``d / H``).
+        dff: inner size of the feed-forward network.
+        dropout: rate of the residual dropout after each sub-layer.
+        attention_dropout: dropout rate on the attention weights (0 in the paper).
+        layer_norm_epsilon: the normalisations' epsilon.
+
+    Call arguments:
+        x: ``(B, S, d)``.
+        mask: optional ``(B, S)`` boolean, True on real tokens (Keras fills it in from
+            :class:`seqlab.layers.PositionalEmbedding`); padded keys get zero attention weight.
+        use_causal_mask: hide the positions after each position (:func:`seqlab.layers.causal_mask`): the
+            layer is then a decoder-only (GPT) block, masked self-attention + feed-forward.
+        return_attention_scores: also return the self-attention weights ``(B, H, S, S)``.
+        training: enables dropout.
+
+    Returns:
+        ``(B, S, d)``, or ``(output, weights)`` with ``return_attention_scores=True``.
+
+    Example:
+        >>> import numpy as np
+        >>> layer = TransformerEncoderLayer(d_model=16, num_heads=2, dff=32)
+        >>> x, mask = np.zeros((2, 5, 16), "float32"), np.array([[1, 1, 1, 0, 0], [1] * 5])
+        >>> output, scores = layer(x, mask=mask, return_attention_scores=True)
+        >>> tuple(output.shape), tuple(scores.shape), float(scores[0, 0, 0, 3])
+        ((2, 5, 16), (2, 2, 5, 5), 0.0)
+    """
+
+    def __init__(self, d_model, num_heads, dff, dropout=0.1, attention_dropout=0.0,
+                 layer_norm_epsilon=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        store_hyperparameters(self, d_model, num_heads, dff, dropout, attention_dropout,
+                              layer_norm_epsilon)
+        self.self_attention = attention_sublayer(self, "self_attention")
+        self.self_attention_dropout, self.self_attention_norm = residual_parts(
+            self, "self_attention")
+        self.feed_forward = PositionwiseFeedForward(self.d_model, self.dff, name="feed_forward",
+                                                    dtype=self.dtype_policy)
+        self.feed_forward_dropout, self.feed_forward_norm = residual_parts(self, "feed_forward")
+        self.supports_masking = True
+
+    def build(self, input_shape):
+        self.self_attention.build(input_shape, input_shape)
+        self.self_attention_norm.build(input_shape)
+        self.feed_forward.build(input_shape)
+        self.feed_forward_norm.build(input_shape)
+        self.built = True
+
+    def call(self, x, mask=None, use_causal_mask=False, return_attention_scores=False,
+             training=None):
+        # Sub-layer 1: every position attends to every real position (eq. 16, H heads).
+        attended, scores = self.self_attention(
+            x, x, value_mask=mask, use_causal_mask=use_causal_mask,
+            return_attention_scores=True, training=training,
+        )  # (B, S, d), (B, H, S, S)
+        x = self.self_attention_norm(x + self.self_attention_dropout(attended, training=training))
+        # Sub-layer 2: the same two-layer network at every position.
+        transformed = self.feed_forward(x)  # (B, S, d)
+        x = self.feed_forward_norm(x + self.feed_forward_dropout(transformed, training=training))
+        return (x, scores) if return_attention_scores else x  # (B, S, d)
+
+    def get_config(self):
+        return {**super().get_config(), **layer_hyperparameters(self)}
+
+
+@keras.saving.register_keras_serializable(package=_PACKAGE)
+class TransformerDecoderLayer(keras.layers.Layer):
+    """One decoder layer: masked self-attention, cross-attention to the encoder, feed-forward.
+
+    Three sub-layers, each inside a residual connection followed by layer normalisation::
+
+        x = LayerNorm(x + Dropout(MaskedSelfAttention(x, x, x)))          # causal, eq. 16
+        x = LayerNorm(x + Dropout(CrossAttention(x, context, context)))   # queries from x
+        x = LayerNorm(x + Dropout(FeedForward(x)))
+
+    The causal mask keeps position ``t`` from seeing targets after ``t``; that also hides the
+    trailing target padding from every real position, so no target padding mask is needed
+    (padded positions are excluded from the loss).
+
+    Args:
+        d_model: ``d``, the size of every position's vector.
+        num_heads: ``H``; ``d_model`` must be a multiple of it.
+        dff: inner size of the feed-forward network.
+        dropout: rate of the residual dropout after each sub-layer.
+        attention_dropout: dropout rate on the attention weights (0 in the paper).
+        layer_norm_epsilon: the normalisations' epsilon.
+
+    Call arguments:
+        x: ``(B, T, d)``, the target prefix.
+        context: ``(B, S, d)``, the encoder output.
+        context_mask: optional ``(B, S)`` boolean, True on real source tokens.
+        return_attention_scores: also return the weights, a dict with ``"self_attention"``
+            ``(B, H, T, L)`` and ``"cross_attention"`` ``(B, H, T, S)``.
+        training: enables dropout.
+        self_attention_cache: optional ``(keys, values)``, each ``(B, H, L, d / H)``: the
+            self-attention keys and values of the positions decoded so far (step-by-step
+            decoding; see :meth:`MultiHeadAttention.call`). ``x`` then holds only the new
+            positions, starting at ``self_attention_cache_update_index``.
+        self_attention_cache_update_index: int or scalar tensor, where ``x`` starts.
+        cross_attention_cache: optional ``(keys, values)`` of ``context``, each
+            ``(B, H, S, d / H)`` (:meth:`MultiHeadAttention.project_key_value`), so they are
+            not projected again at every step.
+
+    Returns:
+        ``(B, T, d)``; then the scores dict if ``return_attention_scores``; then the updated
+        ``self_attention_cache`` if one was given — a tuple when there is more than one.
+
+    Example:
+        >>> import numpy as np
+        >>> layer = TransformerDecoderLayer(d_model=16, num_heads=2, dff=32)
+        >>> x, context = np.zeros((2, 4, 16), "float32"), np.ones((2, 6, 16), "float32")
+        >>> output, scores = layer(x, context, return_attention_scores=True)
+        >>> tuple(output.shape), tuple(scores["cross_attention"].shape)
+        ((2, 4, 16), (2, 2, 4, 6))
+    """
+
+    def __init__(self, d_model, num_heads, dff, dropout=0.1, attention_dropout=0.0,
+                 layer_norm_epsilon=1e-6, **kwargs):
+        super().__init__(**kwargs)
+        store_hyperparameters(self, d_model, num_heads, dff, dropout, attention_dropout,
+                              layer_norm_epsilon)
+        self.self_attention = attention_sublayer(self, "masked_self_attention")
+        self.self_attention_dropout, self.self_attention_norm = residual_parts(
+            self, "self_attention")
+        self.cross_attention = attention_sublayer(self, "cross_attention")
+        self.cross_attention_dropout, self.cross_attention_norm = residual_parts(
+            self, "cross_attention")
+        self.feed_forward = PositionwiseFeedForward(self.d_model, self.dff, name="feed_forward",
+                                                    dtype=self.dtype_policy)
+        self.feed_forward_dropout, self.feed_forward_norm = residual_parts(self, "feed_forward")
+
+    def build(self, x_shape, context_shape=None):
+        context_shape = x_shape if context_shape is None else context_shape
+        self.self_attention.build(x_shape, x_shape)
+        self.self_attention_norm.build(x_shape)
+        self.cross_attention.build(x_shape, context_shape)
+        self.cross_attention_norm.build(x_shape)
+        self.feed_forward.build(x_shape)
+        self.feed_forward_norm.build(x_shape)
+        self.built = True
+
+    def compute_mask(self, x, context=None, mask=None):
+        # The causal mask already hides trailing target padding; the loss masks it too.
+        return None
+
+    def call(self, x, context, context_mask=None, return_attention_scores=False, training=None,
+             self_attention_cache=None, self_attention_cache_update_index=None,
+             cross_attention_cache=None):
+        # Sub-layer 1: masked self-attention, position t sees the target positions <= t.
+        attended, self_scores, *new_cache = self.self_attention(
+            x, x, use_causal_mask=True, return_attention_scores=True, training=training,
+            cache=self_attention_cache, cache_update_index=self_attention_cache_update_index,
+        )  # (B, T, d), (B, H, T, L), [updated cache]
+        x = self.self_attention_norm(x + self.self_attention_dropout(attended, training=training))
+        # Sub-layer 2: cross-attention, queries from the target, keys and values from the source.
+        attended, cross_scores, *_ = self.cross_attention(
+            x, context, value_mask=context_mask, return_attention_scores=True, training=training,
+            cache=cross_attention_cache,
+        )  # (B, T, d), (B, H, T, S)
+        x = self.cross_attention_norm(x + self.cross_attention_dropout(attended, training=training))
+        # Sub-layer 3: the same two-layer network at every position.
+        transformed = self.feed_forward(x)  # (B, T, d)
+        x = self.feed_forward_norm(x + self.feed_forward_dropout(transformed, training=training))
+        results = (x,)  # (B, T, d)
+        if return_attention_scores:
+            results += ({"self_attention": self_scores, "cross_attention": cross_scores},)
+        results += tuple(new_cache)
+        return results if len(results) > 1 else x
+
+    def get_config(self):
+        return {**super().get_config(), **layer_hyperparameters(self)}

@@ -1,0 +1,148 @@
+"""Sampling text from a language model (notebook 07): one token at a time, with temperature
+and top-k.
+
+- :func:`next_token_probabilities` — ``softmax(logits / T)`` over the ``k`` most likely tokens.
+- :func:`sample_next_token` — one draw from it (``temperature=0``: the most likely token).
+- :func:`generate` — continue a prompt with a stateful character LSTM or a GPT-style model.
+
+Greedy translation decoding (:mod:`seqlab.decoding`) is the ``temperature -> 0`` limit of this:
+``sample_next_token(logits, 0)`` is ``argmax``. NumPy for the sampling, so a seeded draw is the
+same on every backend and device; the model's forward pass is traced once per model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from seqlab.decoding import compiled_for
+from seqlab.models.language_model import reset_states
+
+__all__ = ["generate", "next_token_probabilities", "sample_next_token"]
+
+
+def next_token_probabilities(logits, temperature: float = 1.0, top_k: int | None = None) -> np.ndarray:
+    """The distribution :func:`sample_next_token` draws from: ``softmax(logits / T)`` over the top k.
+
+    Args:
+        logits: ``(vocab,)`` or ``(batch, vocab)`` scores of the next token.
+        temperature: ``T > 0`` divides the logits before the softmax: ``T < 1`` sharpens the
+            distribution toward the most likely token, ``T > 1`` flattens it toward uniform.
+            ``T = 0`` is the limit: all probability on the most likely token (ties: the first).
+        top_k: keep only the ``k`` most likely tokens (the others get probability 0) and
+            renormalise; None keeps all.
+
+    Returns:
+        Probabilities of the same shape as ``logits`` (float64, each row sums to 1).
+
+    Example:
+        >>> next_token_probabilities([2.0, 1.0, 0.0], temperature=0).tolist()
+        [1.0, 0.0, 0.0]
+        >>> next_token_probabilities([2.0, 1.0, 0.0], top_k=1).tolist()
+        [1.0, 0.0, 0.0]
+    """
+    logits = np.asarray(logits, dtype="float64")
+    if logits.ndim not in (1, 2) or logits.shape[-1] < 1:
+        raise ValueError(f"logits must have shape (vocab,) or (batch, vocab); got {logits.shape}.")
+    if temperature < 0 or not np.isfinite(temperature):
+        raise ValueError(f"temperature must be a finite number >= 0; got {temperature}.")
+    if top_k is not None and not 1 <= top_k:
+        raise ValueError(f"top_k must be a positive integer or None; got {top_k}.")
+    if temperature == 0:
+        top_k = 1
+        temperature = 1.0
+    scaled = logits / temperature
+    if top_k is not None and top_k < scaled.shape[-1]:
+        # k-th largest per row; ties at the boundary keep every tied token
+        kth = np.sort(scaled, axis=-1)[..., -top_k][..., None]
+        scaled = np.where(scaled >= kth, scaled, -np.inf)
+        if top_k == 1:  # greedy: exactly one token, the first of any tie (as argmax)
+            scaled = np.where(np.arange(scaled.shape[-1]) == np.argmax(scaled, axis=-1)[..., None],
+                              0.0, -np.inf)
+    scaled = scaled - scaled.max(axis=-1, keepdims=True)
+    weights = np.exp(scaled)
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def sample_next_token(logits, temperature: float = 1.0, top_k: int | None = None, rng=None):
+    """Draw the next token id from ``logits`` with temperature and top-k (see
+    :func:`next_token_probabilities`); ``temperature=0`` is greedy decoding (argmax).
+
+    Args:
+        logits: ``(vocab,)`` or ``(batch, vocab)``.
+        temperature, top_k: as in :func:`next_token_probabilities`.
+        rng: a ``numpy.random.Generator`` (or a seed); None draws a fresh one.
+
+    Returns:
+        An int (for ``(vocab,)`` logits) or a ``(batch,)`` int64 array.
+
+    Example:
+        >>> sample_next_token([0.1, 3.0, 0.2], temperature=0)
+        1
+    """
+    probabilities = next_token_probabilities(logits, temperature, top_k)
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    rows = np.atleast_2d(probabilities)
+    # inverse-CDF draw per row; clip guards against round-off at the top end
+    cumulative = np.cumsum(rows, axis=-1)
+    draws = rng.random((rows.shape[0], 1)) * cumulative[:, -1:]
+    ids = np.minimum((cumulative <= draws).sum(axis=-1), rows.shape[-1] - 1)
+    # never land on a zero-probability token because of round-off
+    ids = np.where(rows[np.arange(len(ids)), ids] > 0, ids, np.argmax(rows, axis=-1))
+    return int(ids[0]) if probabilities.ndim == 1 else ids.astype("int64")
+
+
+# --------------------------------------------------------------------------------------------
+# Generating text from a language model (notebook 07), one sampled token at a time.
+# --------------------------------------------------------------------------------------------
+
+
+def generate(model, prompt_ids, num_tokens: int, *, temperature: float = 1.0,
+             top_k: int | None = None, seed: int = 0) -> np.ndarray:
+    """Continue ``prompt_ids`` by ``num_tokens`` tokens sampled one at a time.
+
+    Works with a stateful character LSTM built for batch 1 (see :func:`seqlab.models.with_batch_size`): the
+    prompt is read once, then each new token is fed alone and the LSTM's state carries the
+    past. Any other model (e.g. :class:`seqlab.models.MiniGPT`) sees the last ``context_length`` tokens at
+    every step, padded on the right to that length so one traced call serves every step (the
+    causal mask keeps the padding from affecting the position we read).
+
+    Args:
+        model: a language model mapping ``(1, T)`` ids to ``(1, T, vocab)`` logits.
+        prompt_ids: 1-D ids to start from (at least one).
+        num_tokens: how many tokens to generate.
+        temperature, top_k: passed to :func:`sample_next_token`
+            (``temperature=0``: greedy).
+        seed: seeds the sampling (the same text for the same seed).
+
+    Returns:
+        The generated ids, ``(num_tokens,)`` int64 (the prompt not included).
+    """
+    prompt = np.asarray(prompt_ids, dtype="int32").reshape(-1)
+    if prompt.size == 0:
+        raise ValueError("generate needs a prompt of at least one token.")
+    rng = np.random.default_rng(seed)
+    # One traced forward pass per model (eager calls cost ~20 ms a token).
+    forward = compiled_for(model, "forward", lambda ids: model(ids, training=False))
+    generated = []
+    if any(getattr(layer, "stateful", False) for layer in getattr(model, "layers", [])):
+        reset_states(model)
+        logits = np.asarray(forward(prompt[None]))[0, -1]                   # (vocab,)
+        for _ in range(num_tokens):
+            token = int(sample_next_token(logits, temperature=temperature, top_k=top_k, rng=rng))
+            generated.append(token)
+            logits = np.asarray(forward(np.array([[token]], "int32")))[0, -1]
+        return np.asarray(generated, dtype="int64")
+    context = int(getattr(model, "context_length", 0))
+    if context < 1:
+        raise ValueError("generate needs a stateful LSTM (batch 1) or a model with a "
+                         "context_length attribute (such as MiniGPT).")
+    ids = list(prompt)
+    for _ in range(num_tokens):
+        window = ids[-context:]
+        padded = np.zeros((1, context), "int32")                            # (1, context)
+        padded[0, : len(window)] = window
+        logits = np.asarray(forward(padded))[0, len(window) - 1]
+        token = int(sample_next_token(logits, temperature=temperature, top_k=top_k, rng=rng))
+        generated.append(token)
+        ids.append(token)
+    return np.asarray(generated, dtype="int64")

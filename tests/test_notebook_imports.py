@@ -1,0 +1,102 @@
+"""Each notebook imports from a handful of seqlab modules, and only from the package faces
+(issue 20: "goal: <= 6 distinct seqlab modules per notebook, never deep modules").
+
+Counted as the issue measured it: the module an import statement names, so
+``from seqlab import checks, plotting`` and ``from seqlab import config`` count once, as
+``seqlab``, and ``from seqlab.layers import MultiHeadAttention`` counts as ``seqlab.layers``. The
+cell tagged ``setup`` is left out: it is the same in every notebook, written by the notebook
+tool, and imports only ``seqlab.notebook`` (tests/test_notebook.py checks it). Every name
+imported from a face must be in that face's ``__all__``, so a notebook uses the declared API.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+
+import nbformat
+import pytest
+
+from seqlab import config
+
+NOTEBOOKS = sorted((config.REPO_ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+MAX_MODULES = 6
+#: The package faces a notebook may import from (``from seqlab import x`` imports face ``seqlab.x``).
+FACES = {
+    "seqlab", "seqlab.checks", "seqlab.config", "seqlab.data", "seqlab.decoding",
+    "seqlab.distribute", "seqlab.evaluation", "seqlab.export", "seqlab.layers", "seqlab.models",
+    "seqlab.notebook", "seqlab.plotting", "seqlab.results", "seqlab.sampling", "seqlab.training",
+}
+
+
+def code_without_setup(path) -> list[str]:
+    """The code cells' sources, IPython lines (``!pip``, ``%time``) blanked, setup cell left out."""
+    notebook = nbformat.read(path, as_version=4)
+    sources = []
+    for cell in notebook.cells:
+        if cell.cell_type != "code" or "setup" in cell.metadata.get("tags", []):
+            continue
+        sources.append("\n".join("" if line.lstrip().startswith(("!", "%")) else line
+                                 for line in cell.source.splitlines()))
+    return sources
+
+
+def seqlab_imports(sources: list[str]) -> list[tuple[str, list[str]]]:
+    """``(module, imported names)`` for every seqlab import statement in ``sources``."""
+    found = []
+    for source in sources:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                found += [(alias.name, []) for alias in node.names
+                          if alias.name.split(".")[0] == "seqlab"]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "seqlab":
+                found.append((node.module, [alias.name for alias in node.names]))
+    return found
+
+
+def import_problems(sources: list[str]) -> list[str]:
+    """What breaks the rules: a deep import, a name not in its face's ``__all__``, too many modules."""
+    problems = []
+    imports = seqlab_imports(sources)
+    for module, names in imports:
+        if module not in FACES:
+            problems.append(f"deep import: {module} (import from a package face instead)")
+            continue
+        if module == "seqlab":
+            problems += [f"deep import: seqlab.{name}" for name in names
+                         if f"seqlab.{name}" not in FACES]
+            continue
+        public = getattr(importlib.import_module(module), "__all__", None)
+        if public is not None:
+            problems += [f"{module} does not export {name} (not in its __all__)"
+                         for name in names if name not in public]
+    modules = sorted({module for module, _ in imports})
+    if len(modules) > MAX_MODULES:
+        problems.append(f"{len(modules)} seqlab modules (at most {MAX_MODULES}): {modules}")
+    return problems
+
+
+def test_every_notebook_is_found():
+    assert len(NOTEBOOKS) >= 7
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.stem)
+def test_notebook_imports_from_a_handful_of_faces(path):
+    sources = code_without_setup(path)
+    assert seqlab_imports(sources), f"{path.name} imports nothing from seqlab: wrong cells read?"
+    assert import_problems(sources) == []
+
+
+def test_the_check_catches_deep_imports_unknown_names_and_too_many_modules():
+    deep = ["from seqlab.models.word2vec import SkipGram\nfrom seqlab import checks, runner"]
+    assert import_problems(deep) == ["deep import: seqlab.models.word2vec (import from a package "
+                                     "face instead)", "deep import: seqlab.runner"]
+    assert import_problems(["from seqlab.layers import dense_2d"]) == [
+        "seqlab.layers does not export dense_2d (not in its __all__)"]
+    many = ["from seqlab import checks", "from seqlab.data import load_imdb",
+            "from seqlab.layers import LSTMCell", "from seqlab.models import perplexity",
+            "from seqlab.training import EpochTimer", "from seqlab.evaluation import bleu",
+            "import seqlab.sampling"]
+    assert import_problems(many[:6]) == []
+    (problem,) = import_problems(many)
+    assert problem.startswith("7 seqlab modules (at most 6)")

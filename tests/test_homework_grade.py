@@ -302,7 +302,7 @@ def _verdict(exercise, source, namespace, tmp_path):
     calls = verdicts.plan_calls(verdicts.hidden_part(source), verdicts.student_names(source))
     verdicts.record_values(exercise, verdicts.visible_part(source),
                            verdicts.student_names(source), calls, str(path), namespace=namespace)
-    return verdicts.judge(exercise, source, verdicts.read_values(path))
+    return verdicts.judge(exercise, source, verdicts.parse_values(path.read_text()))
 
 
 CAUSAL_CHECK = "checks.check_causal_mask(causal_mask)\n" + (
@@ -358,7 +358,7 @@ def test_a_kernel_that_forges_its_checks_records_values_not_verdicts(tmp_path):
     finally:
         transformer.check_causal_mask = original
         kernel_checks.check_causal_mask = original
-    verdict = verdicts.judge("Exercise 5: the causal mask", CAUSAL_CHECK, verdicts.read_values(path))
+    verdict = verdicts.judge("Exercise 5: the causal mask", CAUSAL_CHECK, verdicts.parse_values(path.read_text()))
     assert not verdict["passed"] and "no result of your code" in verdict["message"]
 
 
@@ -395,3 +395,28 @@ def test_collect_skips_its_own_output_and_keeps_students_with_the_same_id_apart(
                                       exclude=(tmp_path / "grades").resolve())
     assert [(s.path.name, s.student) for s in graded] == [("a.ipynb", "ada"), ("b.ipynb", "ada-2")]
     assert skipped == [] and "already had student id 'ada'" in graded[1].notes[0]
+
+
+def test_what_the_submission_wrote_is_read_as_untrusted_data(tmp_path):
+    from seqlab.checks.transcript import decode
+    from seqlab.homework.run import read_untrusted
+
+    work, host = tmp_path / "work", tmp_path / "host"
+    work.mkdir()
+    host.mkdir()
+    (host / "0.json").write_text("instructor's secret")
+    (work / "values").symlink_to(host)  # a folder link planted by the submission
+    with pytest.raises(ValueError, match="through a link"):
+        read_untrusted(work / "values" / "0.json", root=work)
+    (work / "direct.json").symlink_to(host / "0.json")
+    with pytest.raises(ValueError, match="through a link"):
+        read_untrusted(work / "direct.json", root=work)
+    with pytest.raises(ValueError, match="not written"):
+        read_untrusted(work / "direct.json")  # without a root, a link is still refused
+    (work / "big.json").write_text("x" * 2000)
+    with pytest.raises(ValueError, match="larger than"):
+        read_untrusted(work / "big.json", 1000, work)
+    with pytest.raises(ValueError, match="not allowed"):
+        decode({"__ndarray__": ["a"], "dtype": "<U100000000", "shape": [1]})
+    with pytest.raises(ValueError, match="not JSON|names and entries"):
+        verdicts.parse_values('{"names": []}')

@@ -38,6 +38,9 @@ _BUILTIN_ERRORS = {error.__name__: error for error in (
     TimeoutError, TypeError, ValueError, ZeroDivisionError)}
 _ARRAY_KINDS = "biufU"
 _MAX_DEPTH = 32
+#: Bytes per array element at most (strings of up to 256 characters): decoding an untrusted
+#: dtype such as "<U100000000" would otherwise allocate gigabytes for one element.
+_MAX_ITEMSIZE = 1024
 
 
 class Unavailable:
@@ -99,7 +102,7 @@ def decode(data: Any, depth: int = 0) -> Any:
             return {_hashable(k): v for k, v in pairs}
         if set(data) == {"__ndarray__", "dtype", "shape"}:
             dtype = np.dtype(str(data["dtype"]))
-            if dtype.kind not in _ARRAY_KINDS:
+            if dtype.kind not in _ARRAY_KINDS or dtype.itemsize > _MAX_ITEMSIZE:
                 raise ValueError(f"array dtype {dtype} is not allowed")
             shape = tuple(int(n) for n in data["shape"])
             return np.array(data["__ndarray__"], dtype=dtype).reshape(shape)

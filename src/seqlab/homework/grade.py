@@ -55,7 +55,7 @@ from seqlab.homework.report import (
 )
 from seqlab.homework.student_copies import make_student_copy
 from seqlab.homework.tags import ALLOWED_ERROR_TAG, has_tag
-from seqlab.homework.verdicts import judge, read_values, record_cell
+from seqlab.homework.verdicts import MAX_VALUES_BYTES, judge, parse_values, record_cell
 
 #: The FAST-mode promise (README): every notebook runs in about a minute on 2 CPU cores.
 FAST_BUDGET_SECONDS = 60
@@ -104,7 +104,7 @@ async def grade_submission(submission: Submission, assignment: Assignment, out_d
     """Run one matched, valid submission and grade it with the instructor's checks."""
     import nbformat
 
-    from seqlab.homework.run import run_submission
+    from seqlab.homework.run import read_untrusted, run_submission
 
     safe = safe_name(submission.student)
     grade = Grade(submission.student, submission.path.name, assignment.name, [], OK,
@@ -131,7 +131,8 @@ async def grade_submission(submission: Submission, assignment: Assignment, out_d
         values = []
         for index in range(len(assignment.exercises)):
             try:
-                values.append(read_values(work / values_dir / f"{index}.json"))
+                values.append(parse_values(read_untrusted(
+                    work / values_dir / f"{index}.json", MAX_VALUES_BYTES, work)))
             except ValueError as error:
                 values.append(str(error))
     grade.seconds = run.seconds

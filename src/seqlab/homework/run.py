@@ -60,13 +60,21 @@ def private_home(home: Path) -> Path:
     return home
 
 
-def read_untrusted(path: Path, limit: int = MAX_NOTEBOOK_BYTES) -> str:
+def read_untrusted(path: Path, limit: int = MAX_NOTEBOOK_BYTES, root: Path | None = None) -> str:
     """Text of a file the submission's side wrote; refuses links and files over ``limit``.
 
+    With ``root`` (the submission's working folder) the file must lie inside it with no link
+    anywhere on the way, so a submission cannot point the grader at a file of the host.
+
     Raises:
-        ValueError: if the file is missing, a link, not a regular file or too large.
+        ValueError: if the file is missing, reached through a link, not a regular file, or
+            too large.
     """
     path = Path(path)
+    if root is not None:
+        real_root = Path(os.path.realpath(root))
+        if Path(os.path.realpath(path)) != real_root / path.relative_to(root):
+            raise ValueError(f"{path.name} is reached through a link")
     if path.is_symlink() or not path.is_file():
         raise ValueError(f"{path.name} was not written")
     if path.stat().st_size > limit:
@@ -130,7 +138,7 @@ async def run_submission(notebook, work: Path, *, sandbox: str, hide=(),
         with contextlib.suppress(ProcessLookupError):
             await process.wait()
     try:
-        outcome = json.loads(read_untrusted(work / RESULT_NAME, 1024**2))
+        outcome = json.loads(read_untrusted(work / RESULT_NAME, 1024**2, work))
         result.seconds = float(outcome["seconds"])
         result.stopped = None if outcome["stopped"] is None else str(outcome["stopped"])[:500]
         result.errors = [(int(index), str(error)[:500]) for index, error in outcome["errors"]]
@@ -140,7 +148,7 @@ async def run_submission(notebook, work: Path, *, sandbox: str, hide=(),
             f"; {tail[0][:300]}" if tail else "") + ")"
     try:
         result.executed = nbformat.reads(
-            read_untrusted(work / "executed" / notebook_path.name), as_version=4)
+            read_untrusted(work / "executed" / notebook_path.name, root=work), as_version=4)
     except Exception as error:  # noqa: BLE001 - the submission's side may write anything
         result.problem = result.problem or f"no executed notebook came back ({error})"
     return result

@@ -238,20 +238,15 @@ class _Replayer:
         return f"<{self._name} (the submission's)>"
 
 
-def read_values(path: Path) -> dict:
-    """The kernel's values file, read as untrusted data (size-limited, no links followed).
+def parse_values(text: str) -> dict:
+    """The kernel's values file (its text, read with :func:`seqlab.homework.run.read_untrusted`).
 
     Raises:
-        ValueError: if the file is missing, a link, too large or not the expected JSON.
+        ValueError: if it is not the JSON :func:`record_values` writes.
     """
-    path = Path(path)
-    if path.is_symlink() or not path.is_file():
-        raise ValueError("no values file was written")
-    if path.stat().st_size > MAX_VALUES_BYTES:
-        raise ValueError(f"the values file is larger than {MAX_VALUES_BYTES // 1024**2} MB")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as error:
         raise ValueError(f"the values file is not JSON ({type(error).__name__})") from None
     if not (isinstance(data, dict) and isinstance(data.get("names"), dict)
             and isinstance(data.get("entries"), dict)):

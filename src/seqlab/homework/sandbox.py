@@ -104,12 +104,16 @@ def bwrap_command(command: Sequence[str], work: Path, *, hide: Iterable[Path] = 
     import seqlab
 
     needed = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
-              Path(sys.executable).resolve().parent, Path(seqlab.__file__).resolve().parent]
+              Path(sys.executable).resolve().parent, Path(seqlab.__file__).resolve().parent,
+              *(Path(p).resolve() for p in sys.path if p and Path(p).is_dir()
+                and "-packages" in Path(p).name)]  # user site-packages under a hidden home
     args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",
             "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
     for folder in hidden:
         args += ["--tmpfs", str(folder)]
-    for folder in dict.fromkeys(needed):
+    needed = list(dict.fromkeys(needed))
+    needed = [f for f in needed if not any(f != g and f.is_relative_to(g) for g in needed)]
+    for folder in needed:
         if _covers(folder, hidden):
             args += ["--ro-bind", str(folder), str(folder)]
     args += ["--bind", str(work), str(work), "--chdir", str(work), "--clearenv"]

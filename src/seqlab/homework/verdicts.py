@@ -91,11 +91,11 @@ class _Recorder:
     """Calls the student's object and records what it returned (or raised)."""
 
     def __init__(self, name: str, target, transcript: Transcript):
-        self._name, self._target, self._transcript = name, target, transcript
+        self.function_name, self.target, self.transcript = name, target, transcript
 
     def __call__(self, *args, **kwargs):
-        key = call_key(self._name, args, kwargs)
-        return self._transcript.record(key, lambda: self._target(*args, **kwargs))
+        key = call_key(self.function_name, args, kwargs)
+        return self.transcript.record(key, lambda: self.target(*args, **kwargs))
 
 
 def record_values(exercise: str, visible_source: str, names: list[str], planned_calls: list,
@@ -229,13 +229,13 @@ class _Replayer:
     """Answers a call of the student's function from the recorded transcript."""
 
     def __init__(self, name: str, transcript: Transcript, exercise: str):
-        self._name, self._transcript, self._exercise = name, transcript, exercise
+        self.function_name, self.transcript, self.exercise = name, transcript, exercise
 
     def __call__(self, *args, **kwargs):
-        return self._transcript.replay(self._exercise, call_key(self._name, args, kwargs))
+        return self.transcript.replay(self.exercise, call_key(self.function_name, args, kwargs))
 
     def __repr__(self):
-        return f"<{self._name} (the submission's)>"
+        return f"<{self.function_name} (the submission's)>"
 
 
 def parse_values(text: str) -> dict:

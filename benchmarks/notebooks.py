@@ -11,7 +11,7 @@ notebook table and the ``about N s on 2 CPU cores`` phrase in each notebook's ti
 the three always agree; ``tests/test_benchmark_records.py`` fails if they do not. Displayed
 times are the recorded seconds rounded to whole seconds, halves up (:func:`displayed_seconds`).
 After a run that changed title cells, rebuild the student copies
-(``python -m seqlab.assignments build``).
+(``python -m seqlab.homework build``).
 
 The budgets are the course's promises: 60 s for notebooks 01–03 and 90 s for the others on two
 CPU cores. The baseline measured in the same run is a notebook that only runs the shared setup
@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nrecorded in {RECORD.relative_to(config.REPO_ROOT)}")
     for name in sync(record):
         print("updated", name)
-    print("If title cells changed: python -m seqlab.assignments build")
+    print("If title cells changed: python -m seqlab.homework build")
     return 0
 
 

@@ -16,7 +16,7 @@ from seqlab import config
 PACKAGE = config.REPO_ROOT / "src" / "seqlab"
 
 #: Level of each part of the package; a module may import its own level and lower ones only.
-#: Parts not listed (notebook, checks, runner, assignments, site, ...) are tools on top: they
+#: Parts not listed (notebook, checks, runner, homework, site, ...) are tools on top: they
 #: may import anything, and no listed part may import them.
 LEVELS = {
     "seqlab": 0,
@@ -118,3 +118,95 @@ def test_importing_a_level_loads_nothing_it_does_not_need(package, not_loaded):
                             timeout=300)
     assert result.returncode == 0, (f"importing {package} loaded {result.stdout.strip()}"
                                     f"\n{result.stderr[-2000:]}")
+
+
+# ------------------------------------------------------------------ no circle, anywhere
+
+
+def module_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """``{module: modules it imports}`` for every module under ``root``, lazy imports included.
+
+    ``from seqlab.x import y`` counts as importing ``seqlab.x.y`` when that is a module, else
+    ``seqlab.x``; the implicit import of a module's parent packages is not an edge (a package's
+    ``__init__`` re-exporting its own modules is not a circle).
+    """
+    paths = {module_name(path, root): path for path in sorted(root.rglob("*.py"))}
+    graph: dict[str, set[str]] = {name: set() for name in paths}
+    for importer, path in paths.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        package = importer if path.name == "__init__.py" else importer.rpartition(".")[0]
+        for node in ast.walk(tree):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    module = ".".join([*base, *([node.module] if node.module else [])])
+                else:
+                    module = node.module or ""
+                targets = [f"{module}.{alias.name}" if f"{module}.{alias.name}" in paths
+                           else module for alias in node.names]
+            for target in targets:
+                while target and target not in paths:
+                    target = target.rpartition(".")[0]
+                if target and target != importer:
+                    graph[importer].add(target)
+    return graph
+
+
+def import_circles(root: Path = PACKAGE) -> list[list[str]]:
+    """Every import circle (strongly connected set of two or more modules), Tarjan's way."""
+    graph = module_graph(root)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in sorted(graph[module]):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == module:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return circles
+
+
+def test_no_import_circle_anywhere_in_the_package():
+    graph = module_graph()
+    # Every module is in the graph, the homework package's included: no exemptions.
+    assert "seqlab.homework.grade" in graph and "seqlab.homework.tags" in graph
+    assert len(graph) == len(list(PACKAGE.rglob("*.py")))
+    assert import_circles() == []
+
+
+def test_the_check_catches_a_circle_even_through_a_lazy_import(tmp_path):
+    fake = tmp_path / "seqlab"
+    (fake / "homework").mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "homework" / "__init__.py").write_text("")
+    (fake / "homework" / "a.py").write_text("from seqlab.homework import b\n")
+    (fake / "homework" / "b.py").write_text("def f():\n    from seqlab.homework.c import g\n")
+    (fake / "homework" / "c.py").write_text("from . import a\n")
+    (fake / "homework" / "d.py").write_text("from seqlab.homework import a\n")
+    assert import_circles(fake) == [["seqlab.homework.a", "seqlab.homework.b",
+                                     "seqlab.homework.c"]]

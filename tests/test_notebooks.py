@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from seqlab import config
-from seqlab.assignments import ALLOWED_ERROR_TAG, CHECK_TAG, EXERCISE_TAG, exercise_name
+from seqlab.homework.tags import ALLOWED_ERROR_TAG, CHECK_TAG, EXERCISE_TAG, exercise_name
 from seqlab.notebook import PARAMETERS_TAG, SETUP_TAG, notebook_paths, sync_notebook
 from seqlab.runner import run_notebook
 from seqlab.site import STUDENT_RUNS

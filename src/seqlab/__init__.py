@@ -1,9 +1,9 @@
 """seqlab: sequence models on Keras 3 — the tested code behind the course notebooks.
 
-Data flows one way (README.md, "Package"):
+Data flows one way (docs/architecture.md):
 ``data -> layers -> models -> training -> decoding/sampling/evaluation -> plotting``, with
 ``config`` and ``results`` below them all and the tools (``notebook``, ``checks``, ``runner``,
-``assignments``, ``site``) on top. Lower modules never import higher ones, not even inside a
+``homework``, ``site``) on top. Lower modules never import higher ones, not even inside a
 function (``tests/test_import_graph.py`` checks it), and nothing here imports a notebook.
 """
 

@@ -8,7 +8,7 @@
 ``-p NAME VALUE`` overrides a variable of the notebook's ``parameters`` cell, as papermill's own
 ``-p`` does: ``True``/``False``/``None`` and numbers are read as such, anything else is a string.
 
-The tests and the homework grader (:mod:`seqlab.grading`) call :func:`run_notebook` too, so
+The tests and the homework grader (:mod:`seqlab.homework`) call :func:`run_notebook` too, so
 "it runs in CI", "it runs for you" and "it was graded" are the same code path.
 """
 

@@ -18,6 +18,7 @@ from seqlab.checks.core import (
     passed,
     run_student_code,
 )
+from seqlab.checks.transcript import observe
 
 FROZEN_CLASSIFIER = "Exercise 1: build the frozen classifier"
 ACCURACY_FUNCTION = "Exercise 2: accuracy from predicted probabilities"
@@ -50,38 +51,54 @@ def _embedding_of(exercise: str, model):
     return layers[0]
 
 
-def _learning_rate(model) -> float:
-    return float(np.asarray(model.optimizer.learning_rate))
-
-
-def _check_compiled(exercise: str, model, learning_rate: float) -> None:
-    """Adam at ``learning_rate``, binary cross-entropy and accuracy, checked by evaluating."""
-    import keras
+def _compile_facts(model) -> dict:
+    """What ``compile`` set up, as data: optimizer, learning rate, metrics, loss on REVIEWS."""
     import tensorflow as tf
 
     if getattr(model, "optimizer", None) is None or not model.compiled:
-        raise CheckFailed(exercise, "the model is not compiled: call model.compile(...) "
-                                    "inside your function.")
-    if not isinstance(model.optimizer, keras.optimizers.Adam):
-        raise CheckFailed(exercise, f"the optimizer is {type(model.optimizer).__name__}; the "
-                                    "case study uses keras.optimizers.Adam.")
-    if not math.isclose(_learning_rate(model), learning_rate, rel_tol=1e-5):
-        raise CheckFailed(exercise, f"the learning rate is {_learning_rate(model):.3g}; "
-                                    f"expected {learning_rate:.3g}.")
+        return {"compiled": False}
     texts, labels = tf.constant(REVIEWS), tf.constant(LABELS)
     # compute_loss / compute_metrics use what compile set up, without tracing a tf.function.
     predictions = model(texts)
-    if "accuracy" not in model.compute_metrics(texts, labels, predictions, sample_weight=None):
+    metrics = model.compute_metrics(texts, labels, predictions, sample_weight=None)
+    return {"compiled": True, "optimizer": type(model.optimizer).__name__,
+            "learning_rate": float(np.asarray(model.optimizer.learning_rate)),
+            "accuracy": "accuracy" in metrics,
+            "loss": float(model.compute_loss(x=texts, y=labels, y_pred=predictions)),
+            "predictions": np.asarray(predictions).reshape(-1).astype("float64")}
+
+
+def _check_compiled(exercise: str, facts: dict, learning_rate: float) -> None:
+    """Adam at ``learning_rate``, binary cross-entropy and accuracy, from :func:`_compile_facts`."""
+    if not facts["compiled"]:
+        raise CheckFailed(exercise, "the model is not compiled: call model.compile(...) "
+                                    "inside your function.")
+    if facts["optimizer"] != "Adam":
+        raise CheckFailed(exercise, f"the optimizer is {facts['optimizer']}; the "
+                                    "case study uses keras.optimizers.Adam.")
+    if not math.isclose(facts["learning_rate"], learning_rate, rel_tol=1e-5):
+        raise CheckFailed(exercise, f"the learning rate is {facts['learning_rate']:.3g}; "
+                                    f"expected {learning_rate:.3g}.")
+    if not facts["accuracy"]:
         raise CheckFailed(exercise, "the model does not report accuracy; compile it with "
                                     "metrics=['accuracy'].")
-    loss = float(model.compute_loss(x=texts, y=labels, y_pred=predictions))
-    probabilities = np.clip(np.asarray(predictions).reshape(-1), 1e-7, 1 - 1e-7)
+    probabilities = np.clip(np.asarray(facts["predictions"]).reshape(-1), 1e-7, 1 - 1e-7)
     y = np.asarray(LABELS)
     cross_entropy = -np.mean(y * np.log(probabilities) + (1 - y) * np.log(1 - probabilities))
+    loss = facts["loss"]
     if not math.isclose(loss, cross_entropy, rel_tol=1e-3, abs_tol=1e-4):
         raise CheckFailed(exercise, f"the loss is {loss:.4f} where binary cross-entropy "
                                     f"gives {cross_entropy:.4f}; use "
                                     "loss='binary_crossentropy'.")
+
+
+def _embedding_facts(exercise: str, model) -> dict:
+    embedding = _embedding_of(exercise, model)
+    return {"embedding_trainable": bool(embedding.trainable),
+            "embedding_dim": int(embedding.output_dim),
+            "embedding_parameters": int(embedding.count_params()),
+            "trainable": _parameters(model.trainable_weights),
+            "frozen": _parameters(model.non_trainable_weights)}
 
 
 # ------------------------------------------------------------------------------ notebook 01
@@ -94,35 +111,46 @@ def check_frozen_classifier(build_frozen_classifier: Callable) -> bool:
     compiled with Adam(1e-3), binary cross-entropy and accuracy: only the head's 6,657
     parameters trainable.
     """
+    exercise = FROZEN_CLASSIFIER
+    facts = observe(exercise, _describe_frozen_classifier, build_frozen_classifier)
+    if facts["returned"] != "model":
+        raise CheckFailed(exercise, f"your function returned {facts['returned']}; return "
+                                    "the keras model.")
+    if facts["embedding_trainable"]:
+        raise CheckFailed(exercise, "the embedding layer is trainable; freeze it "
+                                    "(trainable=False) before compiling.")
+    head = facts["embedding_dim"] * HIDDEN_UNITS + HIDDEN_UNITS + HIDDEN_UNITS + 1
+    trainable, frozen = facts["trainable"], facts["frozen"]
+    if (trainable, frozen) != (head, facts["embedding_parameters"]):
+        raise CheckFailed(exercise, f"the model has {trainable:,} trainable and {frozen:,} "
+                                    f"frozen parameters; expected {head:,} trainable (Dense "
+                                    f"{HIDDEN_UNITS} relu + Dense 1 sigmoid) and the "
+                                    f"embedding's {facts['embedding_parameters']:,} frozen.")
+    probabilities = np.asarray(facts["probabilities"])
+    if probabilities.shape != (len(REVIEWS), 1):
+        raise CheckFailed(exercise, f"the model outputs shape {probabilities.shape}; expected "
+                                    f"({len(REVIEWS)}, 1): one probability per review.")
+    if not ((probabilities >= 0) & (probabilities <= 1)).all():
+        raise CheckFailed(exercise, "the outputs are not probabilities: end with a sigmoid.")
+    _check_compiled(exercise, facts["compile"], 1e-3)
+    return passed(exercise, f"{trainable:,} trainable parameters on top of a frozen embedding "
+                            f"of {frozen:,}.")
+
+
+def _describe_frozen_classifier(build_frozen_classifier: Callable) -> dict:
+    """Build the student's model on the stand-in module and report it as data."""
     import keras
     import tensorflow as tf
 
     exercise = FROZEN_CLASSIFIER
     model = run_student_code(exercise, build_frozen_classifier, _stand_in_embedding())
     if not isinstance(model, keras.Model):
-        raise CheckFailed(exercise, f"your function returned {type(model).__name__}; return "
-                                    "the keras model.")
-    embedding = _embedding_of(exercise, model)
-    if embedding.trainable:
-        raise CheckFailed(exercise, "the embedding layer is trainable; freeze it "
-                                    "(trainable=False) before compiling.")
-    head = embedding.output_dim * HIDDEN_UNITS + HIDDEN_UNITS + HIDDEN_UNITS + 1
-    trainable, frozen = _parameters(model.trainable_weights), _parameters(model.non_trainable_weights)
-    if (trainable, frozen) != (head, embedding.count_params()):
-        raise CheckFailed(exercise, f"the model has {trainable:,} trainable and {frozen:,} "
-                                    f"frozen parameters; expected {head:,} trainable (Dense "
-                                    f"{HIDDEN_UNITS} relu + Dense 1 sigmoid) and the "
-                                    f"embedding's {embedding.count_params():,} frozen.")
+        return {"returned": type(model).__name__}
+    facts = {"returned": "model", **_embedding_facts(exercise, model)}
     probabilities = run_student_code(exercise, model, tf.constant(REVIEWS))
-    probabilities = np.asarray(probabilities)
-    if probabilities.shape != (len(REVIEWS), 1):
-        raise CheckFailed(exercise, f"the model outputs shape {probabilities.shape}; expected "
-                                    f"({len(REVIEWS)}, 1): one probability per review.")
-    if not ((probabilities >= 0) & (probabilities <= 1)).all():
-        raise CheckFailed(exercise, "the outputs are not probabilities: end with a sigmoid.")
-    _check_compiled(exercise, model, 1e-3)
-    return passed(exercise, f"{trainable:,} trainable parameters on top of a frozen embedding "
-                            f"of {frozen:,}.")
+    facts["probabilities"] = np.asarray(probabilities).astype("float64")
+    facts["compile"] = _compile_facts(model)
+    return facts
 
 
 def check_accuracy_function(accuracy_from_probabilities: Callable) -> bool:
@@ -161,11 +189,36 @@ def check_recompile_for_fine_tuning(recompile_for_fine_tuning: Callable) -> bool
     ``base_learning_rate / 10``, binary cross-entropy and accuracy, and the trained weights
     are kept (no new model).
     """
+    exercise = RECOMPILE_FOR_FINE_TUNING
+    base_learning_rate = 2e-3  # not the notebook's 1e-3, so a hard-coded 1e-4 shows
+    facts = observe(exercise, _describe_recompiled, recompile_for_fine_tuning, base_learning_rate)
+    if facts["returned_other_model"]:
+        raise CheckFailed(exercise, "your function returned a different model; change and "
+                                    "recompile the one you are given.")
+    if not facts["embedding_trainable"]:
+        raise CheckFailed(exercise, "the embedding layer is still frozen: set its trainable "
+                                    "attribute to True before compiling.")
+    if facts["frozen"]:
+        raise CheckFailed(exercise, f"{facts['frozen']:,} parameters "
+                                    "are still frozen; unfreeze the embedding.")
+    if not facts["weights_kept"]:
+        raise CheckFailed(exercise, "the weights changed: fine-tuning starts from the frozen "
+                                    "stage's weights; do not rebuild the model.")
+    if not facts["recompiled"]:
+        raise CheckFailed(exercise, "the model was not compiled again, so fit would keep "
+                                    "training only the head: Keras decides which weights to "
+                                    "train when it compiles, so call model.compile(...) after "
+                                    "setting trainable = True.")
+    _check_compiled(exercise, facts["compile"], base_learning_rate / 10)
+    return passed(exercise, "Unfrozen and recompiled at one tenth of the learning rate.")
+
+
+def _describe_recompiled(recompile_for_fine_tuning: Callable, base_learning_rate: float) -> dict:
+    """Give the student's function a frozen-stage model; report what it did to it as data."""
     from seqlab.models import build_sentiment_classifier
     from seqlab.training import compile_sentiment_classifier
 
     exercise = RECOMPILE_FOR_FINE_TUNING
-    base_learning_rate = 2e-3  # not the notebook's 1e-3, so a hard-coded 1e-4 shows
     model = compile_sentiment_classifier(
         build_sentiment_classifier(_stand_in_embedding()), base_learning_rate)
     # As after the frozen stage's fit: Keras holds a training function that trains the weights
@@ -174,26 +227,11 @@ def check_recompile_for_fine_tuning(recompile_for_fine_tuning: Callable) -> bool
     frozen_stage_function = model.train_function
     kernel = model.layers[-1].kernel.numpy().copy()
     result = run_student_code(exercise, recompile_for_fine_tuning, model, base_learning_rate)
-    if result is not None and result is not model:
-        raise CheckFailed(exercise, "your function returned a different model; change and "
-                                    "recompile the one you are given.")
-    embedding = _embedding_of(exercise, model)
-    if not embedding.trainable:
-        raise CheckFailed(exercise, "the embedding layer is still frozen: set its trainable "
-                                    "attribute to True before compiling.")
-    if _parameters(model.non_trainable_weights):
-        raise CheckFailed(exercise, f"{_parameters(model.non_trainable_weights):,} parameters "
-                                    "are still frozen; unfreeze the embedding.")
-    if not np.array_equal(kernel, model.layers[-1].kernel.numpy()):
-        raise CheckFailed(exercise, "the weights changed: fine-tuning starts from the frozen "
-                                    "stage's weights; do not rebuild the model.")
-    if model.train_function is frozen_stage_function:
-        raise CheckFailed(exercise, "the model was not compiled again, so fit would keep "
-                                    "training only the head: Keras decides which weights to "
-                                    "train when it compiles, so call model.compile(...) after "
-                                    "setting trainable = True.")
-    _check_compiled(exercise, model, base_learning_rate / 10)
-    return passed(exercise, "Unfrozen and recompiled at one tenth of the learning rate.")
+    return {"returned_other_model": result is not None and result is not model,
+            **_embedding_facts(exercise, model),
+            "weights_kept": bool(np.array_equal(kernel, model.layers[-1].kernel.numpy())),
+            "recompiled": model.train_function is not frozen_stage_function,
+            "compile": _compile_facts(model)}
 
 
 def check_learning_rate_comparison(runs: Mapping[str, Mapping] | Callable[[], Mapping]) -> bool:

@@ -20,6 +20,7 @@ from seqlab.checks.core import (
     passed,
     run_student_code,
 )
+from seqlab.checks.transcript import observe
 
 UNITS, FEATURES, STEPS, BATCH = 3, 4, 5, 2
 
@@ -69,18 +70,10 @@ def _check_cell(exercise: str, cell_class, *, gates: str, absent_gate: str, why:
     state per name in ``state_names``, and match ``reference(weights, x) -> (sequence,
     states)``. Returns the cell's parameter count, checked to be one block per gate.
     """
-    import keras
-
     rng = np.random.default_rng(2000)
     x = rng.normal(size=(BATCH, STEPS, FEATURES)).astype("float32")
-
-    def build_and_run():
-        layer = keras.layers.RNN(cell_class(UNITS), return_sequences=True, return_state=True)
-        layer(x)
-        return layer
-
-    layer = run_student_code(exercise, build_and_run)
-    names = {w.name for w in layer.cell.weights}
+    facts = observe(exercise, _describe_cell, exercise, cell_class, x)
+    names = set(facts["names"])
     if names & _gate_weights(absent_gate):
         raise CheckFailed(exercise, f"your cell has the weights "
                                     f"{sorted(names & _gate_weights(absent_gate))}: {why}")
@@ -88,11 +81,9 @@ def _check_cell(exercise: str, cell_class, *, gates: str, absent_gate: str, why:
         raise CheckFailed(exercise, f"your cell lacks the weights "
                                     f"{sorted(_gate_weights(gates) - names)}; create them in "
                                     "build() with self.add_gate(...), as in the cell's template.")
-    for weight in layer.cell.weights:
-        weight.assign(rng.normal(scale=0.6, size=weight.shape).astype("float32"))
-    got = [np.asarray(r) for r in run_student_code(exercise, layer, x)]
-    expected_sequence, expected_states = reference(
-        {w.name: np.asarray(w) for w in layer.cell.weights}, x)
+    got = [np.asarray(r) for r in facts["outputs"]]
+    weights = dict(zip(facts["names"], facts["weights"], strict=True))
+    expected_sequence, expected_states = reference(weights, x)
     if len(got) != 1 + len(state_names):
         raise CheckFailed(
             exercise, f"the RNN returned {len(got) - 1} state(s), expected "
@@ -102,11 +93,30 @@ def _check_cell(exercise: str, cell_class, *, gates: str, absent_gate: str, why:
     assert_close(exercise, got[0], expected_sequence, what="the output sequence y(t)")
     for value, expected, name in zip(got[1:], expected_states, state_names, strict=True):
         assert_close(exercise, value, expected, what=f"the final state {name}")
-    parameters = layer.count_params()
+    parameters = facts["parameters"]
     if parameters != _block_parameters(len(gates)):
         raise CheckFailed(exercise, f"your cell has {parameters} parameters; {len(gates)} gates "
                                     f"of this size have {_block_parameters(len(gates))}.")
     return parameters
+
+
+def _describe_cell(exercise: str, cell_class, x: np.ndarray) -> dict:
+    """Run ``cell_class`` in an RNN on ``x`` with random weights; report weights and outputs."""
+    import keras
+
+    def build_and_run():
+        layer = keras.layers.RNN(cell_class(UNITS), return_sequences=True, return_state=True)
+        layer(x)
+        return layer
+
+    layer = run_student_code(exercise, build_and_run)
+    rng = np.random.default_rng(2001)
+    for weight in layer.cell.weights:
+        weight.assign(rng.normal(scale=0.6, size=weight.shape).astype("float32"))
+    outputs = [np.asarray(r) for r in run_student_code(exercise, layer, x)]
+    return {"names": [w.name for w in layer.cell.weights],
+            "weights": [np.asarray(w) for w in layer.cell.weights],
+            "outputs": outputs, "parameters": int(layer.count_params())}
 
 
 def _block_parameters(blocks: int) -> int:

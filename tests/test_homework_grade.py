@@ -1,4 +1,4 @@
-"""Homework grading: submissions are run in their own kernels and scored by the instructor's checks.
+"""Homework grading: submissions run in their own kernels; the instructor's checks score them.
 
 The end-to-end test builds the student copy of notebook 01 (the cheapest in FAST mode), writes
 the submissions the issue lists and grades them in one run. The instructor notebook used there
@@ -16,8 +16,11 @@ import nbformat
 import numpy as np
 import pytest
 
-from seqlab import assignments, checks, config, grading
+from seqlab import checks, config
 from seqlab.checks import CheckFailed
+from seqlab.homework import __main__ as cli
+from seqlab.homework import collect, grade, student_copies, verdicts
+from seqlab.homework.tags import EXERCISE_TAG, exercise_name
 
 NOTEBOOK = "01_imdb_pretrained_embedding"
 EXERCISE_1 = "Exercise 1: build the frozen classifier"
@@ -42,8 +45,8 @@ def _cells_by_label(notebook):
     """{exercise label: (index of the exercise cell, index of its check cell)}."""
     found = {}
     for index, cell in enumerate(notebook.cells):
-        label = assignments.exercise_name(cell)
-        if label and assignments.EXERCISE_TAG in cell.metadata.get("tags", []):
+        label = exercise_name(cell)
+        if label and EXERCISE_TAG in cell.metadata.get("tags", []):
             check = next(i for i in range(index + 1, len(notebook.cells))
                          if notebook.cells[i].cell_type == "code")
             found[label] = (index, check)
@@ -60,7 +63,7 @@ def course(tmp_path_factory):
     instructor.cells[cells[EXERCISE_1][0]].metadata["seqlab"]["points"] = 2
     instructor.cells[cells[EXERCISE_2][1]].source += HIDDEN_TEST
     nbformat.write(instructor, root / "notebooks" / f"{NOTEBOOK}.ipynb")
-    (path, text), = assignments.build(root / "notebooks", root / "assignments", root=root).items()
+    (path, text), = student_copies.build(root / "notebooks", root / "assignments", root=root).items()
     path.parent.mkdir()
     path.write_text(text, encoding="utf-8")
     return root, instructor, nbformat.reads(text, as_version=4)
@@ -79,9 +82,9 @@ def _submission(student_copy, folder, name, *, solve=(), student_id=None,
             del notebook.cells[index]
     if exercise_2_first:
         exercise_1 = next(i for i, c in enumerate(notebook.cells)
-                          if assignments.exercise_name(c) == EXERCISE_1)
+                          if exercise_name(c) == EXERCISE_1)
         exercise_2 = next(i for i, c in enumerate(notebook.cells)
-                          if assignments.exercise_name(c) == EXERCISE_2)
+                          if exercise_name(c) == EXERCISE_2)
         notebook.cells.insert(exercise_1, notebook.cells.pop(exercise_2))
     nbformat.write(notebook, folder / f"{name}.ipynb")
 
@@ -122,8 +125,8 @@ def graded(course):
     lines = []
     # Three at once: the sleeping loop waits out its time limit while two others share the
     # two cores of CI.
-    grades = grading.grade(folder, out, notebook="01", notebooks_dir=root / "notebooks",
-                           time_limit=TIME_LIMIT, check_timeout=60, jobs=3,
+    grades = grade.grade(folder, out, notebook="01", notebooks_dir=root / "notebooks",
+                           time_limit=TIME_LIMIT, check_timeout=60, jobs=3, sandbox="none",
                            log=lambda *parts: lines.append(" ".join(map(str, parts))))
     with (out / "grades.csv").open(encoding="utf-8") as handle:
         rows = {row["student"]: row for row in csv.DictReader(handle)}
@@ -234,7 +237,7 @@ def test_executed_copies_keep_the_students_cells_and_never_the_hidden_tests(grad
     assert executed == sorted(set(rows) - {"broken"})
     for path in (out / "executed").glob("*.ipynb"):
         text = path.read_text(encoding="utf-8")
-        assert "HIDDEN TESTS" not in text and grading.RESULT_MARKER not in text
+        assert "HIDDEN TESTS" not in text and "_seqlab_record_values" not in text
 
 
 # --------------------------------------------------------------------- without a kernel
@@ -244,12 +247,12 @@ def test_the_build_records_the_assignment_in_the_copys_metadata(course):
     root, _, student_copy = course
     entry = student_copy.metadata["seqlab"]
     source = (root / "notebooks" / f"{NOTEBOOK}.ipynb").read_text(encoding="utf-8")
-    assert entry == {"assignment": NOTEBOOK, "version": assignments.source_version(source)}
+    assert entry == {"assignment": NOTEBOOK, "version": student_copies.source_version(source)}
 
 
 def test_points_and_checks_come_from_the_instructor_notebook(course):
     root, _, _ = course
-    assignment = grading.load_assignment(root / "notebooks" / f"{NOTEBOOK}.ipynb")
+    assignment = collect.load_assignment(root / "notebooks" / f"{NOTEBOOK}.ipynb")
     assert [(e.name, e.points) for e in assignment.exercises] == [(EXERCISE_1, 2.0),
                                                                   (EXERCISE_2, 1.0)]
     assert "### BEGIN HIDDEN TESTS" in assignment.exercises[1].check
@@ -262,26 +265,26 @@ def test_bad_points_are_refused(course, tmp_path):
     notebook.cells[_cells_by_label(notebook)[EXERCISE_1][0]].metadata["seqlab"]["points"] = "two"
     nbformat.write(notebook, tmp_path / "bad.ipynb")
     with pytest.raises(ValueError, match="points = 'two'; expected a positive number"):
-        grading.load_assignment(tmp_path / "bad.ipynb")
+        collect.load_assignment(tmp_path / "bad.ipynb")
 
 
 def test_submissions_are_matched_by_metadata_then_title_never_by_file_name(course, tmp_path):
     root, instructor, student_copy = course
-    assignment = grading.load_assignment(root / "notebooks" / f"{NOTEBOOK}.ipynb")
+    assignment = collect.load_assignment(root / "notebooks" / f"{NOTEBOOK}.ipynb")
     known = {NOTEBOOK: assignment}
     renamed = tmp_path / "homework (3).ipynb"
     nbformat.write(student_copy, renamed)
-    assert grading.read_submission(renamed, known).assignment == NOTEBOOK
+    assert collect.read_submission(renamed, known).assignment == NOTEBOOK
 
     lost_metadata = nbformat.from_dict(json.loads(json.dumps(student_copy)))
     del lost_metadata.metadata["seqlab"]
     nbformat.write(lost_metadata, tmp_path / "b.ipynb")
-    submission = grading.read_submission(tmp_path / "b.ipynb", known)
+    submission = collect.read_submission(tmp_path / "b.ipynb", known)
     assert submission.assignment == NOTEBOOK and "title cell" in submission.notes[0]
 
     nbformat.write(instructor, tmp_path / f"{NOTEBOOK}.ipynb")  # right name, not a copy
-    submission = grading.read_submission(tmp_path / f"{NOTEBOOK}.ipynb", known)
-    assert submission.assignment is None and submission.status == grading.UNMATCHED
+    submission = collect.read_submission(tmp_path / f"{NOTEBOOK}.ipynb", known)
+    assert submission.assignment is None and submission.status == collect.UNMATCHED
 
 
 def test_an_older_copy_is_noted(course, tmp_path):
@@ -289,42 +292,80 @@ def test_an_older_copy_is_noted(course, tmp_path):
     old = nbformat.from_dict(json.loads(json.dumps(student_copy)))
     old.metadata["seqlab"]["version"] = "000000000000"
     nbformat.write(old, tmp_path / "old.ipynb")
-    known = {NOTEBOOK: grading.load_assignment(root / "notebooks" / f"{NOTEBOOK}.ipynb")}
-    assert "another version" in grading.read_submission(tmp_path / "old.ipynb", known).notes[0]
+    known = {NOTEBOOK: collect.load_assignment(root / "notebooks" / f"{NOTEBOOK}.ipynb")}
+    assert "another version" in collect.read_submission(tmp_path / "old.ipynb", known).notes[0]
 
 
-def test_the_instructor_check_runs_against_the_students_namespace():
+def _verdict(exercise, source, namespace, tmp_path):
+    """Record the values in ``namespace`` (as the kernel does), then judge them (as the grader)."""
+    path = tmp_path / f"values-{len(list(tmp_path.iterdir()))}.json"
+    calls = verdicts.plan_calls(verdicts.hidden_part(source), verdicts.student_names(source))
+    verdicts.record_values(exercise, verdicts.visible_part(source),
+                           verdicts.student_names(source), calls, str(path), namespace=namespace)
+    return verdicts.judge(exercise, source, verdicts.parse_values(path.read_text()))
+
+
+CAUSAL_CHECK = "checks.check_causal_mask(causal_mask)\n" + (
+    "### BEGIN HIDDEN TESTS\nassert causal_mask(1).shape == (1, 1), 'one step'\n"
+    "### END HIDDEN TESTS")
+
+
+def test_the_instructor_check_judges_the_values_recorded_from_the_students_code(tmp_path):
     exercise = "Exercise 5: the causal mask"
-    source = "checks.check_causal_mask(causal_mask)\n" + (
-        "### BEGIN HIDDEN TESTS\nassert causal_mask(1).shape == (1, 1), 'one step'\n"
-        "### END HIDDEN TESTS")
     right = {"causal_mask": lambda n: np.tril(np.ones((n, n), dtype=bool)),
              "checks": "a student's own checks"}
-    verdict = grading.check_in_kernel(exercise, source, "n", namespace=right)
+    verdict = _verdict(exercise, CAUSAL_CHECK, right, tmp_path)
     assert verdict["passed"] and verdict["message"].startswith("\u2713")
     assert right["checks"] == "a student's own checks"  # the namespace is not modified
 
     wrong = {"causal_mask": lambda n: np.ones((n, n), dtype=bool)}
-    verdict = grading.check_in_kernel(exercise, source, "n", namespace=wrong)
+    verdict = _verdict(exercise, CAUSAL_CHECK, wrong, tmp_path)
     assert verdict == {"passed": False, "message": _expected_failure(checks.check_causal_mask,
                                                                       wrong["causal_mask"])}
 
-    verdict = grading.check_in_kernel(exercise, source, "n", namespace={})
+    verdict = _verdict(exercise, CAUSAL_CHECK, {}, tmp_path)
     assert not verdict["passed"] and "could not find your solution" in verdict["message"]
 
 
-def test_a_failing_hidden_test_is_reported_without_showing_it(capsys):
+def test_hidden_tests_never_enter_the_kernel_only_their_calls_do():
+    cell = verdicts.record_cell("Exercise 5: the causal mask", CAUSAL_CHECK, "/tmp/v.json")
+    assert "HIDDEN" not in cell and "one step" not in cell and "shape" not in cell
+    assert "['causal_mask', [1], {'__dict__': []}]" in cell  # the call, its argument as data
+
+
+def test_a_failing_hidden_test_is_reported_without_showing_it(tmp_path):
     source = "x = 1\n### BEGIN HIDDEN TESTS\nassert answer() == 42, 'the answer'\n### END HIDDEN TESTS"
-    verdict = grading.check_in_kernel("Exercise 9: x", source, "abc", namespace={"answer": lambda: 41})
+    verdict = _verdict("Exercise 9: x", source, {"answer": lambda: 41}, tmp_path)
     assert verdict == {"passed": False,
                        "message": "\u2717 Exercise 9: x not passed yet: a hidden test failed: the answer"}
-    assert capsys.readouterr().out.startswith(f"{grading.RESULT_MARKER} abc {{")
+    assert _verdict("Exercise 9: x", source, {"answer": lambda: 42}, tmp_path)["passed"]
+
+
+def test_a_kernel_that_forges_its_checks_records_values_not_verdicts(tmp_path):
+    """Replacing seqlab.checks in the kernel changes what runs there; the grader judges anyway."""
+    from seqlab.checks import transformer
+
+    original = transformer.check_causal_mask
+    transformer.check_causal_mask = lambda *_: print("\u2713 passed")  # what a submission may do
+    try:
+        import seqlab.checks as kernel_checks
+
+        kernel_checks.check_causal_mask = transformer.check_causal_mask
+        path = tmp_path / "v.json"
+        verdicts.record_values("Exercise 5: the causal mask", "checks.check_causal_mask(causal_mask)",
+                               ["causal_mask"], [], str(path),
+                               namespace={"causal_mask": lambda n: np.ones((n, n), bool)})
+    finally:
+        transformer.check_causal_mask = original
+        kernel_checks.check_causal_mask = original
+    verdict = verdicts.judge("Exercise 5: the causal mask", CAUSAL_CHECK, verdicts.parse_values(path.read_text()))
+    assert not verdict["passed"] and "no result of your code" in verdict["message"]
 
 
 def test_the_command_line_reports_a_missing_folder_or_notebook(tmp_path, capsys):
-    assert assignments.main(["grade", str(tmp_path / "nowhere")]) == 2
+    assert cli.main(["grade", str(tmp_path / "nowhere")]) == 2
     assert "No submissions folder" in capsys.readouterr().err
-    assert assignments.main(["grade", str(tmp_path), "--notebook", "99"]) == 2
+    assert cli.main(["grade", str(tmp_path), "--notebook", "99"]) == 2
     assert "matches no notebook" in capsys.readouterr().err
 
 
@@ -334,23 +375,48 @@ def test_structure_notes_name_deleted_moved_and_edited_cells(course):
     cells = _cells_by_label(submission)
     submission.cells[cells[EXERCISE_2][1]].source = "print('passed')"
     del submission.cells[cells[EXERCISE_1][1]]
-    assert grading.structure_notes(submission, student_copy) == [
+    assert collect.structure_notes(submission, student_copy) == [
         "deleted: a check cell",
         "check cells edited: 1 (grading ran the instructor's checks, not these)"]
     submission.cells.insert(1, submission.cells.pop(cells[EXERCISE_1][0]))
-    assert "code cells were reordered" in grading.structure_notes(submission, student_copy)
-    assert grading.structure_notes(student_copy, student_copy) == []
+    assert "code cells were reordered" in collect.structure_notes(submission, student_copy)
+    assert collect.structure_notes(student_copy, student_copy) == []
 
 
 def test_collect_skips_its_own_output_and_keeps_students_with_the_same_id_apart(course, tmp_path):
     root, _, student_copy = course
-    known = {NOTEBOOK: grading.load_assignment(root / "notebooks" / f"{NOTEBOOK}.ipynb")}
+    known = {NOTEBOOK: collect.load_assignment(root / "notebooks" / f"{NOTEBOOK}.ipynb")}
     named = nbformat.from_dict(json.loads(json.dumps(student_copy)))
     named.cells[_cells_by_label(named)[EXERCISE_1][0]].source += '\nSTUDENT_ID = "ada"'
     for name in ("a.ipynb", "b.ipynb", "grades/executed/ada.ipynb"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(named, tmp_path / name)
-    graded, skipped = grading.collect(tmp_path, known, NOTEBOOK,
+    graded, skipped = collect.collect(tmp_path, known, NOTEBOOK,
                                       exclude=(tmp_path / "grades").resolve())
     assert [(s.path.name, s.student) for s in graded] == [("a.ipynb", "ada"), ("b.ipynb", "ada-2")]
     assert skipped == [] and "already had student id 'ada'" in graded[1].notes[0]
+
+
+def test_what_the_submission_wrote_is_read_as_untrusted_data(tmp_path):
+    from seqlab.checks.transcript import decode
+    from seqlab.homework.run import read_untrusted
+
+    work, host = tmp_path / "work", tmp_path / "host"
+    work.mkdir()
+    host.mkdir()
+    (host / "0.json").write_text("instructor's secret")
+    (work / "values").symlink_to(host)  # a folder link planted by the submission
+    with pytest.raises(ValueError, match="through a link"):
+        read_untrusted(work / "values" / "0.json", root=work)
+    (work / "direct.json").symlink_to(host / "0.json")
+    with pytest.raises(ValueError, match="through a link"):
+        read_untrusted(work / "direct.json", root=work)
+    with pytest.raises(ValueError, match="not written"):
+        read_untrusted(work / "direct.json")  # without a root, a link is still refused
+    (work / "big.json").write_text("x" * 2000)
+    with pytest.raises(ValueError, match="larger than"):
+        read_untrusted(work / "big.json", 1000, work)
+    with pytest.raises(ValueError, match="not allowed"):
+        decode({"__ndarray__": ["a"], "dtype": "<U100000000", "shape": [1]})
+    with pytest.raises(ValueError, match="not JSON|names and entries"):
+        verdicts.parse_values('{"names": []}')

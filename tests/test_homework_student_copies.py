@@ -3,7 +3,8 @@
 import nbformat
 import pytest
 
-from seqlab import assignments, config
+from seqlab import config
+from seqlab.homework import student_copies
 from seqlab.notebook import BADGE_IMAGE, colab_badge, setup_cell_source
 
 SOLVED = '''def causal_mask(length):
@@ -40,7 +41,7 @@ def _instructor_notebook(folder):
 @pytest.fixture
 def student_copy(tmp_path):
     _instructor_notebook(tmp_path / "notebooks")
-    copies = assignments.build(tmp_path / "notebooks", tmp_path / "assignments", root=tmp_path)
+    copies = student_copies.build(tmp_path / "notebooks", tmp_path / "assignments", root=tmp_path)
     (path, text), = copies.items()
     return path, nbformat.reads(text, as_version=4)
 
@@ -85,21 +86,21 @@ def test_a_notebook_without_exercises_is_refused(tmp_path):
     nb.cells = [nbformat.v4.new_markdown_cell("# t " + BADGE_IMAGE)]
     nbformat.write(nb, folder / "98_empty.ipynb")
     with pytest.raises(ValueError, match="no cell tagged 'exercise'"):
-        assignments.build(folder, tmp_path / "assignments", root=tmp_path)
+        student_copies.build(folder, tmp_path / "assignments", root=tmp_path)
 
 
 def test_stale_copies_are_detected(tmp_path, student_copy):
     path, _ = student_copy
     copies = {path: "fresh"}
-    assert assignments.stale_copies(copies, path.parent) == [str(path)]
+    assert student_copies.stale_copies(copies, path.parent) == [str(path)]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("fresh")
     (path.parent / "00_orphan.ipynb").write_text("{}")
-    assert assignments.stale_copies(copies, path.parent) == [str(path.parent / "00_orphan.ipynb")]
+    assert student_copies.stale_copies(copies, path.parent) == [str(path.parent / "00_orphan.ipynb")]
 
 
 def test_committed_student_copies_are_in_sync_with_the_notebooks():
-    stale = assignments.stale_copies(assignments.build(), config.REPO_ROOT / "assignments")
+    stale = student_copies.stale_copies(student_copies.build(), config.REPO_ROOT / "assignments")
     assert stale == [], (
-        f"assignments/ is stale ({stale}): run `python -m seqlab.assignments build` and commit."
+        f"assignments/ is stale ({stale}): run `python -m seqlab.homework build` and commit."
     )

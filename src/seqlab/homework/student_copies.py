@@ -1,9 +1,7 @@
 """Student copies of the notebooks, generated from the instructor notebooks in ``notebooks/``.
 
-    python -m seqlab.assignments build     # notebooks/*.ipynb -> assignments/*.ipynb
-    python -m seqlab.assignments check     # exit 1 (saying what to run) if assignments/ is stale
-    python -m seqlab.assignments grade SUBMISSIONS_DIR [--notebook 04] [--out grades/]
-                                           # run and score submitted copies (seqlab.grading)
+    python -m seqlab.homework build     # notebooks/*.ipynb -> assignments/*.ipynb
+    python -m seqlab.homework check     # exit 1 (saying what to run) if assignments/ is stale
 
 One source of truth: instructors edit ``notebooks/`` only. The build runs nbgrader's own
 preprocessors through nbconvert, so an instructor who uses nbgrader gets the same result:
@@ -23,42 +21,35 @@ the grader recognises a submission whatever its file name.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import sys
 from pathlib import Path
 
 import nbformat
 from nbgrader.preprocessors import ClearHiddenTests, ClearOutput, ClearSolutions
 
 from seqlab import config
+from seqlab.homework.tags import (
+    ALLOWED_ERROR_TAG,
+    CHECK_TAG,
+    EXERCISE_TAG,
+    METADATA_KEY,
+    add_tag,
+    exercise_name,
+    has_tag,
+)
 from seqlab.notebook import BADGE_IMAGE, colab_badge, notebook_paths
 
-EXERCISE_TAG = "exercise"
-CHECK_TAG = "check"
-ALLOWED_ERROR_TAG = "raises-exception"
 STUDENT_NOTE = (
-    "> **Student copy.** Generated from `{source}` by `python -m seqlab.assignments build`; "
+    "> **Student copy.** Generated from `{source}` by `python -m seqlab.homework build`; "
     "edit the instructor notebook, not this file. Solve each exercise where it says "
     "`NotImplementedError`, then run the check cell below it."
 )
 ASSIGNMENTS_DIR = config.REPO_ROOT / "assignments"
-#: Notebook-level metadata key of a student copy: ``{"assignment": name, "version": hash}``.
-METADATA_KEY = "seqlab"
 
 
 def source_version(text: str) -> str:
     """Short content hash of an instructor notebook, recorded in each student copy."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
-
-
-def exercise_name(cell) -> str | None:
-    """The ``metadata.seqlab.exercise`` label of an exercise cell (e.g. "Exercise 2: …")."""
-    return cell.get("metadata", {}).get("seqlab", {}).get("exercise")
-
-
-def _tags(cell) -> list[str]:
-    return cell.setdefault("metadata", {}).setdefault("tags", [])
 
 
 class ClearExerciseSolutions(ClearSolutions):
@@ -93,11 +84,10 @@ def make_student_copy(notebook, source_relative: str, target_relative: str,
     for cell in notebook.cells:
         if cell.cell_type != "code":
             continue
-        tags = _tags(cell)
-        if EXERCISE_TAG in tags:
+        if has_tag(cell, EXERCISE_TAG):
             exercises += 1
-        if (EXERCISE_TAG in tags or CHECK_TAG in tags) and ALLOWED_ERROR_TAG not in tags:
-            tags.append(ALLOWED_ERROR_TAG)
+        if has_tag(cell, EXERCISE_TAG) or has_tag(cell, CHECK_TAG):
+            add_tag(cell, ALLOWED_ERROR_TAG)
     if exercises == 0:
         raise ValueError(f"{source_relative} has no cell tagged '{EXERCISE_TAG}'; "
                          "every notebook ends with exercises.")
@@ -143,73 +133,3 @@ def stale_copies(copies: dict[Path, str], target_dir: Path) -> list[str]:
     expected = {p.name for p in copies}
     stale += [str(p) for p in sorted(target_dir.glob("*.ipynb")) if p.name not in expected]
     return stale
-
-
-def _grade_command(args) -> int:
-    from seqlab import grading
-    from seqlab.runner import parse_parameters
-
-    try:
-        grading.grade(args.submissions, args.out, notebook=args.notebook,
-                      time_limit=args.timeout, check_timeout=args.check_timeout,
-                      memory_limit_gb=args.memory_limit, jobs=args.jobs,
-                      parameters=parse_parameters(args.parameter))
-    except (FileNotFoundError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    from seqlab import grading
-
-    parser = argparse.ArgumentParser(prog="python -m seqlab.assignments", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("build", help="write assignments/ from notebooks/")
-    commands.add_parser("check", help="exit 1 if assignments/ is out of date")
-    grade = commands.add_parser(
-        "grade", help="execute and score submitted notebooks", description=grading.__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    grade.add_argument("submissions", type=Path, metavar="SUBMISSIONS_DIR")
-    grade.add_argument("--notebook", help="grade only this assignment, e.g. 04")
-    grade.add_argument("--out", type=Path, default=Path("grades"),
-                       help="output folder (default: grades/)")
-    grade.add_argument("--timeout", type=float, default=grading.DEFAULT_TIME_LIMIT,
-                       help="seconds per submission (default: %(default)s, five times the "
-                            "one-minute FAST budget)")
-    grade.add_argument("--check-timeout", type=int, default=grading.DEFAULT_CHECK_TIMEOUT,
-                       help="seconds per instructor check after the notebook (default: "
-                            "%(default)s)")
-    grade.add_argument("--memory-limit", type=float, default=grading.DEFAULT_MEMORY_LIMIT_GB,
-                       metavar="GB", help="address space per kernel (default: %(default)s; "
-                                          "0: no limit)")
-    grade.add_argument("--jobs", type=int, default=grading.DEFAULT_JOBS,
-                       help="submissions run at once, each in its own kernel (default: "
-                            "%(default)s)")
-    grade.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
-                       help="override a parameters-cell variable in every submission")
-    args = parser.parse_args(argv)
-    if args.command == "grade":
-        return _grade_command(args)
-    copies = build()
-    if args.command == "check":
-        stale = stale_copies(copies, ASSIGNMENTS_DIR)
-        if stale:
-            print("assignments/ is out of date with notebooks/: " + ", ".join(stale)
-                  + "\nRun `python -m seqlab.assignments build` and commit the result.",
-                  file=sys.stderr)
-            return 1
-        print(f"assignments/ is in sync ({len(copies)} student copies).")
-        return 0
-    ASSIGNMENTS_DIR.mkdir(exist_ok=True)
-    for stale in sorted(set(ASSIGNMENTS_DIR.glob("*.ipynb")) - set(copies)):
-        stale.unlink()
-    for path, text in copies.items():
-        path.write_text(text, encoding="utf-8")
-        print(f"wrote {path.relative_to(config.REPO_ROOT)}")
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

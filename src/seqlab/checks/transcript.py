@@ -1,0 +1,209 @@
+"""Facts about a student's answer, computed where the student's code runs and judged elsewhere.
+
+A check has two halves: running the student's code on the check's inputs (which may run
+anything the student wrote) and comparing what comes back with the reference. In a notebook
+both happen in the student's kernel, as always. The homework grader (:mod:`seqlab.homework`)
+separates them: in the student's (sandboxed) kernel a :class:`Transcript` in *record* mode
+stores every value the check obtains from student code; in the grader's own process the same
+check runs again in *replay* mode, getting those values back instead of running student code,
+and computes the verdict itself. Nothing the submission does to its kernel (replacing check
+functions, printing "passed") reaches that verdict: it only chooses the recorded values.
+
+Values cross as JSON (:func:`encode` / :func:`decode`): numbers, strings, lists, tuples, dicts
+and arrays. Where a student's answer is an object (a Keras model, a cell class), the check asks
+for plain facts about it with :func:`observe`, whose ``describe`` function runs next to the
+student's code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from seqlab.checks.core import CheckFailed
+
+_ACTIVE: contextvars.ContextVar[Transcript | None] = contextvars.ContextVar(
+    "seqlab_check_transcript", default=None)
+#: Exceptions a replayed student call may raise as themselves (others keep their name only).
+_BUILTIN_ERRORS = {error.__name__: error for error in (
+    ArithmeticError, AssertionError, AttributeError, IndexError, KeyError, LookupError,
+    MemoryError, NameError, NotImplementedError, OverflowError, RecursionError, RuntimeError,
+    TimeoutError, TypeError, ValueError, ZeroDivisionError)}
+_ARRAY_KINDS = "biufU"
+_MAX_DEPTH = 32
+#: Bytes per array element at most (strings of up to 256 characters): decoding an untrusted
+#: dtype such as "<U100000000" would otherwise allocate gigabytes for one element.
+_MAX_ITEMSIZE = 1024
+
+
+class Unavailable:
+    """What replay gives for an object that could not be recorded (e.g. a Keras model)."""
+
+    def __init__(self, type_name: str):
+        self.type_name = type_name
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name} (not recorded)>"
+
+
+def encode(value: Any, depth: int = 0) -> Any:
+    """``value`` as JSON-able data; objects become ``{"__object__": type name}``."""
+    if depth > _MAX_DEPTH:
+        return {"__object__": "too deeply nested"}
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, list):
+        return [encode(item, depth + 1) for item in value]
+    if isinstance(value, tuple):
+        return {"__tuple__": [encode(item, depth + 1) for item in value]}
+    if isinstance(value, dict):
+        return {"__dict__": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
+    if isinstance(value, (np.ndarray, np.generic)) or hasattr(value, "__array__"):
+        try:
+            array = np.asarray(value)
+        except Exception:  # noqa: BLE001 - not an array after all
+            return {"__object__": type(value).__name__}
+        if array.dtype.kind in _ARRAY_KINDS:
+            return {"__ndarray__": array.tolist(), "dtype": array.dtype.str,
+                    "shape": list(array.shape)}
+    return {"__object__": type(value).__name__}
+
+
+def decode(data: Any, depth: int = 0) -> Any:
+    """The inverse of :func:`encode` for data read from an untrusted file.
+
+    Raises:
+        ValueError: for anything :func:`encode` does not write.
+    """
+    if depth > _MAX_DEPTH + 1:
+        raise ValueError("nested too deeply")
+    if data is None or isinstance(data, (bool, str, int, float)):
+        return data
+    if isinstance(data, list):
+        return [decode(item, depth + 1) for item in data]
+    if isinstance(data, dict):
+        if set(data) == {"__tuple__"} and isinstance(data["__tuple__"], list):
+            return tuple(decode(item, depth + 1) for item in data["__tuple__"])
+        if set(data) == {"__dict__"} and isinstance(data["__dict__"], list):
+            pairs = [decode(pair, depth + 1) for pair in data["__dict__"]]
+            if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+                raise ValueError("a dict entry is not a pair")
+            return {_hashable(k): v for k, v in pairs}
+        if set(data) == {"__ndarray__", "dtype", "shape"}:
+            dtype = np.dtype(str(data["dtype"]))
+            if dtype.kind not in _ARRAY_KINDS or dtype.itemsize > _MAX_ITEMSIZE:
+                raise ValueError(f"array dtype {dtype} is not allowed")
+            shape = tuple(int(n) for n in data["shape"])
+            return np.array(data["__ndarray__"], dtype=dtype).reshape(shape)
+        if set(data) == {"__object__"}:
+            return Unavailable(str(data["__object__"]))
+    raise ValueError(f"unexpected value {str(data)[:80]!r}")
+
+
+def _hashable(key):
+    return tuple(_hashable(k) for k in key) if isinstance(key, list) else key
+
+
+def call_key(name: str, args: tuple, kwargs: dict) -> str:
+    """The transcript key of calling the student's ``name`` with these arguments."""
+    text = json.dumps(encode([list(args), dict(sorted(kwargs.items()))]), sort_keys=True)
+    return f"call {name} {hashlib.sha256(text.encode()).hexdigest()[:20]}"
+
+
+def _encode_error(error: BaseException) -> dict:
+    entry = {"__raised__": type(error).__name__, "message": str(error)}
+    if isinstance(error, CheckFailed):
+        entry["message"] = error.message
+    return entry
+
+
+def _raise_recorded(exercise: str, entry: dict):
+    name, message = str(entry.get("__raised__")), str(entry.get("message", ""))
+    if name == "CheckFailed":
+        raise CheckFailed(exercise, message)
+    if name == "KeyboardInterrupt":
+        raise KeyboardInterrupt
+    if name in _BUILTIN_ERRORS:
+        raise _BUILTIN_ERRORS[name](message)
+    safe = "".join(c for c in name if c.isalnum() or c == "_") or "Error"
+    raise type(safe, (Exception,), {})(message)
+
+
+class Transcript:
+    """The values a check obtained from student code, by key; ``mode`` "record" or "replay"."""
+
+    def __init__(self, mode: str, entries: dict | None = None):
+        if mode not in ("record", "replay"):
+            raise ValueError(f"mode must be 'record' or 'replay', not {mode!r}")
+        self.mode = mode
+        self.entries: dict[str, Any] = dict(entries or {})
+        self._observed: Counter = Counter()
+
+    def record(self, key: str, compute: Callable[[], Any]) -> Any:
+        """Run ``compute`` (student code), store its value or error under ``key``, pass it on."""
+        try:
+            value = compute()
+        except BaseException as error:
+            self.entries[key] = _encode_error(error)
+            raise
+        self.entries[key] = {"value": encode(value)}
+        return value
+
+    def replay(self, exercise: str, key: str) -> Any:
+        """The recorded value of ``key`` (raising what was raised); CheckFailed if none."""
+        entry = self.entries.get(key)
+        if not isinstance(entry, dict):
+            raise CheckFailed(exercise, "the grader has no result of your code for this step "
+                                        "(the notebook stopped before it, or it was never run).")
+        if "__raised__" in entry:
+            _raise_recorded(exercise, entry)
+        try:
+            return decode(entry.get("value"))
+        except (ValueError, TypeError, RecursionError) as error:
+            raise CheckFailed(exercise, f"the recorded result could not be read ({error}).") from None
+
+    def observe_key(self, exercise: str, describe: Callable) -> str:
+        self._observed[exercise, describe.__name__] += 1
+        return f"observe {exercise} {describe.__name__} {self._observed[exercise, describe.__name__]}"
+
+
+def active() -> Transcript | None:
+    """The transcript the current check records to or replays from (None in a notebook)."""
+    return _ACTIVE.get()
+
+
+@contextlib.contextmanager
+def using(transcript: Transcript):
+    """Run checks recording to, or replaying from, ``transcript``."""
+    token = _ACTIVE.set(transcript)
+    try:
+        yield transcript
+    finally:
+        _ACTIVE.reset(token)
+
+
+def observe(exercise: str, describe: Callable[..., Any], *args) -> Any:
+    """``describe(*args)``: plain facts (numbers, arrays, strings) about a student's answer.
+
+    In a notebook this just calls ``describe``. While grading, it runs next to the student's
+    code (recorded) and the grader's check gets the recorded facts back (replayed), so
+    ``describe`` must return data :func:`encode` keeps, and the judging happens on that data.
+    """
+    transcript = active()
+    if transcript is None:
+        return describe(*args)
+    key = transcript.observe_key(exercise, describe)
+    if transcript.mode == "replay":
+        return transcript.replay(exercise, key)
+    return transcript.record(key, lambda: describe(*args))

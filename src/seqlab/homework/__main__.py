@@ -1,0 +1,90 @@
+"""``python -m seqlab.homework build|check|grade``: student copies and grading in one CLI."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from seqlab import config
+
+
+def _grade_command(args) -> int:
+    from seqlab.homework.grade import grade
+    from seqlab.runner import parse_parameters
+
+    try:
+        grade(args.submissions, args.out, notebook=args.notebook, time_limit=args.timeout,
+              check_timeout=args.check_timeout, memory_limit_gb=args.memory_limit,
+              jobs=args.jobs, parameters=parse_parameters(args.parameter),
+              sandbox=args.sandbox)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _copies_command(command: str) -> int:
+    from seqlab.homework.student_copies import ASSIGNMENTS_DIR, build, stale_copies
+
+    copies = build()
+    if command == "check":
+        stale = stale_copies(copies, ASSIGNMENTS_DIR)
+        if stale:
+            print("assignments/ is out of date with notebooks/: " + ", ".join(stale)
+                  + "\nRun `python -m seqlab.homework build` and commit the result.",
+                  file=sys.stderr)
+            return 1
+        print(f"assignments/ is in sync ({len(copies)} student copies).")
+        return 0
+    ASSIGNMENTS_DIR.mkdir(exist_ok=True)
+    for stale in sorted(set(ASSIGNMENTS_DIR.glob("*.ipynb")) - set(copies)):
+        stale.unlink()
+    for path, text in copies.items():
+        path.write_text(text, encoding="utf-8")
+        print(f"wrote {path.relative_to(config.REPO_ROOT)}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from seqlab.homework import grade, sandbox, student_copies
+
+    parser = argparse.ArgumentParser(prog="python -m seqlab.homework",
+                                     description=student_copies.__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("build", help="write assignments/ from notebooks/")
+    commands.add_parser("check", help="exit 1 if assignments/ is out of date")
+    command = commands.add_parser(
+        "grade", help="execute and score submitted notebooks", description=grade.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    command.add_argument("submissions", type=Path, metavar="SUBMISSIONS_DIR")
+    command.add_argument("--notebook", help="grade only this assignment, e.g. 04")
+    command.add_argument("--out", type=Path, default=Path("grades"),
+                         help="output folder (default: grades/)")
+    command.add_argument("--sandbox", choices=sandbox.CHOICES, default="auto",
+                         help="isolate each submission: auto (bwrap where it works, else none, "
+                              "said once), bwrap, none (default: %(default)s)")
+    command.add_argument("--timeout", type=float, default=grade.DEFAULT_TIME_LIMIT,
+                         help="seconds per submission (default: %(default)s, five times the "
+                              "one-minute FAST budget)")
+    command.add_argument("--check-timeout", type=int, default=grade.DEFAULT_CHECK_TIMEOUT,
+                         help="seconds per exercise's recording after the notebook (default: "
+                              "%(default)s)")
+    command.add_argument("--memory-limit", type=float, default=grade.DEFAULT_MEMORY_LIMIT_GB,
+                         metavar="GB", help="address space per kernel (default: %(default)s; "
+                                            "0: no limit)")
+    command.add_argument("--jobs", type=int, default=grade.DEFAULT_JOBS,
+                         help="submissions run at once, each in its own kernel (default: "
+                              "%(default)s)")
+    command.add_argument("-p", "--parameter", nargs=2, action="append",
+                         metavar=("NAME", "VALUE"),
+                         help="override a parameters-cell variable in every submission")
+    args = parser.parse_args(argv)
+    if args.command == "grade":
+        return _grade_command(args)
+    return _copies_command(args.command)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

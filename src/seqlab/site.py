@@ -43,7 +43,7 @@ INJECTED_PARAMETERS_TAG = "injected-parameters"
 REMOVE_CELL_TAG = "remove-cell"
 #: Maintainer pages, in the order the book lists them (those that exist are included).
 DOC_PAGES = ("docs/instructors.md", "docs/architecture.md", "docs/hardware.md",
-             "docs/versions-and-ci.md", "docs/grading-legacy.md", "benchmarks/README.md")
+             "docs/versions-and-ci.md", "benchmarks/README.md")
 
 SPHINX_SETTINGS = {
     "project": "seqlab",

@@ -202,7 +202,8 @@ def download_anki(*, origin: str = ANKI_URL, file_hash: str | None = ANKI_FILE_H
     Args:
         origin: where the zip is.
         file_hash: optional sha256/md5 of the zip, checked by ``keras.utils.get_file``.
-        cache_dir: Keras's cache folder (default ``~/.keras``).
+        cache_dir: Keras's cache folder (default: Keras's own, ``$KERAS_HOME`` or
+            ``~/.keras``); the zip is kept in its ``datasets/`` and not downloaded again.
         text_sha256: sha256 the extracted ``spa.txt`` must have; ``"pinned"`` (default): the
             known file's, :data:`ANKI_TEXT_SHA256` (read when called, so one module constant
             is the pin); ``None`` skips the check.

@@ -94,6 +94,10 @@ def import_tensorflow_hub():
             problem = ("it imports pkg_resources, which this environment lacks (setuptools "
                        "82 removed it; a fresh Python >= 3.12 venv has no setuptools at all)")
             fix = HUB_FIX
+        elif (error.name or "").split(".")[0] == "tf_keras":
+            # tensorflow_hub needs tf_keras (Keras 2), whose release must match TensorFlow's.
+            problem = "it imports tf_keras, which is missing"
+            fix = f'pip install "tf-keras~={".".join(tf.__version__.split(".")[:2])}.0"'
         else:
             problem = f"importing it failed ({type(error).__name__}: {error})"
             fix = 'pip install "tensorflow-hub>=0.16.1" "setuptools<82"'

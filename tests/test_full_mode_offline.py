@@ -528,8 +528,8 @@ def test_notebook_07_full_mode(network_stand_in):
 
 #: The notebooks executed with FAST = False in a real kernel: tiny papermill parameters and
 #: generated TFDS examples per split (enough for one batch of each notebook's fixed sizes).
-#: Measured on the 2-core CI machine (shared, so upper bounds): 01 28 s, 02 36 s, 04 123 s,
-#: 05 88 s, 07 94 s. Not here: 03 (its adding-task exercise trains two GRUs for 10 epochs on
+#: Measured on a 2-core machine shared with other jobs (two runs each): 01 17-28 s, 02 11-36 s,
+#: 04 25-123 s, 05 32-88 s, 07 94-98 s. Not here: 03 (its adding-task exercise trains two GRUs for 10 epochs on
 #: 10,000 sequences in full mode, whatever the parameters) and 06 (its neighbour probes name
 #: words of IMDB's vocabulary, "wonderful", "actor", that generated examples cannot hold); the
 #: in-process tests above cover their data and model paths.

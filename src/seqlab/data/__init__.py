@@ -14,7 +14,7 @@ from seqlab.data.corpus import (
 )
 from seqlab.data.corpus_chars import CharVocabulary, load_char_corpus, split_text, tbptt_dataset
 from seqlab.data.dates import generate_date_pairs
-from seqlab.data.download import DownloadError
+from seqlab.data.download import BrokenInstallError, DownloadError
 from seqlab.data.imdb import IMDBSplits, load_imdb, read_sample_split
 from seqlab.data.translation import (
     TranslationData,
@@ -25,7 +25,7 @@ from seqlab.data.translation import (
 )
 
 __all__ = [
-    "DownloadError",
+    "BrokenInstallError", "DownloadError",
     # reviews (notebooks 01-03, 06)
     "IMDBSplits", "load_imdb", "read_sample_split",
     # translation (notebooks 04, 05)

@@ -1,4 +1,5 @@
-"""The one error every seqlab download raises, and the FAST-mode advice it carries."""
+"""The one error every seqlab download raises, the FAST-mode advice it carries, and the one error
+a broken install of a full-mode library raises (with the pip command that fixes it)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,52 @@ class DownloadError(ConnectionError):
         super().__init__(f"Could not download {what} ({reason}). {advice}")
 
 
+class BrokenInstallError(ImportError):
+    """A library that full mode needs is installed, but this environment cannot use it.
+
+    pip cannot always prevent this (a package that declares looser bounds than it needs, an
+    environment built before seqlab's bounds were installed), so the loader that needs the
+    library says what is wrong and the one ``pip install`` command that fixes it. The original
+    exception, where there is one, is chained as ``__cause__``.
+    """
+
+    def __init__(self, library: str, problem: str, fix: str):
+        self.fix = fix
+        super().__init__(f"{library} is installed but cannot be used here: {problem}. Fix the "
+                         f"environment with: {fix} (then restart the Python kernel). FAST mode "
+                         f"does not use {library}: set the environment variable SEQLAB_FAST=1 "
+                         "(or FAST = True in the notebook's parameters cell) to run without it.",
+                         name=library)
+
+
+#: The pip command that makes ``tensorflow_datasets`` import fully: tensorflow-metadata 1.18+
+#: is generated for protobuf >= 6 while declaring protobuf >= 4.25, so beside protobuf 5
+#: (TensorFlow 2.19) ``import tensorflow_datasets`` half-fails and leaves no ``tfds.builder``.
+TFDS_FIX = 'pip install "tensorflow-metadata<1.18"'
+
+
+def import_tensorflow_datasets():
+    """``tensorflow_datasets``, checked to have imported fully, or one :class:`BrokenInstallError`.
+
+    TFDS catches any error raised while it imports its public API, logs it and carries on, so a
+    half-broken install only shows later as ``AttributeError: module 'tensorflow_datasets' has
+    no attribute 'builder'``. This checks for ``tfds.builder`` right after the import instead.
+    """
+    try:
+        import tensorflow_datasets as tfds  # only full runs pay for this import
+    except ImportError as error:
+        raise BrokenInstallError(
+            "tensorflow_datasets", f"importing it failed ({type(error).__name__}: {error})",
+            'pip install "tensorflow-datasets>=4.9" "tensorflow-metadata<1.18"') from error
+    if not callable(getattr(tfds, "builder", None)):
+        raise BrokenInstallError(
+            "tensorflow_datasets",
+            "it imported only in part (no tfds.builder), which happens when tensorflow-metadata "
+            "is too new for the installed protobuf (TFDS logged the import error above)",
+            TFDS_FIX)
+    return tfds
+
+
 def load_tfds(name: str, split, *, what: str, host: str, data_dir=None, **as_dataset_kwargs):
     """``tfds.builder(name).as_dataset(split, ...)``, downloading first if needed, or one
     :class:`DownloadError`.
@@ -38,11 +85,15 @@ def load_tfds(name: str, split, *, what: str, host: str, data_dir=None, **as_dat
         host: the download host of ``name``'s files.
         data_dir: TFDS's data directory (default: TFDS's own, ``~/tensorflow_datasets``).
         **as_dataset_kwargs: passed to ``as_dataset`` (``as_supervised``, ``shuffle_files``).
+
+    Raises:
+        DownloadError: the data could not be downloaded (says how to use FAST mode).
+        BrokenInstallError: ``tensorflow_datasets`` cannot be used in this environment (names
+            the pip command that fixes it).
     """
     import socket
 
-    import tensorflow_datasets as tfds  # only full runs pay for this import
-
+    tfds = import_tensorflow_datasets()
     try:
         builder = tfds.builder(name, data_dir=None if data_dir is None else str(data_dir))
         if not builder.is_prepared():

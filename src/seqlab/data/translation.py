@@ -201,15 +201,17 @@ def resolve_anki_file(downloaded: str | os.PathLike) -> Path:
 
 def download_anki(*, origin: str = ANKI_URL, file_hash: str | None = ANKI_FILE_HASH,
                   cache_dir: str | os.PathLike | None = None,
-                  text_sha256: str | None = ANKI_TEXT_SHA256) -> Path:
+                  text_sha256: str | None = "pinned") -> Path:
     """Download (once; Keras caches it) and extract the Anki pairs; return the ``spa.txt`` path.
 
     Args:
         origin: where the zip is.
         file_hash: optional sha256/md5 of the zip, checked by ``keras.utils.get_file``.
-        cache_dir: Keras's cache folder (default ``~/.keras``).
-        text_sha256: sha256 the extracted ``spa.txt`` must have (default: the known file,
-            :data:`ANKI_TEXT_SHA256`); ``None`` skips the check.
+        cache_dir: Keras's cache folder (default: Keras's own, ``$KERAS_HOME`` or
+            ``~/.keras``); the zip is kept in its ``datasets/`` and not downloaded again.
+        text_sha256: sha256 the extracted ``spa.txt`` must have; ``"pinned"`` (default): the
+            known file's, :data:`ANKI_TEXT_SHA256` (read when called, so one module constant
+            is the pin); ``None`` skips the check.
 
     Raises:
         DownloadError: one message that says how to work offline, whatever went wrong with the
@@ -228,6 +230,8 @@ def download_anki(*, origin: str = ANKI_URL, file_hash: str | None = ANKI_FILE_H
         raise DownloadError(f"the Anki English-Spanish pairs from {origin}", error,
                             _ANKI_ADVICE) from error
     path = resolve_anki_file(downloaded)
+    if text_sha256 == "pinned":
+        text_sha256 = ANKI_TEXT_SHA256
     if text_sha256 is not None:
         check_file_sha256(path, text_sha256, what=f"the Anki English-Spanish pairs from {origin}",
                           expected_lines=ANKI_PAIRS)

@@ -64,11 +64,54 @@ def is_trusted_handle(handle: str) -> bool:
         return False
 
 
+#: The pip command that makes ``tensorflow_hub`` 0.16 importable: it imports ``pkg_resources``,
+#: which setuptools 82 removed (tensorflow/hub#934) and which a fresh Python >= 3.12 venv lacks.
+HUB_FIX = 'pip install "setuptools<82"'
+#: The warning setuptools 67-81 gives when ``tensorflow_hub`` imports ``pkg_resources``
+#: (a ``UserWarning`` from setuptools 80, a ``DeprecationWarning`` before).
+_PKG_RESOURCES_WARNING = r"pkg_resources is deprecated as an API"
+
+
+def import_tensorflow_hub():
+    """``tensorflow_hub``, imported quietly, or one :class:`seqlab.data.download.BrokenInstallError`.
+
+    Imported only when a URL handle is used: it imports tf_keras, which FAST mode never needs.
+    Its ``from pkg_resources import parse_version`` prints setuptools' deprecation warning
+    (setuptools 67-81) on every full-mode run; that one warning is silenced here, nothing else.
+    Where ``pkg_resources`` is missing (setuptools >= 82, or none at all), the error names
+    :data:`HUB_FIX`.
+    """
+    try:
+        with warnings.catch_warnings():
+            for category in (UserWarning, DeprecationWarning):
+                warnings.filterwarnings("ignore", message=_PKG_RESOURCES_WARNING,
+                                        category=category)
+            import tensorflow_hub
+    except ImportError as error:
+        from seqlab.data.download import BrokenInstallError
+
+        if "pkg_resources" in (error.name or "") or "pkg_resources" in str(error):
+            problem = ("it imports pkg_resources, which this environment lacks (setuptools "
+                       "82 removed it; a fresh Python >= 3.12 venv has no setuptools at all)")
+            fix = HUB_FIX
+        elif (error.name or "").split(".")[0] == "tf_keras":
+            # tensorflow_hub needs tf_keras (Keras 2), whose release must match TensorFlow's.
+            problem = "it imports tf_keras, which is missing"
+            fix = f'pip install "tf-keras~={".".join(tf.__version__.split(".")[:2])}.0"'
+        else:
+            problem = f"importing it failed ({type(error).__name__}: {error})"
+            fix = 'pip install "tensorflow-hub>=0.16.1" "setuptools<82"'
+        raise BrokenInstallError("tensorflow_hub", problem, fix) from error
+    return tensorflow_hub
+
+
 def resolve_handle(handle: str) -> str:
     """The local SavedModel folder for a handle: the stand-in, a URL (downloaded), or a path.
 
     Raises:
         seqlab.data.DownloadError: a URL module could not be downloaded (with FAST-mode advice).
+        seqlab.data.download.BrokenInstallError: ``tensorflow_hub`` cannot be imported here
+            (names the pip command that fixes it, see :func:`import_tensorflow_hub`).
         FileNotFoundError: a local path holds no SavedModel.
     """
     if handle == STANDIN_HANDLE:
@@ -76,9 +119,7 @@ def resolve_handle(handle: str) -> str:
 
         return str(build_standin_text_embedding())
     if urlparse(handle).scheme in ("http", "https"):
-        # Imported here: tensorflow_hub imports tf_keras, which FAST mode never needs.
-        import tensorflow_hub
-
+        tensorflow_hub = import_tensorflow_hub()
         try:
             return tensorflow_hub.resolve(handle)
         except (OSError, tf.errors.OpError) as error:

@@ -433,8 +433,8 @@ def test_notebook_05_full_mode(anki_zip):
 def test_notebook_06_full_mode(hub_cache):
     from seqlab.data.corpus import load_review_corpus, skipgram_dataset, vectorize_ragged
     from seqlab.models import build_sentiment_classifier
-    from seqlab.training import compile_sentiment_classifier
     from seqlab.models.word2vec import SkipGram, build_word2vec_classifier, nearest_neighbours
+    from seqlab.training import compile_sentiment_classifier
 
     with mock_tfds(num_examples=64):
         texts = load_review_corpus("tfds", num_reviews=None)
@@ -478,7 +478,6 @@ def test_notebook_06_full_mode(hub_cache):
 
 def test_notebook_07_full_mode(network_stand_in):
     from seqlab.data.corpus_chars import CharVocabulary, load_char_corpus, split_text, tbptt_dataset
-    from seqlab.sampling import generate
     from seqlab.models.language_model import (
         MiniGPT,
         ResetStatesCallback,
@@ -487,6 +486,7 @@ def test_notebook_07_full_mode(network_stand_in):
         reset_states,
         with_batch_size,
     )
+    from seqlab.sampling import generate
 
     batch_size, steps = 4, 20
     with mock_tfds(num_examples=40):

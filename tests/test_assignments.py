@@ -4,7 +4,7 @@ import nbformat
 import pytest
 
 from seqlab import assignments, config
-from seqlab.notebook import BADGE_IMAGE, colab_badge, setup_cell_source
+from seqlab.notebook_files import BADGE_IMAGE, colab_badge, setup_cell_source
 
 SOLVED = '''def causal_mask(length):
     """Exercise body."""

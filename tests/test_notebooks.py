@@ -14,7 +14,7 @@ import pytest
 
 from seqlab import config
 from seqlab.assignments import ALLOWED_ERROR_TAG, CHECK_TAG, EXERCISE_TAG, exercise_name
-from seqlab.notebook import PARAMETERS_TAG, SETUP_TAG, notebook_paths, sync_notebook
+from seqlab.notebook_files import PARAMETERS_TAG, SETUP_TAG, notebook_paths, sync_notebook
 from seqlab.runner import run_notebook
 from seqlab.site import STUDENT_RUNS
 

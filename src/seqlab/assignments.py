@@ -32,7 +32,7 @@ import nbformat
 from nbgrader.preprocessors import ClearHiddenTests, ClearOutput, ClearSolutions
 
 from seqlab import config
-from seqlab.notebook import BADGE_IMAGE, colab_badge, notebook_paths
+from seqlab.notebook_files import BADGE_IMAGE, colab_badge, notebook_paths
 
 EXERCISE_TAG = "exercise"
 CHECK_TAG = "check"

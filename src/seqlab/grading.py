@@ -147,7 +147,7 @@ def load_assignment(path: Path) -> Assignment:
 
 def load_assignments(notebooks_dir: Path | None = None) -> dict[str, Assignment]:
     """Every instructor notebook with exercises, by name (``"04_neural_machine_translation"``)."""
-    from seqlab.notebook import notebook_paths
+    from seqlab.notebook_files import notebook_paths
 
     found = {}
     for path in notebook_paths(Path(notebooks_dir or config.REPO_ROOT / "notebooks")):

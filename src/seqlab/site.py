@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 
 from seqlab import config
-from seqlab.notebook import notebook_paths
+from seqlab.notebook_files import notebook_paths
 
 STUDENT_RUNS = "assignments"  # runs/assignments/: executed student copies, if any
 

@@ -11,11 +11,14 @@ The notebook *files* (that setup cell, the Colab badges, ``python -m seqlab.note
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
+import logging
 import os
 import re
 import subprocess
 import sys
+import tempfile
 import warnings
 
 from seqlab import config
@@ -61,10 +64,23 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
         one line each), so a notebook can pass ``jit_compile=info["jit_compile"]`` to
         ``compile`` and ``strategy=info["strategy"]`` to the builders.
     """
-    import keras
+    # TensorFlow reads its log level once, when it loads: set it before the first import.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", TENSORFLOW_LOG_LEVEL)
+    with hide_tensorflow_startup_lines():
+        import keras
+        import tensorflow as tf
+
+        from seqlab.distribute import choose_strategy, describe_strategy, is_tpu_strategy
+
+        chosen_strategy = choose_strategy(strategy, quiet=True)   # initialises the devices
+        gpus = tf.config.list_physical_devices("GPU")
+        devices = [tf.config.experimental.get_device_details(gpu) for gpu in gpus]
+    if os.environ["TF_CPP_MIN_LOG_LEVEL"] != "0":
+        # In an interactive kernel TensorFlow's Python logger starts at INFO (in a script it is
+        # WARNING), so saving a SavedModel prints "INFO:tensorflow:Assets written to ...".
+        tf.get_logger().setLevel(logging.WARNING)
     import matplotlib
     import matplotlib.pyplot as plt
-    import tensorflow as tf
 
     mixed_precision = _resolve_mixed_precision(mixed_precision)
     if jit_compile not in JIT_COMPILE_CHOICES:
@@ -85,13 +101,8 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
             "axes.spines.right": False,
         }
     )
-    from seqlab.distribute import choose_strategy, describe_strategy, is_tpu_strategy
-
-    chosen_strategy = choose_strategy(strategy, quiet=True)
     tpu = is_tpu_strategy(chosen_strategy)
     replicas = chosen_strategy.num_replicas_in_sync
-    gpus = tf.config.list_physical_devices("GPU")
-    devices = [tf.config.experimental.get_device_details(gpu) for gpu in gpus]
     policy, policy_reason = choose_precision(devices, mixed_precision, tpu=tpu)
     if policy is not None and policy != keras.config.dtype_policy().name:
         keras.config.set_dtype_policy(policy)
@@ -127,6 +138,81 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
         print(f"dtype policy {info['dtype_policy']}: {policy_reason}")
         print(f"XLA (jit_compile={use_xla}): {xla_reason}")
     return info
+
+
+# --------------------------------------------------------------------------------------------
+# TensorFlow's start-up lines. Its C++ libraries log while they load, before absl's logging is
+# initialised and before TF_CPP_MIN_LOG_LEVEL is read, straight to the process's stderr (file
+# descriptor 2): in Jupyter each line becomes a red stderr box before any teaching. No setting
+# turns these off (measured on TF 2.19-2.21), so setup() holds back those known lines alone.
+# --------------------------------------------------------------------------------------------
+
+#: ``TF_CPP_MIN_LOG_LEVEL`` that :func:`setup` sets unless it is set already: 1 drops
+#: TensorFlow's INFO lines and keeps its warnings and errors. ``0`` shows everything, the
+#: start-up lines too.
+TENSORFLOW_LOG_LEVEL = "1"
+
+#: What TensorFlow's libraries print while loading on a machine that is fine, as of TF 2.19-2.21:
+#: absl's notice, the oneDNN and CPU-instruction notes, and a CUDA build finding no CUDA driver
+#: (or registering its CUDA plugins twice).
+STARTUP_NOISE = re.compile(
+    r"WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
+    r"|\] oneDNN custom operations are on\."
+    r"|\] Could not find cuda drivers on your machine, GPU will not be used\."
+    r"|\] This TensorFlow binary is optimized to use available CPU instructions"
+    r"|^To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler"
+    r"|\] Unable to register cu(?:FFT|DNN|BLAS) factory: Attempting to register factory for plugin"
+    r"|\] computation placer already registered\."
+    r"|TF-TRT Warning: Could not find TensorRT"
+)
+#: Where no NVIDIA device exists, a CUDA build of TensorFlow failing to initialise CUDA is
+#: expected too; on a machine with one, that line is the diagnostic a student needs.
+NO_GPU_NOISE = re.compile(r"\] failed call to cuInit: ")
+
+
+def is_startup_noise(line: str, *, nvidia_device: bool | None = None) -> bool:
+    """True for one of the lines TensorFlow prints while loading on a healthy machine.
+
+    ``nvidia_device`` says whether the machine has an NVIDIA device (default: whether
+    ``/dev/nvidiactl`` exists); without one, CUDA failing to initialise is expected noise too.
+    """
+    if STARTUP_NOISE.search(line):
+        return True
+    if nvidia_device is None:
+        nvidia_device = os.path.exists("/dev/nvidiactl")
+    return not nvidia_device and bool(NO_GPU_NOISE.search(line))
+
+
+@contextlib.contextmanager
+def hide_tensorflow_startup_lines():
+    """Hold back what C++ writes to stderr inside the block, then pass on all but the noise.
+
+    Used around TensorFlow's first import and device initialisation (:func:`setup`): the lines
+    :func:`is_startup_noise` recognises are dropped, every other line (a real warning or error)
+    is written to stderr when the block ends, also when it raises. In a Jupyter kernel
+    file descriptor 2 is the pipe ipykernel forwards to the notebook and to the console, so
+    both stay clean. With ``TF_CPP_MIN_LOG_LEVEL=0`` nothing is held back. (A crash that kills
+    the process inside the block loses the held lines.)
+    """
+    if os.environ.get("TF_CPP_MIN_LOG_LEVEL") == "0":
+        yield
+        return
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            lines = held.read().decode("utf-8", "replace").splitlines(keepends=True)
+            kept = "".join(line for line in lines if not is_startup_noise(line))
+            if kept:
+                os.write(2, kept.encode("utf-8"))
 
 
 # --------------------------------------------------------------------------------------------

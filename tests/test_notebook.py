@@ -1,6 +1,7 @@
 """seqlab.notebook: setup(), the Colab check and the GPU choices (kernel side)."""
 
 import importlib.metadata
+import os
 import re
 
 import pytest
@@ -19,6 +20,71 @@ def test_setup_reports_versions_and_seeds_everything(capsys):
     assert info["keras"] == keras.__version__ and info["keras"].startswith("3.")
     out = capsys.readouterr().out
     assert "TensorFlow" in out and "Keras 3." in out and "FAST mode" in out
+
+
+# --------------------------------------------------------------------------------------------
+# TensorFlow's start-up lines, held back by setup() (measured lines of TF 2.19, 2.20 and 2.21).
+# --------------------------------------------------------------------------------------------
+
+STARTUP_LINES = [
+    "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
+    "I0000 00:00:1795554111.007714    9178 port.cc:153] oneDNN custom operations are on. You may "
+    "see slightly different numerical results due to floating-point round-off errors from "
+    "different computation orders. To turn them off, set the environment variable "
+    "`TF_ENABLE_ONEDNN_OPTS=0`.",
+    "I0000 00:00:1795554111.008700    9178 cudart_stub.cc:31] Could not find cuda drivers on your "
+    "machine, GPU will not be used.",
+    "I0000 00:00:1795554111.100458    9178 cpu_feature_guard.cc:227] This TensorFlow binary is "
+    "optimized to use available CPU instructions in performance-critical operations.",
+    "To enable the following instructions: AVX2 AVX512F FMA, in other operations, rebuild "
+    "TensorFlow with the appropriate compiler flags.",
+    "2026-11-24 21:10:52.286246: E external/local_xla/xla/stream_executor/cuda/cuda_fft.cc:467] "
+    "Unable to register cuFFT factory: Attempting to register factory for plugin cuFFT when one "
+    "has already been registered",
+    "W0000 00:00:1795554652.410788   25457 computation_placer.cc:177] computation placer already "
+    "registered. Please check linkage and avoid linking the same target more than once.",
+]
+CUINIT = ("E0000 00:00:1795554113.813236    9178 cuda_platform.cc:52] failed call to cuInit: "
+          "INTERNAL: CUDA error: Failed call to cuInit: UNKNOWN ERROR (303)")
+REAL = "W0000 00:00:1795554113.8 gpu_device.cc:2344] Cannot dlopen some GPU libraries."
+
+
+@pytest.mark.parametrize("line", STARTUP_LINES)
+def test_known_startup_lines_are_noise(line):
+    assert notebook.is_startup_noise(line, nvidia_device=True)
+
+
+def test_cuda_failing_is_noise_only_where_there_is_no_nvidia_device():
+    assert notebook.is_startup_noise(CUINIT, nvidia_device=False)
+    assert not notebook.is_startup_noise(CUINIT, nvidia_device=True)
+    assert not notebook.is_startup_noise(REAL, nvidia_device=False)
+    assert not notebook.is_startup_noise("Epoch 1/3", nvidia_device=False)
+
+
+def _write_to_stderr_in_block(monkeypatch, level=None, fail=False):
+    if level is None:
+        monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
+    else:
+        monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", level)
+    with notebook.hide_tensorflow_startup_lines():
+        # What C++ does: write straight to file descriptor 2, past Python's sys.stderr.
+        os.write(2, "\n".join([*STARTUP_LINES, REAL, STARTUP_LINES[0]]).encode() + b"\n")
+        if fail:
+            raise ImportError("TensorFlow failed to load")
+
+
+def test_the_startup_filter_passes_on_every_other_line(monkeypatch, capfd):
+    _write_to_stderr_in_block(monkeypatch)
+    assert capfd.readouterr().err == REAL + "\n"
+    with pytest.raises(ImportError):
+        _write_to_stderr_in_block(monkeypatch, fail=True)
+    assert capfd.readouterr().err == REAL + "\n"
+
+
+def test_tf_cpp_min_log_level_0_shows_the_startup_lines(monkeypatch, capfd):
+    _write_to_stderr_in_block(monkeypatch, level="0")
+    err = capfd.readouterr().err
+    assert STARTUP_LINES[1] in err and REAL in err
 
 
 # --------------------------------------------------------------------------------------------

@@ -43,6 +43,8 @@ STARTUP_LINES = [
     "has already been registered",
     "W0000 00:00:1795554652.410788   25457 computation_placer.cc:177] computation placer already "
     "registered. Please check linkage and avoid linking the same target more than once.",
+    "2026-11-24 21:32:21.155288: E tensorflow/core/util/util.cc:131] oneDNN supports DT_BOOL only "
+    "on platforms with AVX-512. Falling back to the default Eigen-based implementation if present.",
 ]
 CUINIT = ("E0000 00:00:1795554113.813236    9178 cuda_platform.cc:52] failed call to cuInit: "
           "INTERNAL: CUDA error: Failed call to cuInit: UNKNOWN ERROR (303)")

@@ -75,6 +75,12 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
         chosen_strategy = choose_strategy(strategy, quiet=True)   # initialises the devices
         gpus = tf.config.list_physical_devices("GPU")
         devices = [tf.config.experimental.get_device_details(gpu) for gpu in gpus]
+        # The first time oneDNN meets a dtype it leaves to Eigen (anything but float32, bfloat16
+        # and float16), TensorFlow logs an ERROR line, once per process and even on AVX-512
+        # CPUs: "oneDNN supports DT_BOOL only on platforms with AVX-512. Falling back to ...".
+        # Every masked Keras RNN transposes its boolean mask, so it would turn up mid-notebook;
+        # meet it here instead, where the line is held back.
+        tf.transpose(tf.zeros((1, 1), tf.bool))
     if os.environ["TF_CPP_MIN_LOG_LEVEL"] != "0":
         # In an interactive kernel TensorFlow's Python logger starts at INFO (in a script it is
         # WARNING), so saving a SavedModel prints "INFO:tensorflow:Assets written to ...".
@@ -143,8 +149,10 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
 # --------------------------------------------------------------------------------------------
 # TensorFlow's start-up lines. Its C++ libraries log while they load, before absl's logging is
 # initialised and before TF_CPP_MIN_LOG_LEVEL is read, straight to the process's stderr (file
-# descriptor 2): in Jupyter each line becomes a red stderr box before any teaching. No setting
-# turns these off (measured on TF 2.19-2.21), so setup() holds back those known lines alone.
+# descriptor 2): in Jupyter each line becomes a red stderr box before any teaching. Even
+# TF_CPP_MIN_LOG_LEVEL=3, which would hide real errors too, leaves 6 of them on TF 2.21 and 7 on
+# 2.19 (measured on a CPU; GRPC_VERBOSITY and GLOG_minloglevel change nothing), so setup()
+# holds back those known lines alone.
 # --------------------------------------------------------------------------------------------
 
 #: ``TF_CPP_MIN_LOG_LEVEL`` that :func:`setup` sets unless it is set already: 1 drops
@@ -153,8 +161,8 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
 TENSORFLOW_LOG_LEVEL = "1"
 
 #: What TensorFlow's libraries print while loading on a machine that is fine, as of TF 2.19-2.21:
-#: absl's notice, the oneDNN and CPU-instruction notes, and a CUDA build finding no CUDA driver
-#: (or registering its CUDA plugins twice).
+#: absl's notice, the oneDNN and CPU-instruction notes, a CUDA build finding no CUDA driver (or
+#: registering its CUDA plugins twice), and oneDNN's once-per-process dtype fallback notice.
 STARTUP_NOISE = re.compile(
     r"WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
     r"|\] oneDNN custom operations are on\."
@@ -164,6 +172,7 @@ STARTUP_NOISE = re.compile(
     r"|\] Unable to register cu(?:FFT|DNN|BLAS) factory: Attempting to register factory for plugin"
     r"|\] computation placer already registered\."
     r"|TF-TRT Warning: Could not find TensorRT"
+    r"|\] oneDNN supports DT_\w+ only on platforms with AVX-512\. Falling back to the default"
 )
 #: Where no NVIDIA device exists, a CUDA build of TensorFlow failing to initialise CUDA is
 #: expected too; on a machine with one, that line is the diagnostic a student needs.
@@ -197,9 +206,13 @@ def hide_tensorflow_startup_lines():
     if os.environ.get("TF_CPP_MIN_LOG_LEVEL") == "0":
         yield
         return
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr at all (e.g. pythonw on Windows): nothing to hold back
+        yield
+        return
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
-    saved = os.dup(2)
     with tempfile.TemporaryFile() as held:
         os.dup2(held.fileno(), 2)
         try:

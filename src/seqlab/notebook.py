@@ -37,6 +37,10 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
     (:data:`seqlab.config.TESTED_FLOOR` to :data:`seqlab.config.TESTED_NEWEST`), whether FAST
     mode is on, and whether a GPU is visible (with the Colab menu path to get one when it is not).
 
+    TensorFlow is imported here, with its start-up lines held back
+    (:func:`hide_tensorflow_startup_lines`; ``TF_CPP_MIN_LOG_LEVEL`` defaults to
+    :data:`TENSORFLOW_LOG_LEVEL`), so a notebook opens without red stderr boxes.
+
     It picks the ``tf.distribute`` strategy (:func:`seqlab.distribute.choose_strategy`: a TPU,
     several GPUs, or one device) and, in the same place, on a GPU or TPU the Keras dtype policy
     (:func:`choose_precision`: ``mixed_bfloat16`` where the hardware computes in bfloat16 —

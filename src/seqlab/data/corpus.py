@@ -213,8 +213,8 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
 
     # The pairs are the same every epoch (the negatives are not): cached in memory, and read once
     # here in full. A cache that an iterator leaves half-written (a look at the first batch, as
-    # notebook 06 takes; a fit that stops at the known number of batches) is thrown away, with a
-    # "did not fully read the dataset being cached" warning, and filled again next time.
+    # notebook 06 takes) is thrown away, with a "did not fully read the dataset being cached"
+    # warning, and computed again by the next iterator.
     all_pairs = sequences.flat_map(pairs).cache()
     if sequences.cardinality() != tf.data.INFINITE_CARDINALITY:
         for _ in all_pairs.batch(1 << 16):

@@ -34,7 +34,7 @@ from pathlib import Path
 import nbformat
 
 from seqlab import config
-from seqlab.notebook import notebook_paths, setup_cell_source
+from seqlab.notebook_files import notebook_paths, setup_cell_source
 
 BUDGET_SECONDS = {"01": 60, "02": 60, "03": 60}
 DEFAULT_BUDGET = 90

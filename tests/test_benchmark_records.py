@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from seqlab import config
-from seqlab.notebook import notebook_paths
+from seqlab.notebook_files import notebook_paths
 
 sys.path.insert(0, str(config.REPO_ROOT))  # benchmarks/ is a package at the repository root
 from benchmarks import notebooks as timing  # noqa: E402

@@ -109,6 +109,26 @@ def test_skipgram_dataset_batches_positive_pairs_then_negatives():
     np.testing.assert_array_equal(batches[0][0][1].numpy(), again[0][0][1].numpy())
 
 
+def test_skipgram_dataset_reads_the_texts_once_however_it_is_iterated():
+    # The pairs are cached. A look at the first batch used to leave the cache half-written, so
+    # TensorFlow threw it away (warning "did not fully read the dataset being cached") and every
+    # later pass recomputed the pairs from the texts.
+    reads = []
+
+    def count(ids):
+        reads.append(1)
+        return ids
+
+    texts = tf.data.Dataset.from_tensor_slices(np.arange(2, 402, dtype="int64").reshape(40, 10))
+    texts = texts.map(lambda ids: tf.ensure_shape(tf.py_function(count, [ids], tf.int64), [10]))
+    dataset = skipgram_dataset(texts, window_size=2, num_negatives=2, vocab_size=500,
+                               batch_size=8, shuffle_buffer=16)
+    next(iter(dataset))
+    for _ in range(2):
+        assert sum(1 for _ in dataset) == 40 * 34 // 8   # 34 pairs per text of 10 ids, window 2
+    assert len(reads) == 40, f"the 40 texts were read {len(reads)} times"
+
+
 def test_skipgram_dataset_rejects_bad_settings():
     with pytest.raises(ValueError, match="num_negatives"):
         skipgram_dataset([[2, 3]], 1, 0, 10)

@@ -21,7 +21,7 @@ import pytest
 
 from seqlab import config
 from seqlab.homework import grade, sandbox, student_copies
-from seqlab.notebook import BADGE_IMAGE
+from seqlab.notebook_files import BADGE_IMAGE
 
 EXERCISE_1 = "Exercise 1: the causal mask"
 EXERCISE_2 = "Exercise 2: accuracy from predicted probabilities"

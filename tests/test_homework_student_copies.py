@@ -5,7 +5,7 @@ import pytest
 
 from seqlab import config
 from seqlab.homework import student_copies
-from seqlab.notebook import BADGE_IMAGE, colab_badge, setup_cell_source
+from seqlab.notebook_files import BADGE_IMAGE, colab_badge, setup_cell_source
 
 SOLVED = '''def causal_mask(length):
     """Exercise body."""

@@ -8,13 +8,15 @@ copies (``assignments/``) must run to the end too, each check cell failing with 
 from __future__ import annotations
 
 import json
+import re
 
 import nbformat
 import pytest
 
 from seqlab import config
 from seqlab.homework.tags import ALLOWED_ERROR_TAG, CHECK_TAG, EXERCISE_TAG, exercise_name
-from seqlab.notebook import PARAMETERS_TAG, SETUP_TAG, notebook_paths, sync_notebook
+from seqlab.notebook import TENSORFLOW_LOG_LEVEL
+from seqlab.notebook_files import PARAMETERS_TAG, SETUP_TAG, notebook_paths, sync_notebook
 from seqlab.runner import run_notebook
 from seqlab.site import STUDENT_RUNS
 
@@ -78,6 +80,60 @@ def test_every_exercise_has_a_solution_region_and_a_check(path):
 
 # ----------------------------------------------------------------------------- execution
 
+#: Lines a student must never see in an executed notebook nor on the runner's console: any
+#: C++ log line of TensorFlow/absl (both of its formats), absl's notice before them, TensorFlow's
+#: INFO log, the kernel's plain-TCP warning, and tf.data's discarded-cache warning.
+NOISE = re.compile(
+    r"^[IWEF]\d{4} \d\d:\d\d:\d+\.\d+ +\d+ \S+:\d+\]"   # absl: I0000 00:00:1795554111.0 ...
+    r"|^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+: [IWEF] \S+:\d+\]"
+    r"|absl::InitializeLog"
+    r"|^To enable the following instructions:"
+    r"|^INFO:tensorflow:"
+    r"|Kernel is running over TCP without encryption"
+    r"|did not fully read the dataset being cached"
+)
+#: The kernel runs at the log level a student's kernel gets from setup(), not at the quieter
+#: one conftest sets for this process (which would hide TensorFlow's warnings).
+STUDENT_KERNEL = {"TF_CPP_MIN_LOG_LEVEL": TENSORFLOW_LOG_LEVEL}
+
+
+def _noise(executed, console: str) -> list[str]:
+    """Every noise line in the notebook's outputs (with its cell) and on the console."""
+    found = []
+    for i, cell in enumerate(executed.cells):
+        for output in cell.get("outputs", []):
+            text = output.get("text", "") if output.get("output_type") == "stream" else ""
+            found += [f"cell {i}: {line}" for line in text.splitlines() if NOISE.search(line)]
+    return found + [f"console: {line}" for line in console.splitlines() if NOISE.search(line)]
+
+
+@pytest.mark.parametrize("line", [
+    "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
+    "I0000 00:00:1795554111.008700    9178 cudart_stub.cc:31] Could not find cuda drivers",
+    "E0000 00:00:1795554113.813236    9178 cuda_platform.cc:52] failed call to cuInit: INTERNAL",
+    "2026-11-24 21:10:46.730523: E external/local_xla/xla/stream_executor/cuda/cuda_platform.cc:51]"
+    " failed call to cuInit",
+    "W0000 00:00:1795554129.193299   10265 cache_dataset_ops.cc:912] The calling iterator did not"
+    " fully read the dataset being cached.",
+    "INFO:tensorflow:Assets written to: models/.standin-text-embedding.building-9178/assets",
+    "[IPKernelApp] WARNING | Kernel is running over TCP without encryption. All communication",
+])
+def test_the_noise_check_sees_each_kind_of_startup_and_log_line(line):
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("", outputs=[
+        nbformat.v4.new_output("stream", name="stderr", text=f"{line}\n")])]
+    assert _noise(notebook, "") == [f"cell 0: {line}"]
+    assert _noise(nbformat.v4.new_notebook(), f"ok\n{line}\n") == [f"console: {line}"]
+
+
+def test_the_noise_check_lets_the_teaching_through():
+    notebook = nbformat.v4.new_notebook()
+    text = ("TensorFlow 2.21.0 | Keras 3.15.1 | FAST mode ON | GPUs: 0\nEpoch 1/3\n"
+            "171/171 - 3s - 16ms/step - accuracy: 0.8318 - loss: 0.3742\n")
+    notebook.cells = [nbformat.v4.new_code_cell("", outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text=text)])]
+    assert _noise(notebook, text) == []
+
 
 def _errors(notebook):
     return [
@@ -91,11 +147,14 @@ def _errors(notebook):
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
-def test_notebook_runs_in_fast_mode(path):
+def test_notebook_runs_in_fast_mode_and_opens_clean(path, capfd):
     # The executed copies go to runs/ (git-ignored), where `python -m seqlab.site` reads them.
-    run = run_notebook(path, config.RUNS_DIR, fast=True)
+    # The kernel writes to this process's console (file descriptors 1 and 2), which capfd holds.
+    run = run_notebook(path, config.RUNS_DIR, fast=True, env=STUDENT_KERNEL)
     executed = nbformat.read(run.output, as_version=4)
     assert _errors(executed) == []
+    noise = _noise(executed, "".join(capfd.readouterr()))
+    assert noise == [], f"{path.name}: start-up or log noise:\n" + "\n".join(noise)
     check_cells = [c for c in executed.cells if CHECK_TAG in _tags(c)]
     for cell in check_cells:
         text = "".join(o.get("text", "") for o in cell.outputs if o.get("output_type") == "stream")
@@ -105,9 +164,11 @@ def test_notebook_runs_in_fast_mode(path):
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", STUDENT_COPIES, ids=_ids(STUDENT_COPIES))
-def test_student_copy_runs_and_each_check_explains_what_is_missing(path):
-    run = run_notebook(path, config.RUNS_DIR / STUDENT_RUNS, fast=True)
+def test_student_copy_runs_and_each_check_explains_what_is_missing(path, capfd):
+    run = run_notebook(path, config.RUNS_DIR / STUDENT_RUNS, fast=True, env=STUDENT_KERNEL)
     executed = nbformat.read(run.output, as_version=4)
+    noise = _noise(executed, "".join(capfd.readouterr()))
+    assert noise == [], f"{path.name}: start-up or log noise:\n" + "\n".join(noise)
     errors = _errors(executed)
     checks = [i for i, c in enumerate(executed.cells) if CHECK_TAG in _tags(c)]
     assert checks

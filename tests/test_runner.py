@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+
 import nbformat
 import pytest
 
@@ -107,6 +110,31 @@ def test_errors_are_listed_and_the_memory_limit_applies_to_the_kernel(tmp_path):
     assert _stdout(executed.cells[-2]).strip() == str(2 * 1024**3)
     names = [error.split(":")[0] for _, error in run.errors]
     assert names == ["ZeroDivisionError", "MemoryError"], run.errors
+
+
+@pytest.mark.notebook
+@pytest.mark.skipif(os.name != "posix", reason="Unix sockets: POSIX only (TCP elsewhere)")
+def test_two_kernels_side_by_side_talk_over_their_own_unix_sockets(tmp_path, capfd):
+    # ipykernel warns on the console when it runs "over TCP without encryption"; over ZeroMQ's
+    # IPC transport only this user can reach the kernel. jupyter_client's default IPC path is
+    # relative to the working directory, so two kernels there would talk over the same sockets.
+    code = ("from ipykernel.connect import get_connection_info\n"
+            "info = get_connection_info(unpack=True)\n"
+            "print(info['transport'], os.path.dirname(info['ip']), sep='|')")
+    notebook = _tiny_notebook(tmp_path / "sockets.ipynb", "import os", code)
+
+    async def both():
+        return await asyncio.gather(*[runner.async_run_notebook(notebook, tmp_path / name,
+                                                                 cwd=tmp_path)
+                                      for name in ("a", "b")])
+
+    runs = asyncio.run(both())
+    answers = [_stdout(nbformat.read(run.output, as_version=4).cells[-1]).strip().split("|")
+               for run in runs]
+    assert [transport for transport, _ in answers] == ["ipc", "ipc"]
+    folders = [folder for _, folder in answers]
+    assert folders[0] != folders[1] and not any(os.path.exists(f) for f in folders)
+    assert "without encryption" not in "".join(capfd.readouterr())
 
 
 def test_the_docstring_example_runs():

@@ -8,7 +8,7 @@ import re
 import nbformat
 import pytest
 
-from seqlab.notebook import colab_badge
+from seqlab.notebook_files import colab_badge
 from seqlab.site import NoExecutedNotebooks, build_site, main, stage_book
 
 PNG = base64.b64encode(bytes.fromhex(

@@ -1,33 +1,27 @@
-"""One-call notebook setup, and the generator of every notebook's setup cell and Colab badge.
+"""What runs inside a notebook's kernel: one-call setup, the Colab check, the GPU choices.
 
-In a notebook::
+In a notebook (its generated setup cell, the first code cell)::
 
     import seqlab.notebook
     seqlab.notebook.setup()
 
-From a shell, after changing :data:`seqlab.config.REPOSITORY_URL` or ``REPOSITORY_REF``::
-
-    python -m seqlab.notebook sync      # rewrite setup cells and badges in notebooks/
-    python -m seqlab.notebook check     # exit 1 if any notebook drifted (what the tests run)
+The notebook *files* (that setup cell, the Colab badges, ``python -m seqlab.notebook sync`` and
+``check``) are maintained by :mod:`seqlab.notebook_files`.
 """
 
 from __future__ import annotations
 
-import argparse
+import contextlib
 import importlib.metadata
+import logging
 import os
 import re
 import subprocess
 import sys
+import tempfile
 import warnings
-from pathlib import Path
 
 from seqlab import config
-
-SETUP_TAG = "setup"
-PARAMETERS_TAG = "parameters"
-BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
-
 
 MIXED_PRECISION_CHOICES = ("auto", "off", "float16", "bfloat16")
 JIT_COMPILE_CHOICES = ("auto", True, False)
@@ -42,6 +36,10 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
     and Keras versions and whether they lie inside the range CI tests
     (:data:`seqlab.config.TESTED_FLOOR` to :data:`seqlab.config.TESTED_NEWEST`), whether FAST
     mode is on, and whether a GPU is visible (with the Colab menu path to get one when it is not).
+
+    TensorFlow is imported here, with its start-up lines held back
+    (:func:`hide_tensorflow_startup_lines`; ``TF_CPP_MIN_LOG_LEVEL`` defaults to
+    :data:`TENSORFLOW_LOG_LEVEL`), so a notebook opens without red stderr boxes.
 
     It picks the ``tf.distribute`` strategy (:func:`seqlab.distribute.choose_strategy`: a TPU,
     several GPUs, or one device) and, in the same place, on a GPU or TPU the Keras dtype policy
@@ -70,10 +68,29 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
         one line each), so a notebook can pass ``jit_compile=info["jit_compile"]`` to
         ``compile`` and ``strategy=info["strategy"]`` to the builders.
     """
-    import keras
+    # TensorFlow reads its log level once, when it loads: set it before the first import.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", TENSORFLOW_LOG_LEVEL)
+    with hide_tensorflow_startup_lines():
+        import keras
+        import tensorflow as tf
+
+        from seqlab.distribute import choose_strategy, describe_strategy, is_tpu_strategy
+
+        chosen_strategy = choose_strategy(strategy, quiet=True)   # initialises the devices
+        gpus = tf.config.list_physical_devices("GPU")
+        devices = [tf.config.experimental.get_device_details(gpu) for gpu in gpus]
+        # The first time oneDNN meets a dtype it leaves to Eigen (anything but float32, bfloat16
+        # and float16), TensorFlow logs an ERROR line, once per process and even on AVX-512
+        # CPUs: "oneDNN supports DT_BOOL only on platforms with AVX-512. Falling back to ...".
+        # Every masked Keras RNN transposes its boolean mask, so it would turn up mid-notebook;
+        # meet it here instead, where the line is held back.
+        tf.transpose(tf.zeros((1, 1), tf.bool))
+    if os.environ["TF_CPP_MIN_LOG_LEVEL"] != "0":
+        # In an interactive kernel TensorFlow's Python logger starts at INFO (in a script it is
+        # WARNING), so saving a SavedModel prints "INFO:tensorflow:Assets written to ...".
+        tf.get_logger().setLevel(logging.WARNING)
     import matplotlib
     import matplotlib.pyplot as plt
-    import tensorflow as tf
 
     mixed_precision = _resolve_mixed_precision(mixed_precision)
     if jit_compile not in JIT_COMPILE_CHOICES:
@@ -94,13 +111,8 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
             "axes.spines.right": False,
         }
     )
-    from seqlab.distribute import choose_strategy, describe_strategy, is_tpu_strategy
-
-    chosen_strategy = choose_strategy(strategy, quiet=True)
     tpu = is_tpu_strategy(chosen_strategy)
     replicas = chosen_strategy.num_replicas_in_sync
-    gpus = tf.config.list_physical_devices("GPU")
-    devices = [tf.config.experimental.get_device_details(gpu) for gpu in gpus]
     policy, policy_reason = choose_precision(devices, mixed_precision, tpu=tpu)
     if policy is not None and policy != keras.config.dtype_policy().name:
         keras.config.set_dtype_policy(policy)
@@ -136,6 +148,88 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
         print(f"dtype policy {info['dtype_policy']}: {policy_reason}")
         print(f"XLA (jit_compile={use_xla}): {xla_reason}")
     return info
+
+
+# --------------------------------------------------------------------------------------------
+# TensorFlow's start-up lines. Its C++ libraries log while they load, before absl's logging is
+# initialised and before TF_CPP_MIN_LOG_LEVEL is read, straight to the process's stderr (file
+# descriptor 2): in Jupyter each line becomes a red stderr box before any teaching. Even
+# TF_CPP_MIN_LOG_LEVEL=3, which would hide real errors too, leaves 6 of them on TF 2.21 and 7 on
+# 2.19 (measured on a CPU; GRPC_VERBOSITY and GLOG_minloglevel change nothing), so setup()
+# holds back those known lines alone.
+# --------------------------------------------------------------------------------------------
+
+#: ``TF_CPP_MIN_LOG_LEVEL`` that :func:`setup` sets unless it is set already: 1 drops
+#: TensorFlow's INFO lines and keeps its warnings and errors. ``0`` shows everything, the
+#: start-up lines too.
+TENSORFLOW_LOG_LEVEL = "1"
+
+#: What TensorFlow's libraries print while loading on a machine that is fine, as of TF 2.19-2.21:
+#: absl's notice, the oneDNN and CPU-instruction notes, a CUDA build finding no CUDA driver (or
+#: registering its CUDA plugins twice), and oneDNN's once-per-process dtype fallback notice.
+STARTUP_NOISE = re.compile(
+    r"WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
+    r"|\] oneDNN custom operations are on\."
+    r"|\] Could not find cuda drivers on your machine, GPU will not be used\."
+    r"|\] This TensorFlow binary is optimized to use available CPU instructions"
+    r"|^To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler"
+    r"|\] Unable to register cu(?:FFT|DNN|BLAS) factory: Attempting to register factory for plugin"
+    r"|\] computation placer already registered\."
+    r"|TF-TRT Warning: Could not find TensorRT"
+    r"|\] oneDNN supports DT_\w+ only on platforms with AVX-512\. Falling back to the default"
+)
+#: Where no NVIDIA device exists, a CUDA build of TensorFlow failing to initialise CUDA is
+#: expected too; on a machine with one, that line is the diagnostic a student needs.
+NO_GPU_NOISE = re.compile(r"\] failed call to cuInit: ")
+
+
+def is_startup_noise(line: str, *, nvidia_device: bool | None = None) -> bool:
+    """True for one of the lines TensorFlow prints while loading on a healthy machine.
+
+    ``nvidia_device`` says whether the machine has an NVIDIA device (default: whether
+    ``/dev/nvidiactl`` exists); without one, CUDA failing to initialise is expected noise too.
+    """
+    if STARTUP_NOISE.search(line):
+        return True
+    if nvidia_device is None:
+        nvidia_device = os.path.exists("/dev/nvidiactl")
+    return not nvidia_device and bool(NO_GPU_NOISE.search(line))
+
+
+@contextlib.contextmanager
+def hide_tensorflow_startup_lines():
+    """Hold back what C++ writes to stderr inside the block, then pass on all but the noise.
+
+    Used around TensorFlow's first import and device initialisation (:func:`setup`): the lines
+    :func:`is_startup_noise` recognises are dropped, every other line (a real warning or error)
+    is written to stderr when the block ends, also when it raises. In a Jupyter kernel
+    file descriptor 2 is the pipe ipykernel forwards to the notebook and to the console, so
+    both stay clean. With ``TF_CPP_MIN_LOG_LEVEL=0`` nothing is held back. (A crash that kills
+    the process inside the block loses the held lines.)
+    """
+    if os.environ.get("TF_CPP_MIN_LOG_LEVEL") == "0":
+        yield
+        return
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr at all (e.g. pythonw on Windows): nothing to hold back
+        yield
+        return
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            lines = held.read().decode("utf-8", "replace").splitlines(keepends=True)
+            kept = "".join(line for line in lines if not is_startup_noise(line))
+            if kept:
+                os.write(2, kept.encode("utf-8"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -377,105 +471,8 @@ def _in_notebook() -> bool:
     return "ipykernel" in sys.modules
 
 
-# --------------------------------------------------------------------------------------------
-# Generated cells: the repository URL/ref live only in seqlab.config; these functions write them
-# into the notebooks, and the hygiene test compares.
-# --------------------------------------------------------------------------------------------
-
-
-def setup_cell_source(url: str = config.REPOSITORY_URL, ref: str = config.REPOSITORY_REF) -> str:
-    """Source of the setup cell shared by every notebook."""
-    return f'''# Setup: the same cell in every notebook (written by `python -m seqlab.notebook sync`).
-# On Colab it fetches seqlab, checks the runtime's versions against the tested range (an old
-# Keras is upgraded alone; TensorFlow is never reinstalled), and installs only what Colab lacks.
-import os
-import subprocess
-import sys
-
-if "google.colab" in sys.modules:
-    if not os.path.isdir("seqlab"):
-        subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "{ref}",
-                        "{url}", "seqlab"], check=True)
-    sys.path.insert(0, os.path.abspath("seqlab/src"))
-    import seqlab.notebook
-
-    seqlab.notebook.prepare_colab("seqlab")
-
-import seqlab.notebook
-
-SETUP = seqlab.notebook.setup()'''
-
-
-def colab_badge(notebook_path: str, url: str = config.REPOSITORY_URL,
-                ref: str = config.REPOSITORY_REF) -> str:
-    """Markdown for the "Open in Colab" badge of a notebook given relative to the repo root."""
-    github = url.removeprefix("https://github.com/").rstrip("/")
-    target = f"https://colab.research.google.com/github/{github}/blob/{ref}/{notebook_path}"
-    return f"[![Open In Colab]({BADGE_IMAGE})]({target})"
-
-
-def _cell_has_tag(cell, tag: str) -> bool:
-    return tag in cell.get("metadata", {}).get("tags", [])
-
-
-def sync_notebook(path: Path, root: Path = config.REPO_ROOT, write: bool = True) -> list[str]:
-    """Make one notebook's setup cell and badge match the config. Returns what differed."""
-    import nbformat
-
-    nb = nbformat.read(path, as_version=4)
-    problems: list[str] = []
-    relative = path.resolve().relative_to(root.resolve()).as_posix()
-    badge = colab_badge(relative)
-    setup_cells = [c for c in nb.cells if c.cell_type == "code" and _cell_has_tag(c, SETUP_TAG)]
-    if len(setup_cells) != 1:
-        problems.append(f"{relative}: expected exactly one code cell tagged '{SETUP_TAG}', "
-                        f"found {len(setup_cells)}")
-    elif setup_cells[0].source != setup_cell_source():
-        problems.append(f"{relative}: setup cell differs from seqlab.notebook.setup_cell_source()")
-        setup_cells[0].source = setup_cell_source()
-    title = nb.cells[0] if nb.cells else None
-    if title is None or title.cell_type != "markdown":
-        problems.append(f"{relative}: the first cell must be the markdown title cell")
-    else:
-        lines = title.source.splitlines()
-        badge_lines = [i for i, line in enumerate(lines) if BADGE_IMAGE in line]
-        if not badge_lines:
-            problems.append(f"{relative}: no Colab badge in the title cell")
-            lines.insert(1 if lines else 0, badge)
-        elif lines[badge_lines[0]] != badge:
-            problems.append(f"{relative}: Colab badge points elsewhere than {badge}")
-            lines[badge_lines[0]] = badge
-        title.source = "\n".join(lines)
-    if write and problems:
-        nbformat.write(nb, path)
-    return problems
-
-
-def notebook_paths(folder: Path | None = None) -> list[Path]:
-    folder = folder or (config.REPO_ROOT / "notebooks")
-    return sorted(p for p in folder.glob("*.ipynb") if not p.name.startswith("."))
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m seqlab.notebook", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("command", choices=["sync", "check"])
-    parser.add_argument("folders", nargs="*", type=Path,
-                        help="folders of notebooks (default: notebooks/)")
-    args = parser.parse_args(argv)
-    folders = args.folders or [config.REPO_ROOT / "notebooks"]
-    problems = []
-    for folder in folders:
-        for path in notebook_paths(folder):
-            problems += sync_notebook(path, write=args.command == "sync")
-    for line in problems:
-        print(line)
-    if args.command == "check" and problems:
-        print("Run `python -m seqlab.notebook sync` to fix.", file=sys.stderr)
-        return 1
-    return 0
-
-
 if __name__ == "__main__":  # pragma: no cover
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    # `python -m seqlab.notebook sync|check`, the command the setup cell's first line names.
+    from seqlab.notebook_files import main
+
     raise SystemExit(main())

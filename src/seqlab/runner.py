@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -93,8 +95,15 @@ def parse_parameters(pairs: Sequence[Sequence[str]] | None) -> dict:
     return parameters
 
 
-def _kernel_manager(memory_limit: int | None):
-    """A kernel manager whose kernel process runs under ``RLIMIT_AS = memory_limit`` bytes."""
+def _kernel_manager(memory_limit: int | None, socket_dir: str | None = None):
+    """A kernel manager whose kernel process runs under ``RLIMIT_AS = memory_limit`` bytes.
+
+    With ``socket_dir`` (POSIX), the kernel talks over Unix sockets in that folder (ZeroMQ's
+    IPC transport) instead of TCP ports on localhost: no other user of the machine can connect,
+    and ipykernel has no reason to warn that it runs "over TCP without encryption". The folder
+    must be the kernel's own (jupyter_client's default IPC path is relative to the working
+    directory, shared by kernels run side by side).
+    """
     from jupyter_client.manager import AsyncKernelManager
 
     class LimitedKernelManager(AsyncKernelManager):
@@ -104,7 +113,10 @@ def _kernel_manager(memory_limit: int | None):
                 return command
             return [sys.executable, "-c", _LIMIT_MEMORY, str(int(memory_limit)), *command]
 
-    return LimitedKernelManager(kernel_name="python3")
+    if socket_dir is None:
+        return LimitedKernelManager(kernel_name="python3")
+    return LimitedKernelManager(kernel_name="python3", transport="ipc",
+                                ip=os.path.join(socket_dir, "kernel"))
 
 
 def memory_limit_supported() -> bool:
@@ -156,8 +168,10 @@ async def async_run_notebook(notebook: Path, output_dir: Path | None = None, *,
         content = execute_reply["content"]
         errors.append((cell_index, f"{content.get('ename')}: {content.get('evalue')}"))
 
+    # Unix sockets where there are some (not on Windows), in a folder of this kernel's own.
+    socket_dir = tempfile.mkdtemp(prefix="seqlab-kernel-") if os.name == "posix" else None
     client = NotebookClient(
-        prepared, km=_kernel_manager(memory_limit), kernel_name="python3",
+        prepared, km=_kernel_manager(memory_limit, socket_dir), kernel_name="python3",
         allow_errors=allow_errors, interrupt_on_timeout=True,
         # What a timed-out cell reports once the kernel has been interrupted.
         error_on_timeout={"ename": "TimeoutError", "evalue": "time limit reached",
@@ -206,6 +220,8 @@ async def async_run_notebook(notebook: Path, output_dir: Path | None = None, *,
     finally:
         seconds = time.monotonic() - start
         nbformat.write(prepared, output)
+        if socket_dir is not None:
+            shutil.rmtree(socket_dir, ignore_errors=True)
     return NotebookRun(notebook, output, seconds, stopped, errors)
 
 

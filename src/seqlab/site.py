@@ -34,7 +34,7 @@ from pathlib import Path
 import nbformat
 
 from seqlab import config
-from seqlab.notebook import BADGE_IMAGE, colab_badge, notebook_paths
+from seqlab.notebook_files import BADGE_IMAGE, colab_badge, notebook_paths
 
 STUDENT_RUNS = "assignments"  # runs/assignments/: executed student copies, if any
 #: Tag papermill gives the cell it injects with the run's parameter values.

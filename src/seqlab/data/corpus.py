@@ -156,6 +156,9 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
                      seed: int = config.SEED, min_id: int = 2) -> tf.data.Dataset:
     """Skip-gram training batches with negative sampling, as a ``tf.data`` pipeline.
 
+    The (centre, context) pairs are computed once, when it is called, and kept in memory; each
+    epoch shuffles them and draws new negatives.
+
     Args:
         sequences: token ids of each text: a ``tf.RaggedTensor`` (as
             :func:`vectorize_ragged` returns), a ``(texts, length)`` array or a list of lists
@@ -208,8 +211,15 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
                             tf.zeros_like(negatives, tf.float32)], axis=1)  # (batch, 1 + K)
         return (centres, candidates), labels
 
-    dataset = (sequences.flat_map(pairs)
-               .cache()                       # pairs are the same every epoch; negatives are not
+    # The pairs are the same every epoch (the negatives are not): cached in memory, and read once
+    # here in full. A cache that an iterator leaves half-written (a look at the first batch, as
+    # notebook 06 takes) is thrown away, with a "did not fully read the dataset being cached"
+    # warning, and computed again by the next iterator.
+    all_pairs = sequences.flat_map(pairs).cache()
+    if sequences.cardinality() != tf.data.INFINITE_CARDINALITY:
+        for _ in all_pairs.batch(1 << 16):
+            pass
+    dataset = (all_pairs
                .shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
                .batch(batch_size, drop_remainder=True)
                .enumerate()

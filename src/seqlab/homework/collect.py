@@ -27,7 +27,7 @@ from seqlab.homework.tags import (
     has_tag,
     seqlab_metadata,
 )
-from seqlab.notebook import notebook_paths
+from seqlab.notebook_files import notebook_paths
 
 STUDENT_ID_LINE = re.compile(r"""^\s*STUDENT_ID\s*=\s*["']([^"'\n]+)["']""", re.MULTILINE)
 GENERATED_FROM = re.compile(r"Generated from `notebooks/([^`/]+)\.ipynb`")

@@ -37,7 +37,7 @@ from seqlab.homework.tags import (
     exercise_name,
     has_tag,
 )
-from seqlab.notebook import BADGE_IMAGE, colab_badge, notebook_paths
+from seqlab.notebook_files import BADGE_IMAGE, colab_badge, notebook_paths
 
 STUDENT_NOTE = (
     "> **Student copy.** Generated from `{source}` by `python -m seqlab.homework build`; "

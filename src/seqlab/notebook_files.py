@@ -1,0 +1,119 @@
+"""The notebook files themselves: every notebook's generated setup cell and Colab badge.
+
+The repository URL and ref live only in :mod:`seqlab.config`; these functions write them into
+the notebooks, and the hygiene test compares. What runs *inside* a notebook's kernel
+(``setup()``, the Colab check) is :mod:`seqlab.notebook`.
+
+From a shell, after changing :data:`seqlab.config.REPOSITORY_URL` or ``REPOSITORY_REF``::
+
+    python -m seqlab.notebook sync      # rewrite setup cells and badges in notebooks/
+    python -m seqlab.notebook check     # exit 1 if any notebook drifted (what the tests run)
+
+(``python -m seqlab.notebook_files`` is the same command.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from seqlab import config
+from seqlab.homework.tags import has_tag
+
+SETUP_TAG = "setup"
+PARAMETERS_TAG = "parameters"
+BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
+
+
+def setup_cell_source(url: str = config.REPOSITORY_URL, ref: str = config.REPOSITORY_REF) -> str:
+    """Source of the setup cell shared by every notebook."""
+    return f'''# Setup: the same cell in every notebook (written by `python -m seqlab.notebook sync`).
+# On Colab it fetches seqlab, checks the runtime's versions against the tested range (an old
+# Keras is upgraded alone; TensorFlow is never reinstalled), and installs only what Colab lacks.
+import os
+import subprocess
+import sys
+
+if "google.colab" in sys.modules:
+    if not os.path.isdir("seqlab"):
+        subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "{ref}",
+                        "{url}", "seqlab"], check=True)
+    sys.path.insert(0, os.path.abspath("seqlab/src"))
+    import seqlab.notebook
+
+    seqlab.notebook.prepare_colab("seqlab")
+
+import seqlab.notebook
+
+SETUP = seqlab.notebook.setup()'''
+
+
+def colab_badge(notebook_path: str, url: str = config.REPOSITORY_URL,
+                ref: str = config.REPOSITORY_REF) -> str:
+    """Markdown for the "Open in Colab" badge of a notebook given relative to the repo root."""
+    github = url.removeprefix("https://github.com/").rstrip("/")
+    target = f"https://colab.research.google.com/github/{github}/blob/{ref}/{notebook_path}"
+    return f"[![Open In Colab]({BADGE_IMAGE})]({target})"
+
+
+def sync_notebook(path: Path, root: Path = config.REPO_ROOT, write: bool = True) -> list[str]:
+    """Make one notebook's setup cell and badge match the config. Returns what differed."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    problems: list[str] = []
+    relative = path.resolve().relative_to(root.resolve()).as_posix()
+    badge = colab_badge(relative)
+    setup_cells = [c for c in nb.cells if c.cell_type == "code" and has_tag(c, SETUP_TAG)]
+    if len(setup_cells) != 1:
+        problems.append(f"{relative}: expected exactly one code cell tagged '{SETUP_TAG}', "
+                        f"found {len(setup_cells)}")
+    elif setup_cells[0].source != setup_cell_source():
+        problems.append(f"{relative}: setup cell differs from seqlab.notebook_files.setup_cell_source()")
+        setup_cells[0].source = setup_cell_source()
+    title = nb.cells[0] if nb.cells else None
+    if title is None or title.cell_type != "markdown":
+        problems.append(f"{relative}: the first cell must be the markdown title cell")
+    else:
+        lines = title.source.splitlines()
+        badge_lines = [i for i, line in enumerate(lines) if BADGE_IMAGE in line]
+        if not badge_lines:
+            problems.append(f"{relative}: no Colab badge in the title cell")
+            lines.insert(1 if lines else 0, badge)
+        elif lines[badge_lines[0]] != badge:
+            problems.append(f"{relative}: Colab badge points elsewhere than {badge}")
+            lines[badge_lines[0]] = badge
+        title.source = "\n".join(lines)
+    if write and problems:
+        nbformat.write(nb, path)
+    return problems
+
+
+def notebook_paths(folder: Path | None = None) -> list[Path]:
+    folder = folder or (config.REPO_ROOT / "notebooks")
+    return sorted(p for p in folder.glob("*.ipynb") if not p.name.startswith("."))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m seqlab.notebook", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=["sync", "check"])
+    parser.add_argument("folders", nargs="*", type=Path,
+                        help="folders of notebooks (default: notebooks/)")
+    args = parser.parse_args(argv)
+    folders = args.folders or [config.REPO_ROOT / "notebooks"]
+    problems = []
+    for folder in folders:
+        for path in notebook_paths(folder):
+            problems += sync_notebook(path, write=args.command == "sync")
+    for line in problems:
+        print(line)
+    if args.command == "check" and problems:
+        print("Run `python -m seqlab.notebook sync` to fix.", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -34,6 +34,7 @@ from pathlib import Path
 import nbformat
 
 from seqlab import config
+from seqlab.homework.tags import add_tag, has_tag
 from seqlab.notebook_files import BADGE_IMAGE, colab_badge, notebook_paths
 
 STUDENT_RUNS = "assignments"  # runs/assignments/: executed student copies, if any
@@ -159,9 +160,8 @@ def stage_notebook(source: Path, target: Path, *, links: str, executed_warning: 
     notebook = _read(source)
     executed = is_executed(notebook)
     for cell in notebook.cells:
-        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
-        if INJECTED_PARAMETERS_TAG in tags and REMOVE_CELL_TAG not in tags:
-            tags.append(REMOVE_CELL_TAG)
+        if has_tag(cell, INJECTED_PARAMETERS_TAG):
+            add_tag(cell, REMOVE_CELL_TAG)
     if retitle:
         _retitle(notebook, retitle)
     note = links

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 #: BERT's special tokens, in the order the vocabulary starts with (``[PAD]`` must be id 0).
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
@@ -82,5 +84,5 @@ def split_into_pieces(vocabulary: Sequence[str], words: Sequence[str]) -> dict[s
     keras_hub = import_keras_hub()
     tokenizer = keras_hub.tokenizers.WordPieceTokenizer(vocabulary=list(vocabulary),
                                                          lowercase=True, oov_token="[UNK]")
-    return {word: [tokenizer.id_to_token(int(i)) for i in tokenizer.tokenize(word).numpy()]
+    return {word: [tokenizer.id_to_token(int(i)) for i in np.asarray(tokenizer.tokenize(word))]
             for word in words}

@@ -32,9 +32,9 @@ def _tags(cell):
     return cell.get("metadata", {}).get("tags", [])
 
 
-def test_the_course_has_its_seven_notebooks():
+def test_the_course_has_its_eight_notebooks():
     numbers = sorted(p.name[:2] for p in NOTEBOOKS)
-    assert numbers == ["01", "02", "03", "04", "05", "06", "07"], numbers
+    assert numbers == ["01", "02", "03", "04", "05", "06", "07", "08"], numbers
 
 
 # ----------------------------------------------------------------------------- hygiene

@@ -10,6 +10,7 @@ The check functions live in per-notebook modules and are re-exported here, so no
 """
 
 from seqlab.checks.attention import check_attention_weights, check_luong_general_score
+from seqlab.checks.bert import check_masked_lm_loss, check_masking_rule
 from seqlab.checks.core import CheckFailed, assert_close, passed, run_student_code
 from seqlab.checks.embeddings import check_cbow_probabilities, check_skipgram_pairs
 from seqlab.checks.imdb import (
@@ -40,4 +41,6 @@ __all__ = ["CheckFailed", "assert_close", "passed", "run_student_code",
            # notebook 06
            "check_cbow_probabilities", "check_skipgram_pairs",
            # notebook 07
-           "check_perplexity", "check_sampling_distribution"]
+           "check_perplexity", "check_sampling_distribution",
+           # notebook 08
+           "check_masked_lm_loss", "check_masking_rule"]

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from seqlab import config, notebook
+from seqlab import config, notebook, tensorflow_startup
 
 
 def test_setup_reports_versions_and_seeds_everything(capsys):
@@ -53,14 +53,14 @@ REAL = "W0000 00:00:1795554113.8 gpu_device.cc:2344] Cannot dlopen some GPU libr
 
 @pytest.mark.parametrize("line", STARTUP_LINES)
 def test_known_startup_lines_are_noise(line):
-    assert notebook.is_startup_noise(line, nvidia_device=True)
+    assert tensorflow_startup.is_startup_noise(line, nvidia_device=True)
 
 
 def test_cuda_failing_is_noise_only_where_there_is_no_nvidia_device():
-    assert notebook.is_startup_noise(CUINIT, nvidia_device=False)
-    assert not notebook.is_startup_noise(CUINIT, nvidia_device=True)
-    assert not notebook.is_startup_noise(REAL, nvidia_device=False)
-    assert not notebook.is_startup_noise("Epoch 1/3", nvidia_device=False)
+    assert tensorflow_startup.is_startup_noise(CUINIT, nvidia_device=False)
+    assert not tensorflow_startup.is_startup_noise(CUINIT, nvidia_device=True)
+    assert not tensorflow_startup.is_startup_noise(REAL, nvidia_device=False)
+    assert not tensorflow_startup.is_startup_noise("Epoch 1/3", nvidia_device=False)
 
 
 def _write_to_stderr_in_block(monkeypatch, level=None, fail=False):
@@ -68,7 +68,7 @@ def _write_to_stderr_in_block(monkeypatch, level=None, fail=False):
         monkeypatch.delenv("TF_CPP_MIN_LOG_LEVEL", raising=False)
     else:
         monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", level)
-    with notebook.hide_tensorflow_startup_lines():
+    with tensorflow_startup.hide_tensorflow_startup_lines():
         # What C++ does: write straight to file descriptor 2, past Python's sys.stderr.
         os.write(2, "\n".join([*STARTUP_LINES, REAL, STARTUP_LINES[0]]).encode() + b"\n")
         if fail:

@@ -15,10 +15,10 @@ import pytest
 
 from seqlab import config
 from seqlab.homework.tags import ALLOWED_ERROR_TAG, CHECK_TAG, EXERCISE_TAG, exercise_name
-from seqlab.notebook import TENSORFLOW_LOG_LEVEL
 from seqlab.notebook_files import PARAMETERS_TAG, SETUP_TAG, notebook_paths, sync_notebook
 from seqlab.runner import run_notebook
 from seqlab.site import STUDENT_RUNS
+from seqlab.tensorflow_startup import TENSORFLOW_LOG_LEVEL
 
 NOTEBOOKS = notebook_paths(config.REPO_ROOT / "notebooks")
 STUDENT_COPIES = notebook_paths(config.REPO_ROOT / "assignments")

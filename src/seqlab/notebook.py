@@ -11,17 +11,16 @@ The notebook *files* (that setup cell, the Colab badges, ``python -m seqlab.note
 
 from __future__ import annotations
 
-import contextlib
 import importlib.metadata
 import logging
 import os
 import re
 import subprocess
 import sys
-import tempfile
 import warnings
 
 from seqlab import config
+from seqlab.tensorflow_startup import TENSORFLOW_LOG_LEVEL, hide_tensorflow_startup_lines
 
 MIXED_PRECISION_CHOICES = ("auto", "off", "float16", "bfloat16")
 JIT_COMPILE_CHOICES = ("auto", True, False)
@@ -148,88 +147,6 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
         print(f"dtype policy {info['dtype_policy']}: {policy_reason}")
         print(f"XLA (jit_compile={use_xla}): {xla_reason}")
     return info
-
-
-# --------------------------------------------------------------------------------------------
-# TensorFlow's start-up lines. Its C++ libraries log while they load, before absl's logging is
-# initialised and before TF_CPP_MIN_LOG_LEVEL is read, straight to the process's stderr (file
-# descriptor 2): in Jupyter each line becomes a red stderr box before any teaching. Even
-# TF_CPP_MIN_LOG_LEVEL=3, which would hide real errors too, leaves 6 of them on TF 2.21 and 7 on
-# 2.19 (measured on a CPU; GRPC_VERBOSITY and GLOG_minloglevel change nothing), so setup()
-# holds back those known lines alone.
-# --------------------------------------------------------------------------------------------
-
-#: ``TF_CPP_MIN_LOG_LEVEL`` that :func:`setup` sets unless it is set already: 1 drops
-#: TensorFlow's INFO lines and keeps its warnings and errors. ``0`` shows everything, the
-#: start-up lines too.
-TENSORFLOW_LOG_LEVEL = "1"
-
-#: What TensorFlow's libraries print while loading on a machine that is fine, as of TF 2.19-2.21:
-#: absl's notice, the oneDNN and CPU-instruction notes, a CUDA build finding no CUDA driver (or
-#: registering its CUDA plugins twice), and oneDNN's once-per-process dtype fallback notice.
-STARTUP_NOISE = re.compile(
-    r"WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
-    r"|\] oneDNN custom operations are on\."
-    r"|\] Could not find cuda drivers on your machine, GPU will not be used\."
-    r"|\] This TensorFlow binary is optimized to use available CPU instructions"
-    r"|^To enable the following instructions: .* rebuild TensorFlow with the appropriate compiler"
-    r"|\] Unable to register cu(?:FFT|DNN|BLAS) factory: Attempting to register factory for plugin"
-    r"|\] computation placer already registered\."
-    r"|TF-TRT Warning: Could not find TensorRT"
-    r"|\] oneDNN supports DT_\w+ only on platforms with AVX-512\. Falling back to the default"
-)
-#: Where no NVIDIA device exists, a CUDA build of TensorFlow failing to initialise CUDA is
-#: expected too; on a machine with one, that line is the diagnostic a student needs.
-NO_GPU_NOISE = re.compile(r"\] failed call to cuInit: ")
-
-
-def is_startup_noise(line: str, *, nvidia_device: bool | None = None) -> bool:
-    """True for one of the lines TensorFlow prints while loading on a healthy machine.
-
-    ``nvidia_device`` says whether the machine has an NVIDIA device (default: whether
-    ``/dev/nvidiactl`` exists); without one, CUDA failing to initialise is expected noise too.
-    """
-    if STARTUP_NOISE.search(line):
-        return True
-    if nvidia_device is None:
-        nvidia_device = os.path.exists("/dev/nvidiactl")
-    return not nvidia_device and bool(NO_GPU_NOISE.search(line))
-
-
-@contextlib.contextmanager
-def hide_tensorflow_startup_lines():
-    """Hold back what C++ writes to stderr inside the block, then pass on all but the noise.
-
-    Used around TensorFlow's first import and device initialisation (:func:`setup`): the lines
-    :func:`is_startup_noise` recognises are dropped, every other line (a real warning or error)
-    is written to stderr when the block ends, also when it raises. In a Jupyter kernel
-    file descriptor 2 is the pipe ipykernel forwards to the notebook and to the console, so
-    both stay clean. With ``TF_CPP_MIN_LOG_LEVEL=0`` nothing is held back. (A crash that kills
-    the process inside the block loses the held lines.)
-    """
-    if os.environ.get("TF_CPP_MIN_LOG_LEVEL") == "0":
-        yield
-        return
-    try:
-        saved = os.dup(2)
-    except OSError:  # no stderr at all (e.g. pythonw on Windows): nothing to hold back
-        yield
-        return
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
-    with tempfile.TemporaryFile() as held:
-        os.dup2(held.fileno(), 2)
-        try:
-            yield
-        finally:
-            sys.stderr.flush()
-            os.dup2(saved, 2)
-            os.close(saved)
-            held.seek(0)
-            lines = held.read().decode("utf-8", "replace").splitlines(keepends=True)
-            kept = "".join(line for line in lines if not is_startup_noise(line))
-            if kept:
-                os.write(2, kept.encode("utf-8"))
 
 
 # --------------------------------------------------------------------------------------------

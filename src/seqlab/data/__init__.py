@@ -23,6 +23,7 @@ from seqlab.data.translation import (
     standardize_text,
     standardize_with_markers,
 )
+from seqlab.data.wordpiece import build_wordpiece_vocabulary, import_keras_hub, split_into_pieces
 
 __all__ = [
     "BrokenInstallError", "DownloadError",
@@ -36,4 +37,6 @@ __all__ = [
     "vectorize_ragged",
     # character language models (notebook 07)
     "CharVocabulary", "load_char_corpus", "split_text", "tbptt_dataset",
+    # WordPiece for BERT (notebook 08; keras-hub is imported only when called)
+    "build_wordpiece_vocabulary", "import_keras_hub", "split_into_pieces",
 ]

@@ -6,6 +6,9 @@ One module per model family: ``sentiment`` (notebooks 01-03), ``seq2seq`` (04), 
 ``from seqlab.models import build_rnn_translator``. Compiling them is :mod:`seqlab.training`'s job.
 """
 
+from seqlab.models import (
+    bert,  # keras-hub's BERT, used as a namespace: bert.masked_lm_from_preset(...)
+)
 from seqlab.models.language_model import (
     MiniGPT,
     ResetStatesCallback,
@@ -44,6 +47,7 @@ from seqlab.models.word2vec import (
 )
 
 __all__ = [
+    "bert",
     # sentiment (notebooks 01-03)
     "build_recurrent_classifier", "build_sentiment_classifier", "count_parameters",
     "embedding_layer", "predict_sentiment", "stage_weights_path",

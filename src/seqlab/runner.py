@@ -181,6 +181,11 @@ async def async_run_notebook(notebook: Path, output_dir: Path | None = None, *,
     # The kernel gets the FAST flag in its environment, so code that reads SEQLAB_FAST agrees
     # with the parameter; the grader's own environment is left alone.
     environment = {**os.environ, **(env or {}), "SEQLAB_FAST": "1" if fast else "0"}
+    # Likewise the strategy: setup(), in the first cell, chooses it before TensorFlow
+    # initialises its devices (which setup() then does); "mirrored" on a CPU must split the CPU
+    # before that, so a STRATEGY parameter reaches the kernel as SEQLAB_STRATEGY too.
+    if parameters and parameters.get("STRATEGY") and "SEQLAB_STRATEGY" not in (env or {}):
+        environment["SEQLAB_STRATEGY"] = str(parameters["STRATEGY"])
     # A kernel draws with its inline backend, so plots land in the executed copy; a caller's
     # MPLBACKEND (tests/conftest.py sets Agg) would leave every run without its plots.
     if "MPLBACKEND" not in (env or {}):

@@ -38,27 +38,6 @@ def test_repo_url_is_a_github_https_url():
     assert config.REPOSITORY_REF
 
 
-def _pins(path):
-    pins = {}
-    for line in path.read_text().splitlines():
-        line = line.split("#")[0].strip()
-        if "==" in line:
-            name, version = line.split("==")
-            pins[name.strip().lower().replace("_", "-")] = version.strip()
-    return pins
-
-
-def test_colab_pins_are_what_the_config_calls_colab_today():
-    pins = _pins(config.REPO_ROOT / ".ci" / "colab-runtime.txt")
-    for name, version in config.TESTED_COLAB.items():
-        assert pins[name] == version, (name, pins)
-    # Colab today lies inside the tested range, so setup() calls it tested.
-    from seqlab import notebook
-
-    for name, version in config.TESTED_COLAB.items():
-        assert notebook.version_status(name, version) == notebook.TESTED
-
-
 def test_ci_runs_each_half_on_the_python_the_config_names():
     script = (config.REPO_ROOT / ".ci" / "run").read_text()
     for half, version in config.TESTED_PYTHON.items():

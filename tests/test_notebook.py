@@ -133,6 +133,15 @@ def test_tested_floor_is_what_the_constraints_and_the_lower_bounds_say():
                 assert notebook.parse_version(bounds[name]) == notebook.parse_version(version), name
 
 
+def test_colab_pins_are_what_the_config_calls_colab_today():
+    pins = _pins(config.REPO_ROOT / ".ci" / "colab-runtime.txt")
+    for name, version in config.TESTED_COLAB.items():
+        assert pins[name] == version, (name, pins)
+    # Colab today lies inside the tested range, so setup() calls it tested.
+    for name, version in config.TESTED_COLAB.items():
+        assert notebook.version_status(name, version) == notebook.TESTED
+
+
 @pytest.mark.parametrize(
     ("package", "version", "status"),
     [

@@ -217,8 +217,15 @@ def run_one(name: str, data, args, sizes, recipe, transformer) -> dict:
     per_epoch = max(1, args.steps // args.epochs)
     valid = data.valid.take(args.valid_batches)
     start = time.perf_counter()
+
+    def progress(epoch, logs):  # one line per part, so a long run shows where it is
+        print(f"    {name} part {epoch + 1}/{args.epochs}: val acc "
+              f"{logs.get('val_masked_accuracy', float('nan')):.3f}, "
+              f"{time.perf_counter() - start:.0f} s", flush=True)
+
     history = model.fit(data.train.repeat(), steps_per_epoch=per_epoch, epochs=args.epochs,
-                        validation_data=valid, verbose=0, shuffle=False)
+                        validation_data=valid, verbose=0, shuffle=False,
+                        callbacks=[keras.callbacks.LambdaCallback(on_epoch_end=progress)])
     seconds = time.perf_counter() - start
     row = {"model": name, "val_acc": history.history["val_masked_accuracy"],
            "train_acc": history.history["masked_accuracy"][-1],

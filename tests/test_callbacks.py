@@ -4,7 +4,7 @@ import keras
 import numpy as np
 import pytest
 
-from seqlab.training import EpochTimer, standard_callbacks
+from seqlab.training import EpochTimer, TimeBudget, standard_callbacks
 
 
 def _data(seed=0):
@@ -77,3 +77,44 @@ def test_epoch_timer_times_every_epoch_and_leaves_out_the_first():
     _model().fit(x, y, epochs=3, verbose=0, callbacks=[timer])
     assert len(timer.seconds) == 3 and all(s > 0 for s in timer.seconds)
     assert timer.seconds_per_epoch() == pytest.approx(np.median(timer.seconds[1:]))
+
+
+class FakeClock:
+    """A clock that advances by ``tick`` seconds each time it is read."""
+
+    def __init__(self, tick):
+        self.now, self.tick = 0.0, tick
+
+    def __call__(self):
+        self.now += self.tick
+        return self.now
+
+
+def test_time_budget_stops_at_the_first_batch_past_the_budget_and_still_validates():
+    x, y = _data()
+    # 64 examples, batch 8: 8 steps per epoch. Each clock read advances 1 s; the callback
+    # reads the clock at the start, after every batch and after every epoch.
+    budget = TimeBudget(12.0, clock=FakeClock(1.0))
+    history = _model().fit(x, y, batch_size=8, epochs=5, validation_data=_data(1), verbose=0,
+                           callbacks=[budget])
+    # Reads: start (1), batches 1..8 (2..9), epoch end (10), batches of epoch 2 (11, 12, 13):
+    # the batch read at 13 s (13 - 1 = 12 s elapsed) stops training after 11 steps.
+    assert budget.steps == 11 and budget.stopped
+    assert len(history.history["loss"]) == 2                # the cut epoch is still recorded
+    assert len(history.history["val_loss"]) == 2            # ... and validated
+    assert budget.elapsed == [9.0, 13.0]
+
+
+def test_time_budget_never_stops_a_run_that_fits():
+    x, y = _data()
+    budget = TimeBudget(3600.0)
+    history = _model().fit(x, y, batch_size=16, epochs=3, verbose=0, callbacks=[budget])
+    assert budget.steps == 12 and not budget.stopped
+    assert len(history.history["loss"]) == 3 and len(budget.elapsed) == 3
+    assert budget.elapsed == sorted(budget.elapsed)
+
+
+@pytest.mark.parametrize("seconds", [0, -5, float("nan"), "60"])
+def test_time_budget_refuses_a_budget_that_is_not_positive(seconds):
+    with pytest.raises(ValueError, match="positive number of seconds"):
+        TimeBudget(seconds)

@@ -15,7 +15,7 @@ from seqlab.distribute import (
     scale_warmup_steps,
 )
 from seqlab.results import read_imdb_results, write_imdb_result
-from seqlab.training.callbacks import EpochTimer, standard_callbacks
+from seqlab.training.callbacks import EpochTimer, TimeBudget, standard_callbacks
 from seqlab.training.compiling import compile_sentiment_classifier, compile_translator
 from seqlab.training.losses import MaskedAccuracy, MaskedSparseCategoricalCrossentropy
 from seqlab.training.optimizers import SummedRowsAdam
@@ -27,7 +27,7 @@ __all__ = [
     "TransformerSchedule", "compile_sentiment_classifier", "compile_translator",
     "transformer_optimizer",
     # callbacks
-    "EpochTimer", "standard_callbacks",
+    "EpochTimer", "TimeBudget", "standard_callbacks",
     # one or several devices (seqlab.distribute)
     "choose_strategy", "fixed_shape_batches", "global_batch_size", "scale_learning_rate",
     "scale_warmup_steps",

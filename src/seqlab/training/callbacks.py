@@ -83,3 +83,51 @@ class EpochTimer(keras.callbacks.Callback):
         if not self.seconds:
             raise ValueError("no epoch has been timed yet: pass the timer to fit(callbacks=...)")
         return statistics.median(self.seconds[1:] or self.seconds)
+
+
+class TimeBudget(keras.callbacks.Callback):
+    """Stops training once ``seconds`` of wall time have passed since ``fit`` began.
+
+    Keras has no such callback (``EarlyStopping`` watches a metric, not the clock). It lets two
+    models be compared at the same wall-clock budget, and a class run end on time whatever the
+    machine: training stops after the first batch that ends past the budget, so the epoch in
+    progress is cut short and then validated as usual. Tracing and compiling the first step
+    count, as they do for a student waiting for the cell.
+
+    Attributes (after ``fit``):
+        steps: training steps run.
+        elapsed: wall seconds from the start of ``fit`` to the end of each epoch (a list, one
+            entry per epoch, validation included), for plotting a metric against time.
+        stopped: True if the budget ended training before the last epoch.
+
+    Args:
+        seconds: the budget, > 0.
+        clock: a function returning seconds (``time.perf_counter``; tests pass a fake one).
+
+    Raises:
+        ValueError: if ``seconds`` is not a positive number.
+    """
+
+    def __init__(self, seconds: float, clock=time.perf_counter):
+        super().__init__()
+        if not isinstance(seconds, (int, float)) or not seconds > 0:
+            raise ValueError(f"TimeBudget needs a positive number of seconds; got {seconds!r}.")
+        self.seconds = float(seconds)
+        self.clock = clock
+        self.steps = 0
+        self.elapsed: list[float] = []
+        self.stopped = False
+        self._start = 0.0
+
+    def on_train_begin(self, logs=None):
+        self._start = self.clock()
+        self.steps, self.elapsed, self.stopped = 0, [], False
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.steps += 1
+        if self.clock() - self._start >= self.seconds:
+            self.stopped = True
+            self.model.stop_training = True
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.elapsed.append(self.clock() - self._start)

@@ -105,13 +105,20 @@ def test_time_budget_stops_at_the_first_batch_past_the_budget_and_still_validate
     assert budget.elapsed == [9.0, 13.0]
 
 
-def test_time_budget_never_stops_a_run_that_fits():
+def test_time_budget_without_a_budget_only_records():
     x, y = _data()
-    budget = TimeBudget(3600.0)
+    budget = TimeBudget(None)  # no budget: it only records
     history = _model().fit(x, y, batch_size=16, epochs=3, verbose=0, callbacks=[budget])
     assert budget.steps == 12 and not budget.stopped
     assert len(history.history["loss"]) == 3 and len(budget.elapsed) == 3
     assert budget.elapsed == sorted(budget.elapsed)
+
+
+def test_time_budget_lets_a_run_that_fits_finish():
+    x, y = _data()
+    budget = TimeBudget(3600.0)
+    _model().fit(x, y, batch_size=16, epochs=2, verbose=0, callbacks=[budget])
+    assert budget.steps == 8 and not budget.stopped
 
 
 @pytest.mark.parametrize("seconds", [0, -5, float("nan"), "60"])

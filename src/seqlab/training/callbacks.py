@@ -101,18 +101,19 @@ class TimeBudget(keras.callbacks.Callback):
         stopped: True if the budget ended training before the last epoch.
 
     Args:
-        seconds: the budget, > 0.
+        seconds: the budget, > 0; ``None``: no budget, only record ``elapsed`` and ``steps``.
         clock: a function returning seconds (``time.perf_counter``; tests pass a fake one).
 
     Raises:
         ValueError: if ``seconds`` is not a positive number.
     """
 
-    def __init__(self, seconds: float, clock=time.perf_counter):
+    def __init__(self, seconds: float | None, clock=time.perf_counter):
         super().__init__()
-        if not isinstance(seconds, (int, float)) or not seconds > 0:
-            raise ValueError(f"TimeBudget needs a positive number of seconds; got {seconds!r}.")
-        self.seconds = float(seconds)
+        if seconds is not None and (not isinstance(seconds, (int, float)) or not seconds > 0):
+            raise ValueError("TimeBudget needs a positive number of seconds (or None: no "
+                             f"budget); got {seconds!r}.")
+        self.seconds = None if seconds is None else float(seconds)
         self.clock = clock
         self.steps = 0
         self.elapsed: list[float] = []
@@ -125,7 +126,7 @@ class TimeBudget(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         self.steps += 1
-        if self.clock() - self._start >= self.seconds:
+        if self.seconds is not None and self.clock() - self._start >= self.seconds:
             self.stopped = True
             self.model.stop_training = True
 

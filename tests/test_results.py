@@ -19,6 +19,8 @@ def test_entries_of_one_mode_accumulate_and_the_other_mode_starts_afresh(tmp_pat
                     "models": {"rnn": {"bleu": 12.5}, "transformer": {"bleu": 20.0}}}
     record_result("x", ("frozen",), {"accuracy": 0.6}, mode="FAST", path=path)  # replaced
     assert read_results("x", path)["frozen"] == {"accuracy": 0.6}
+    class_size = record_result("x", ("models", "rnn"), {"bleu": 20.0}, mode="class", path=path)
+    assert class_size == {"mode": "class", "models": {"rnn": {"bleu": 20.0}}}
     full = record_result("x", ("models", "rnn"), {"bleu": 30.0}, mode="full", path=path)
     assert full == {"mode": "full", "models": {"rnn": {"bleu": 30.0}}}
 

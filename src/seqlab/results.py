@@ -37,6 +37,10 @@ def read_results(kind: str, path: str | Path | None = None) -> dict:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
+#: The sizes a results file can hold (one at a time): FAST mode, the class size, full size.
+MODES = ("FAST", "class", "full")
+
+
 def record_result(kind: str, keys: Sequence[str], entry: Mapping, *, mode: str,
                   path: str | Path | None = None) -> dict:
     """Store ``entry`` at ``results[keys[0]]...[keys[-1]]`` of a results file; return the file.
@@ -45,12 +49,13 @@ def record_result(kind: str, keys: Sequence[str], entry: Mapping, *, mode: str,
         kind: ``"imdb"`` or ``"nmt"`` (the file ``models/{kind}_results.json``).
         keys: where the entry goes, e.g. ``("frozen",)`` or ``("models", "transformer")``.
         entry: a JSON-serialisable mapping (it replaces what was at that place).
-        mode: ``"FAST"`` or ``"full"``. If the file holds the other mode's results they are
-            dropped first.
+        mode: ``"FAST"``, ``"class"`` (the class size, ``SIZE = "class"``) or ``"full"``. If
+            the file holds another mode's results they are dropped first, so a file never
+            compares models of different sizes.
         path: another file (tests).
     """
-    if mode not in ("FAST", "full"):
-        raise ValueError(f"mode must be 'FAST' or 'full'; got {mode!r}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}; got {mode!r}")
     if not keys:
         raise ValueError("keys must name where the entry goes, e.g. ('frozen',)")
     path = Path(path or results_path(kind))

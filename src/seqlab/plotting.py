@@ -318,7 +318,7 @@ def plot_word_map(points, groups: Mapping[str, Sequence[str]], *, title: str | N
     radius = 3 * fig.dpi / 72  # a marker of s=30 is about 5.5 points wide
     placed = [(x - radius, y - radius, x + radius, y + radius) for x, y in anchors]
     directions = [(1, 0), (0, 1), (-1, 0), (0, -1), (1, 1), (-1, 1), (-1, -1), (1, -1)]
-    candidates = [(dx * distance, dy * distance) for distance in (4, 9, 16, 26)
+    candidates = [(dx * distance, dy * distance) for distance in (4, 9, 16, 26, 38, 52)
                   for dx, dy in directions]
     alignment = {-1: "right", 0: "center", 1: "left"}
     vertical = {-1: "top", 0: "center", 1: "bottom"}

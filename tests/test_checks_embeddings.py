@@ -15,8 +15,8 @@ def stub(*args):
 
 
 def test_reference_answers_pass(capsys):
-    assert checks.check_skipgram_pairs(skipgram_pairs_reference)
-    assert checks.check_cbow_probabilities(cbow_probabilities_reference)
+    checks.check_skipgram_pairs(skipgram_pairs_reference)
+    checks.check_cbow_probabilities(cbow_probabilities_reference)
     assert capsys.readouterr().out.count("passed") == 2
 
 

@@ -32,7 +32,7 @@ def unfinished(*args):
 
 
 def test_frozen_classifier_passes(capsys):
-    assert checks.check_frozen_classifier(build_frozen)
+    checks.check_frozen_classifier(build_frozen)
     assert "passed" in capsys.readouterr().out
 
 
@@ -59,7 +59,7 @@ def test_accuracy_function_passes():
         predicted = np.asarray(probabilities).reshape(-1) > 0.5
         return float(np.mean(predicted == np.asarray(labels)))
 
-    assert checks.check_accuracy_function(accuracy)
+    checks.check_accuracy_function(accuracy)
 
 
 @pytest.mark.parametrize("wrong, message", [
@@ -84,7 +84,7 @@ def recompile(model, base_learning_rate):
 
 
 def test_recompile_for_fine_tuning_passes():
-    assert checks.check_recompile_for_fine_tuning(recompile)
+    checks.check_recompile_for_fine_tuning(recompile)
 
 
 def _no_unfreeze(model, base_learning_rate):
@@ -143,13 +143,13 @@ def _runs(**overrides):
 
 
 def test_learning_rate_comparison_passes(capsys):
-    assert checks.check_learning_rate_comparison(_runs())
+    checks.check_learning_rate_comparison(_runs())
     out = capsys.readouterr().out
     assert "10.0 times" in out and "0.720" in out
 
 
 def test_learning_rate_comparison_calls_a_function_that_returns_the_runs():
-    assert checks.check_learning_rate_comparison(lambda: _runs())
+    checks.check_learning_rate_comparison(lambda: _runs())
     with pytest.raises(CheckFailed, match="placeholder"):
         checks.check_learning_rate_comparison(unfinished)
 

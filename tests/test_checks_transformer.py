@@ -12,14 +12,14 @@ from seqlab.layers import causal_mask, scaled_dot_product_attention
 
 
 def test_reference_answers_pass(capsys):
-    assert checks.check_causal_mask(lambda n: causal_mask(n))
-    assert checks.check_scaled_dot_product_attention(scaled_dot_product_attention)
+    checks.check_causal_mask(lambda n: causal_mask(n))
+    checks.check_scaled_dot_product_attention(scaled_dot_product_attention)
     assert capsys.readouterr().out.count("passed") == 2
 
 
 def test_numpy_answers_pass_too():
-    assert checks.check_causal_mask(lambda n: np.tril(np.ones((n, n))))
-    assert checks.check_causal_mask(lambda n: np.arange(n)[None, :] <= np.arange(n)[:, None])
+    checks.check_causal_mask(lambda n: np.tril(np.ones((n, n))))
+    checks.check_causal_mask(lambda n: np.arange(n)[None, :] <= np.arange(n)[:, None])
 
 
 def stub(*args):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import sacrebleu
 
-from seqlab.evaluation import bleu, exact_match_accuracy
+from seqlab.evaluation import bleu, exact_match_accuracy, format_scores
 
 HYPOTHESES = ["the cat is on the mat", "there is a dog in the garden", "hello world"]
 REFERENCES = ["the cat is on the mat", "a dog is in the garden", "hello there world"]
@@ -64,3 +64,20 @@ def test_results_file_keeps_models_of_one_mode(tmp_path):
     assert read_nmt_results(path)["models"]["rnn-bahdanau"]["scores"]["dates"]["bleu"] == 95.0
     full = write_nmt_result("rnn-luong-dot", {"anki": {"bleu": 30.1}}, mode="full", path=path)
     assert set(full["models"]) == {"rnn-luong-dot"} and full["mode"] == "full"
+
+
+def test_format_scores_reads_as_words_and_rounded_numbers():
+    text = format_scores({"bleu": 62.24288454018226, "exact_match": 0.16714285714285715})
+    assert text == "BLEU 62.2, exact match 16.7 %"
+    assert format_scores({"exact_match": 1.0, "bleu": 100.00000000000004}) == \
+        "exact match 100.0 %, BLEU 100.0"
+    assert format_scores({"token_accuracy": 0.81234}) == "token accuracy 0.812"
+
+
+def test_format_scores_refuses_what_is_not_scores():
+    with pytest.raises(TypeError, match="dict of scores"):
+        format_scores([62.2, 0.16])
+    with pytest.raises(ValueError, match="empty"):
+        format_scores({})
+    with pytest.raises(TypeError, match="'bleu' is 'high'"):
+        format_scores({"bleu": "high"})

@@ -61,3 +61,59 @@ def test_a_log_axis_within_one_decade_still_has_several_labels():
 def test_attention_rejects_weights_that_are_not_a_matrix():
     with pytest.raises(ValueError, match="rank 2"):
         plotting.plot_attention(np.zeros((2, 2, 2)), ["a", "b"], ["a", "b"])
+
+
+def _visible_labels(ax, axis="y"):
+    ax.figure.canvas.draw()
+    low, high = ax.get_ylim() if axis == "y" else ax.get_xlim()
+    ticks = ax.get_yticks() if axis == "y" else ax.get_xticks()
+    labels = _tick_labels(ax.yaxis if axis == "y" else ax.xaxis)
+    return [label for tick, label in zip(ticks, labels, strict=True)
+            if low <= tick <= high and label]
+
+
+def test_scaling_plot_labels_both_log_axes_with_plain_numbers():
+    fig = plotting.plot_scaling(
+        [16, 64, 256], {"forward time (ms)": {"attention": [0.9, 1.4, 5.0], "GRU": [3.0, 9.0, 35.0]},
+                        "memory (MiB)": {"attention": [0.1, 1.0, 12.0], "GRU": [0.05, 0.2, 0.8]}},
+        guides={"memory (MiB)": {"attention": 2, "GRU": 1}})
+    time_ax, memory_ax = fig.axes
+    assert time_ax.get_xscale() == time_ax.get_yscale() == "log"
+    assert _visible_labels(time_ax, "x") == ["16", "64", "256"]
+    time_labels = _visible_labels(time_ax)
+    assert len(time_labels) >= 3 and "1" in time_labels and "10" in time_labels, time_labels
+    assert not any("$" in label for label in time_labels)  # no 10^k mathtext
+    assert time_ax.get_ylabel() == "forward time (ms)"
+    assert time_ax.get_xlabel() == "sequence length n (tokens)"
+    assert [line.get_label() for line in memory_ax.lines] == ["attention", "GRU", "\u221d n\u00b2",
+                                                              "\u221d n"]
+    np.testing.assert_allclose(memory_ax.lines[2].get_ydata(), [12 / 256, 12 / 16, 12.0])
+
+
+def test_scaling_plot_refuses_values_a_log_axis_cannot_show():
+    with pytest.raises(ValueError, match="<= 0"):
+        plotting.plot_scaling([16, 64], {"time (ms)": {"a": [0.0, 1.0]}})
+    with pytest.raises(ValueError, match="2 values for 3 lengths"):
+        plotting.plot_scaling([16, 64, 256], {"time (ms)": {"a": [1.0, 2.0]}})
+
+
+def test_word_map_labels_every_word_without_overlaps():
+    rng = np.random.default_rng(0)
+    groups = {"close": [f"word{i}" for i in range(12)], "far": ["alpha", "beta"]}
+    points = np.concatenate([rng.normal(0, 0.02, size=(12, 2)), [[1.0, 1.0], [-1.0, 1.0]]])
+    fig = plotting.plot_word_map(points, groups, title="map")
+    ax = fig.axes[0]
+    renderer = fig.canvas.get_renderer()
+    labels = [t for t in ax.texts if t.get_text()]
+    assert sorted(t.get_text() for t in labels) == sorted(groups["close"] + groups["far"])
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    overlapping = [(labels[i].get_text(), labels[j].get_text())
+                   for i in range(len(labels)) for j in range(i + 1, len(labels))
+                   if boxes[i].overlaps(boxes[j])]
+    assert not overlapping, overlapping
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["close", "far"]
+
+
+def test_word_map_needs_one_point_per_word():
+    with pytest.raises(ValueError, match="3 points for 2 words"):
+        plotting.plot_word_map(np.zeros((3, 2)), {"a": ["x", "y"]})

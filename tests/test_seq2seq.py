@@ -37,6 +37,29 @@ def test_encoder_concatenates_both_directions():
         Seq2SeqEncoder(12, 8, 15)
 
 
+@pytest.mark.parametrize("rnn", ["gru", "lstm"])
+@pytest.mark.parametrize("attention", ["none", "bahdanau"])
+def test_summary_shows_each_part_s_output_shapes(attention, rnn, capsys, monkeypatch):
+    """A built translator's summary() names the encoder's and decoder's output shapes, not "?",
+    and those shapes agree with what a call returns."""
+    model = tiny(attention, rnn)
+    model.build()
+    monkeypatch.setenv("COLUMNS", "400")  # rich cuts a table at the console's width
+    model.summary(line_length=360)  # wide enough for no wrapping
+    table = capsys.readouterr().out
+    states = ", ".join(["(None, 16)"] * (2 if rnn == "lstm" else 1))
+    assert f"((None, None, 16), [{states}], (None, None))" in table  # encoder
+    weights = "" if attention == "none" else ", (None, None, None)"
+    assert f"((None, None, 10), [{states}]{weights})" in table  # decoder
+    assert "?" not in table
+    outputs, encoder_states, mask = model.encoder(SOURCE)
+    shapes = model.encoder.compute_output_shape(SOURCE.shape)
+    assert shapes == (tuple(outputs.shape), [tuple(s.shape) for s in encoder_states],
+                      tuple(mask.shape))
+    logits = model((SOURCE, TARGET_IN))
+    assert model.decoder.compute_output_shape(TARGET_IN.shape)[0] == tuple(logits.shape)
+
+
 def test_reverse_source_reverses_real_tokens_and_keeps_padding_last():
     np.testing.assert_array_equal(reverse_source(SOURCE),
                                   [[8, 7, 6, 5, 0, 0], [3, 4, 9, 0, 0, 0]])

@@ -9,15 +9,16 @@ Also the face a notebook's "Testing" section imports from: translating the test 
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from seqlab.decoding import Translations, beam_search, greedy_decode, translate
 from seqlab.results import read_nmt_results, write_nmt_result
 
 __all__ = [
-    "bleu", "diagnose_translations", "exact_match_accuracy",
+    "bleu", "diagnose_translations", "exact_match_accuracy", "format_scores",
     # re-exported: translating the test set (seqlab.decoding), the results file (seqlab.results)
     "Translations", "beam_search", "greedy_decode", "translate", "read_nmt_results",
     "write_nmt_result",
@@ -71,6 +72,38 @@ def exact_match_accuracy(hypotheses: Sequence[str], references: Sequence[str]) -
     _check_pair(hypotheses, references, "exact_match_accuracy")
     same = sum(" ".join(h.split()) == " ".join(r.split()) for h, r in zip(hypotheses, references, strict=True))
     return same / len(hypotheses)
+
+
+def format_scores(scores: Mapping[str, float]) -> str:
+    """Scores as a person reads them: ``{"bleu": 62.24.., "exact_match": 0.167..}`` ->
+    ``"BLEU 62.2, exact match 16.7 %"``.
+
+    BLEU (0-100) gets one decimal, ``exact_match`` (a fraction, 0-1) is shown in per cent;
+    any other score is shown with three significant digits under its name in words.
+
+    Raises:
+        TypeError: if ``scores`` is not a mapping of names to numbers.
+        ValueError: if it is empty.
+
+    Example:
+        >>> format_scores({"bleu": 62.2428845, "exact_match": 0.1671428})
+        'BLEU 62.2, exact match 16.7 %'
+    """
+    if not isinstance(scores, Mapping):
+        raise TypeError(f"format_scores expects a dict of scores, not {type(scores).__name__}.")
+    if not scores:
+        raise ValueError("format_scores needs at least one score; got an empty dict.")
+    parts = []
+    for name, value in scores.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"format_scores: score {name!r} is {value!r}, not a number.")
+        if name == "bleu":
+            parts.append(f"BLEU {value:.1f}")
+        elif name == "exact_match":
+            parts.append(f"exact match {100 * value:.1f} %")
+        else:
+            parts.append(f"{str(name).replace('_', ' ')} {value:.3g}")
+    return ", ".join(parts)
 
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")

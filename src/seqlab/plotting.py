@@ -31,7 +31,23 @@ def _tick_every(count: int, most: int = 24) -> int:
 
 __all__ = [
     "plot_attention", "plot_gradient_norms", "plot_learning_curves", "plot_positional_encoding",
+    "plot_scaling", "plot_word_map",
 ]
+
+
+def _label_log_axis(axis, values) -> None:
+    """Plain-number labels on a log axis that spans few decades.
+
+    Matplotlib labels only powers of ten, so values within two decades get one or two labels
+    (or one, "10^0", for a curve between 0.5 and 5). Within three decades label the 1x, 2x and
+    5x steps too, written as plain numbers (0.5, 1, 2, 5, 10, ...).
+    """
+    values = np.asarray(values, float).ravel()
+    values = values[values > 0]
+    if values.size and np.log10(values.max() / values.min()) < 3:
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_major_formatter(FormatStrFormatter("%g"))
+        axis.set_minor_formatter(NullFormatter())
 
 
 def _history_dict(history) -> Mapping[str, Sequence[float]]:
@@ -168,14 +184,166 @@ def plot_gradient_norms(curves: Mapping[str, Sequence[float]], *, xlabel: str = 
         positive = np.concatenate([np.asarray(v, float).ravel() for v in curves.values()])
         positive = positive[positive > 0]
         if positive.size and np.log10(positive.max() / positive.min()) < 2:
-            # Curves within two decades would get one or two labelled powers of ten: label
-            # the 2x and 5x steps too, as plain numbers.
-            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
-            ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
-            ax.yaxis.set_minor_formatter(NullFormatter())
+            _label_log_axis(ax.yaxis, positive)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
     ax.legend()
+    return fig
+
+
+def _power_label(exponent: float) -> str:
+    superscripts = {2: "\u00b2", 3: "\u00b3"}
+    if exponent == 1:
+        return "\u221d n"
+    return f"\u221d n{superscripts.get(exponent, f'^{exponent:g}')}"
+
+
+def plot_scaling(lengths, panels: Mapping[str, Mapping[str, Sequence[float]]], *,
+                 guides: Mapping[str, Mapping[str, float]] | None = None,
+                 titles: Sequence[str] | None = None,
+                 xlabel: str = "sequence length n (tokens)"):
+    """How measured costs grow with the sequence length: one log-log panel per quantity.
+
+    Both axes are logarithmic, so a cost growing as n^k is a straight line of slope k. The
+    x ticks are the measured lengths; both axes are labelled with plain numbers.
+
+    Args:
+        lengths: the measured sequence lengths, increasing.
+        panels: y-axis label (with its unit, e.g. ``"forward time (ms)"``) -> {curve name:
+            one value per length}.
+        guides: y-axis label -> {curve name: exponent k}: a grey reference line ``∝ n^k``
+            through that curve's last point, to compare the slope with.
+        titles: a title per panel.
+        xlabel: the x-axis label.
+
+    Example:
+        >>> fig = plot_scaling([16, 64, 256], {"time (ms)": {"a": [1, 4, 16], "b": [2, 3, 4]}},
+        ...                    guides={"time (ms)": {"a": 1}})
+        >>> [line.get_label() for line in fig.axes[0].lines]
+        ['a', 'b', '∝ n']
+    """
+    lengths = np.asarray(lengths, float)
+    if lengths.ndim != 1 or lengths.size < 2 or np.any(lengths <= 0):
+        raise ValueError(f"lengths must be two or more positive numbers; got {lengths.tolist()}")
+    if not panels:
+        raise ValueError("plot_scaling needs at least one panel.")
+    guides = guides or {}
+    fig, axes = plt.subplots(1, len(panels), squeeze=False, figsize=(5 * len(panels), 3.6))
+    for index, (ax, (ylabel, curves)) in enumerate(zip(axes[0], panels.items(), strict=True)):
+        plotted = []
+        for (name, values), marker in zip(curves.items(), "os^vDx" * len(curves), strict=False):
+            values = np.asarray(values, float)
+            if values.shape != lengths.shape:
+                raise ValueError(f"{ylabel!r}: curve {name!r} has {values.size} values for "
+                                 f"{lengths.size} lengths.")
+            if np.any(values <= 0):
+                raise ValueError(f"{ylabel!r}: curve {name!r} has values <= 0, which a log "
+                                 "axis cannot show.")
+            ax.loglog(lengths, values, f"{marker}-", label=name)
+            plotted.append(values)
+        for (name, exponent), style in zip(guides.get(ylabel, {}).items(), (":", "--", "-."),
+                                            strict=False):
+            if name not in curves:
+                raise ValueError(f"guide for {name!r}, which is not a curve of {ylabel!r}")
+            anchor = float(np.asarray(curves[name], float)[-1])
+            guide = anchor * (lengths / lengths[-1]) ** exponent
+            ax.loglog(lengths, guide, style, color="gray", label=_power_label(exponent))
+            plotted.append(guide)
+        ax.set_xticks(lengths, [f"{v:g}" for v in lengths])
+        ax.xaxis.set_minor_locator(plt.NullLocator())
+        _label_log_axis(ax.yaxis, np.concatenate(plotted))
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if titles:
+            ax.set_title(titles[index])
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _overlap(box, others) -> float:
+    """Total area ``box`` shares with ``others`` (all ``(x0, y0, x1, y1)`` in pixels)."""
+    if not len(others):
+        return 0.0
+    others = np.asarray(others)
+    width = np.minimum(box[2], others[:, 2]) - np.maximum(box[0], others[:, 0])
+    height = np.minimum(box[3], others[:, 3]) - np.maximum(box[1], others[:, 1])
+    return float(np.sum(np.clip(width, 0, None) * np.clip(height, 0, None)))
+
+
+def plot_word_map(points, groups: Mapping[str, Sequence[str]], *, title: str | None = None,
+                  xlabel: str = "PC 1", ylabel: str = "PC 2", fontsize: float = 8):
+    """A scatter of 2-D word positions (e.g. PCA of word vectors), coloured by group, with
+    every word labelled where its label overlaps no other label and no point.
+
+    Each label tries positions around its point, nearest first (right, above, left, below and
+    the diagonals, then further out), and takes the first that overlaps nothing and stays
+    inside the axes; if none does, the one with the least overlap. A label moved away from its
+    point gets a thin line back to it.
+
+    Args:
+        points: ``(n, 2)`` positions, in the order of the groups' words.
+        groups: group name -> its words; ``n`` words in all.
+
+    Example:
+        >>> fig = plot_word_map(np.array([[0, 0], [0, 0.01], [1, 1]]), {"a": ["x", "y"], "b": ["z"]})
+        >>> sorted(t.get_text() for t in fig.axes[0].texts)
+        ['x', 'y', 'z']
+    """
+    points = np.asarray(points, float)
+    words = [word for members in groups.values() for word in members]
+    if points.ndim != 2 or points.shape[1] != 2:
+        raise ValueError(f"points must have shape (n, 2); got {points.shape}")
+    if len(words) != len(points):
+        raise ValueError(f"{len(points)} points for {len(words)} words in the groups")
+    fig, ax = plt.subplots(figsize=(8.5, 6))
+    start = 0
+    for name, members in groups.items():
+        xy = points[start: start + len(members)]
+        ax.scatter(xy[:, 0], xy[:, 1], label=name, s=30, zorder=3)
+        start += len(members)
+    ax.margins(0.12)  # room for the labels of the outermost points
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    # Labels are placed in pixels, after the layout has fixed where the points are drawn.
+    renderer = fig.canvas.get_renderer()
+    frame = ax.get_window_extent(renderer)
+    anchors = ax.transData.transform(points)
+    radius = 3 * fig.dpi / 72  # a marker of s=30 is about 5.5 points wide
+    placed = [(x - radius, y - radius, x + radius, y + radius) for x, y in anchors]
+    directions = [(1, 0), (0, 1), (-1, 0), (0, -1), (1, 1), (-1, 1), (-1, -1), (1, -1)]
+    candidates = [(dx * distance, dy * distance) for distance in (4, 9, 16, 26, 38, 52)
+                  for dx, dy in directions]
+    alignment = {-1: "right", 0: "center", 1: "left"}
+    vertical = {-1: "top", 0: "center", 1: "bottom"}
+    for word, point in zip(words, points, strict=True):
+        best = None
+        for dx, dy in candidates:
+            text = ax.annotate(word, point, xytext=(dx, dy), textcoords="offset points",
+                               fontsize=fontsize, ha=alignment[int(np.sign(dx))],
+                               va=vertical[int(np.sign(dy))])
+            box = text.get_window_extent(renderer).extents
+            inside = (box[0] >= frame.x0 and box[2] <= frame.x1 and box[1] >= frame.y0
+                      and box[3] <= frame.y1)
+            cost = _overlap(box, placed) + (0.0 if inside else 1e6)
+            if best is None or cost < best[0]:
+                if best is not None:
+                    best[1].remove()
+                best = (cost, text, box, (dx, dy))
+            else:
+                text.remove()
+            if cost == 0:
+                break
+        _, text, box, (dx, dy) = best
+        if max(abs(dx), abs(dy)) > 4:
+            ax.annotate("", point, xytext=(dx, dy), textcoords="offset points",
+                        arrowprops={"arrowstyle": "-", "color": "gray", "lw": 0.6,
+                                    "shrinkA": 0, "shrinkB": 2})
+        placed.append(tuple(box))
     return fig

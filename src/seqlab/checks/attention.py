@@ -40,7 +40,7 @@ def attention_weights_reference(scores, mask):
     return np.where(mask, weights, 0.0)
 
 
-def check_luong_general_score(general_score) -> bool:
+def check_luong_general_score(general_score) -> None:
     """Check ``general_score(h, y, W)`` against eq. (12)'s general score."""
     rng = np.random.default_rng(412)
     for dq, dv in ((3, 5), (4, 4)):  # a rectangular W, then a square one (W vs W^T)
@@ -61,10 +61,10 @@ def check_luong_general_score(general_score) -> bool:
                 raise CheckFailed(GENERAL_SCORE, "W is used transposed: with W of shape (dq, dv), "
                                   "compute h^T W y, i.e. h @ W then the dot with y.")
         assert_close(GENERAL_SCORE, got, expected, what="your score e", atol=1e-4, rtol=1e-4)
-    return passed(GENERAL_SCORE, "e_ti = h_t^T W y_i, eq. (12).")
+    passed(GENERAL_SCORE, "e_ti = h_t^T W y_i, eq. (12).")
 
 
-def check_attention_weights(attention_weights) -> bool:
+def check_attention_weights(attention_weights) -> None:
     """Check ``attention_weights(scores, mask)`` against eq. (13) with padding masked."""
     rng = np.random.default_rng(413)
     scores = rng.normal(scale=2.0, size=(3, 4, 5)).astype("float32")
@@ -85,4 +85,4 @@ def check_attention_weights(attention_weights) -> bool:
                           f"{float(np.abs(got[padded]).max()):.3g}; they must get exactly 0. "
                           "Give their scores a large negative value before the softmax.")
     assert_close(ATTENTION_WEIGHTS, got, expected, what="your weights alpha", atol=1e-5)
-    return passed(ATTENTION_WEIGHTS, "softmax over the source, padding at zero, eq. (13).")
+    passed(ATTENTION_WEIGHTS, "softmax over the source, padding at zero, eq. (13).")

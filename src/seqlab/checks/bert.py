@@ -48,7 +48,7 @@ def _masking_case(seed, length=400, mask_id=4, vocabulary_size=50):
     return token_ids, chosen, draws, random_ids, mask_id
 
 
-def check_masking_rule(apply_masking) -> bool:
+def check_masking_rule(apply_masking) -> None:
     """Check ``apply_masking(token_ids, chosen, draws, random_ids, mask_id)`` on random cases."""
     for seed in (0, 1, 2):
         token_ids, chosen, draws, random_ids, mask_id = _masking_case(seed)
@@ -79,8 +79,8 @@ def check_masking_rule(apply_masking) -> bool:
             else:
                 should = f"unchanged, {token_ids[i]} (draw {draws[i]:.2f} >= 0.9)"
             raise CheckFailed(MASKING, f"chosen position {i} holds {got[i]}; it should be {should}.")
-    return passed(MASKING, "Of the chosen tokens about 80 % become [MASK], 10 % a random "
-                           "token and 10 % stay as they were.")
+    passed(MASKING, "Of the chosen tokens about 80 % become [MASK], 10 % a random "
+                    "token and 10 % stay as they were.")
 
 
 def masked_lm_loss_reference(logits, labels, weights) -> float:
@@ -105,7 +105,7 @@ def _loss_case(seed, batch=3, slots=5, vocabulary_size=11):
     return logits, labels, weights
 
 
-def check_masked_lm_loss(masked_lm_loss) -> bool:
+def check_masked_lm_loss(masked_lm_loss) -> None:
     """Check ``masked_lm_loss(logits, labels, weights)`` against the float64 reference."""
     for seed in (0, 1):
         logits, labels, weights = _loss_case(seed)
@@ -138,4 +138,4 @@ def check_masked_lm_loss(masked_lm_loss) -> bool:
     assert_close(LOSS, np.reshape(np.asarray(got, "float64"), ()),
                  masked_lm_loss_reference(100.0 * logits, labels, weights), what="the loss for "
                  "logits of size ~100 (subtract the row maximum before exp)", rtol=1e-4)
-    return passed(LOSS, "Only the chosen tokens are predicted, so only they carry loss.")
+    passed(LOSS, "Only the chosen tokens are predicted, so only they carry loss.")

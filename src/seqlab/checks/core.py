@@ -24,10 +24,15 @@ class CheckFailed(AssertionError):
         return [f"\u2717 {self.exercise} not passed yet: {self.message}"]
 
 
-def passed(exercise: str, detail: str = "") -> bool:
-    """Print the success line of a check and return True."""
+def passed(exercise: str, detail: str = "") -> None:
+    """Print the success line of a check.
+
+    Returns None: a check is the last line of its cell, and a returned value would show
+    under the tick line (a stray ``True``). A check says "not passed" by raising
+    :class:`CheckFailed`; the homework grader reads the tick line and the exception, never a
+    return value.
+    """
     print(f"\u2713 {exercise} passed." + (f" {detail}" if detail else ""))
-    return True
 
 
 def run_student_code(exercise: str, function: Callable[..., Any], *args, **kwargs) -> Any:

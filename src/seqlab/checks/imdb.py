@@ -104,7 +104,7 @@ def _embedding_facts(exercise: str, model) -> dict:
 # ------------------------------------------------------------------------------ notebook 01
 
 
-def check_frozen_classifier(build_frozen_classifier: Callable) -> bool:
+def check_frozen_classifier(build_frozen_classifier: Callable) -> None:
     """Exercise 1 (01): ``build_frozen_classifier(handle)`` returns the compiled, frozen model.
 
     Expected: ``HubTextEmbedding(handle)`` frozen, ``Dense(128, relu)``, ``Dense(1, sigmoid)``,
@@ -133,8 +133,8 @@ def check_frozen_classifier(build_frozen_classifier: Callable) -> bool:
     if not ((probabilities >= 0) & (probabilities <= 1)).all():
         raise CheckFailed(exercise, "the outputs are not probabilities: end with a sigmoid.")
     _check_compiled(exercise, facts["compile"], 1e-3)
-    return passed(exercise, f"{trainable:,} trainable parameters on top of a frozen embedding "
-                            f"of {frozen:,}.")
+    passed(exercise, f"{trainable:,} trainable parameters on top of a frozen embedding "
+                     f"of {frozen:,}.")
 
 
 def _describe_frozen_classifier(build_frozen_classifier: Callable) -> dict:
@@ -153,7 +153,7 @@ def _describe_frozen_classifier(build_frozen_classifier: Callable) -> dict:
     return facts
 
 
-def check_accuracy_function(accuracy_from_probabilities: Callable) -> bool:
+def check_accuracy_function(accuracy_from_probabilities: Callable) -> None:
     """Exercise 2 (01): ``accuracy_from_probabilities(probabilities, labels) -> float``.
 
     A review counts as predicted positive when its probability is above 0.5 (as Keras's
@@ -175,13 +175,13 @@ def check_accuracy_function(accuracy_from_probabilities: Callable) -> bool:
         except (TypeError, ValueError):
             raise CheckFailed(exercise, f"return one number, not {type(got).__name__}.") from None
         assert_close(exercise, got, expected, what=f"the accuracy for {len(labels)} reviews")
-    return passed(exercise, "It agrees with Keras's accuracy metric.")
+    passed(exercise, "It agrees with Keras's accuracy metric.")
 
 
 # ------------------------------------------------------------------------------ notebook 02
 
 
-def check_recompile_for_fine_tuning(recompile_for_fine_tuning: Callable) -> bool:
+def check_recompile_for_fine_tuning(recompile_for_fine_tuning: Callable) -> None:
     """Exercise 1 (02): ``recompile_for_fine_tuning(model, base_learning_rate)``.
 
     Expected: the embedding becomes trainable (all parameters trainable), the model is
@@ -210,7 +210,7 @@ def check_recompile_for_fine_tuning(recompile_for_fine_tuning: Callable) -> bool
                                     "train when it compiles, so call model.compile(...) after "
                                     "setting trainable = True.")
     _check_compiled(exercise, facts["compile"], base_learning_rate / 10)
-    return passed(exercise, "Unfrozen and recompiled at one tenth of the learning rate.")
+    passed(exercise, "Unfrozen and recompiled at one tenth of the learning rate.")
 
 
 def _describe_recompiled(recompile_for_fine_tuning: Callable, base_learning_rate: float) -> dict:
@@ -234,7 +234,7 @@ def _describe_recompiled(recompile_for_fine_tuning: Callable, base_learning_rate
             "compile": _compile_facts(model)}
 
 
-def check_learning_rate_comparison(runs: Mapping[str, Mapping] | Callable[[], Mapping]) -> bool:
+def check_learning_rate_comparison(runs: Mapping[str, Mapping] | Callable[[], Mapping]) -> None:
     """Exercise 2 (02): fine-tuning at the original rate vs one tenth of it, from the same start.
 
     ``runs`` (or the function that returns it, which the check calls) maps ``"one tenth"``
@@ -269,5 +269,5 @@ def check_learning_rate_comparison(runs: Mapping[str, Mapping] | Callable[[], Ma
         accuracies = ", ".join(f"{a:.3f}" for a in run["val_accuracy"])
         print(f"{name:<10} rate {run['learning_rate']:.0e}: validation accuracy per epoch "
               f"[{accuracies}], mean |change| of the embedding {run['embedding_change']:.2e}")
-    return passed(exercise, f"At the original rate the pretrained embedding moved {ratio:.1f} "
-                            "times as far.")
+    passed(exercise, f"At the original rate the pretrained embedding moved {ratio:.1f} "
+                     "times as far.")

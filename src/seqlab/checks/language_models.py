@@ -21,7 +21,7 @@ def perplexity_reference(probabilities) -> float:
     return float(np.exp(-np.mean(np.log(np.asarray(probabilities, "float64")))))
 
 
-def check_perplexity(perplexity_of) -> bool:
+def check_perplexity(perplexity_of) -> None:
     """Check ``perplexity_of(probabilities)`` on certain, uniform and mixed predictions."""
     cases = [np.ones(5), np.full(8, 1 / 4), np.array([0.5, 0.25, 0.9, 0.05, 0.6])]
     for probabilities in cases:
@@ -45,7 +45,7 @@ def check_perplexity(perplexity_of) -> bool:
                               "exponential.")
         raise CheckFailed(PERPLEXITY, f"for probabilities {np.round(probabilities, 3).tolist()} "
                           f"you gave {got:.4g}; expected {expected:.4g}.")
-    return passed(PERPLEXITY, "A model that gives every true character 1/4 has perplexity 4.")
+    passed(PERPLEXITY, "A model that gives every true character 1/4 has perplexity 4.")
 
 
 def _softmax(z):
@@ -62,7 +62,7 @@ def sampling_distribution_reference(logits, temperature, top_k=None):
     return _softmax(z)
 
 
-def check_sampling_distribution(sampling_distribution) -> bool:
+def check_sampling_distribution(sampling_distribution) -> None:
     """Check ``sampling_distribution(logits, temperature, top_k)`` for several settings."""
     logits = np.array([1.5, -0.3, 2.4, 0.0, 0.9, -1.2])
     for temperature, top_k in [(1.0, None), (0.5, None), (2.0, None), (1.0, 3), (0.7, 2), (1.5, 1)]:
@@ -89,4 +89,4 @@ def check_sampling_distribution(sampling_distribution) -> bool:
             raise CheckFailed(SAMPLING, f"with {setting}, {(got > 1e-12).sum()} tokens have a "
                               f"probability above 0; expected {top_k}.")
         assert_close(SAMPLING, got, expected, what=f"the distribution ({setting})", atol=1e-6)
-    return passed(SAMPLING)
+    passed(SAMPLING)

@@ -123,7 +123,7 @@ def _block_parameters(blocks: int) -> int:
     return blocks * (FEATURES * UNITS + UNITS * UNITS + UNITS)
 
 
-def check_coupled_lstm_cell(cell_class) -> bool:
+def check_coupled_lstm_cell(cell_class) -> None:
     """Exercise 1: an LSTM whose input gate is ``i = 1 - f`` (the "simplified LSTM").
 
     ``cell_class(units)`` must build the gates ``f``, ``o``, ``g`` (no input-gate weights),
@@ -134,22 +134,22 @@ def check_coupled_lstm_cell(cell_class) -> bool:
         why="a coupled cell has no input gate of its own; i(t) = 1 - f(t) needs no weights.",
         reference=_coupled_lstm_reference, state_names=["h(t)", "c(t)"],
     )
-    return passed(COUPLED_LSTM, f"Three weight blocks instead of four: {parameters} "
-                                f"parameters where an LSTM has {_block_parameters(4)}.")
+    passed(COUPLED_LSTM, f"Three weight blocks instead of four: {parameters} "
+                         f"parameters where an LSTM has {_block_parameters(4)}.")
 
 
-def check_gru_without_reset_gate(cell_class) -> bool:
+def check_gru_without_reset_gate(cell_class) -> None:
     """Exercise 2a: a GRU cell with ``r = 1``: eqs. (8), (10), (11) and no reset weights."""
     parameters = _check_cell(
         GRU_WITHOUT_RESET, cell_class, gates="zg", absent_gate="r",
         why="without a reset gate the cell needs no W_xr, W_hr or b_r.",
         reference=_gru_without_reset_reference, state_names=["h(t)"],
     )
-    return passed(GRU_WITHOUT_RESET, f"{parameters} parameters where the GRU of eqs. (8)-(11) "
-                                     f"has {_block_parameters(3)}.")
+    passed(GRU_WITHOUT_RESET, f"{parameters} parameters where the GRU of eqs. (8)-(11) "
+                              f"has {_block_parameters(3)}.")
 
 
-def check_reset_gate_comparison(comparison) -> bool:
+def check_reset_gate_comparison(comparison) -> None:
     """Exercise 2b: both GRUs trained the same way, with their parameters and accuracy.
 
     Args:
@@ -189,4 +189,4 @@ def check_reset_gate_comparison(comparison) -> bool:
         f"\n  {name:<20} {comparison[name]['cell_parameters']:>7,} parameters, validation "
         f"accuracy {comparison[name]['val_accuracy']:.3f} after {comparison[name]['epochs']} "
         "epochs" for name in expected_keys)
-    return passed(exercise, table)
+    passed(exercise, table)

@@ -45,7 +45,7 @@ def attention_reference(q, k, v, mask=None, *, scale: bool = True):
     return weights @ v, weights
 
 
-def check_causal_mask(causal_mask) -> bool:
+def check_causal_mask(causal_mask) -> None:
     """Check ``causal_mask(length)`` for several lengths."""
     for length in (4, 7, 1):
         got = as_array(CAUSAL_MASK, run_student_code(CAUSAL_MASK, causal_mask, length),
@@ -72,10 +72,10 @@ def check_causal_mask(causal_mask) -> bool:
         wrong = tuple(int(i) for i in np.argwhere(got != expected)[0])
         raise CheckFailed(CAUSAL_MASK, f"causal_mask({length}) is {got[wrong]} at (query, key) "
                           f"= {wrong}; expected {expected[wrong]}.")
-    return passed(CAUSAL_MASK, "token t sees tokens 0..t and never the future.")
+    passed(CAUSAL_MASK, "token t sees tokens 0..t and never the future.")
 
 
-def check_scaled_dot_product_attention(attention) -> bool:
+def check_scaled_dot_product_attention(attention) -> None:
     """Check ``attention(q, k, v, mask=None) -> (output, weights)`` against eq. (16)."""
     rng = np.random.default_rng(516)
     q = rng.normal(size=(2, 3, 8)).astype("float32")
@@ -110,4 +110,4 @@ def check_scaled_dot_product_attention(attention) -> bool:
                                   "a large negative value before the softmax so it is 0.")
         assert_close(ATTENTION, weights, expected_weights, what="your weights", atol=1e-5)
         assert_close(ATTENTION, output, expected_output, what="your output", atol=1e-4)
-    return passed(ATTENTION, "softmax(Q K^T / sqrt(d_k)) V, masked keys at zero, eq. (16).")
+    passed(ATTENTION, "softmax(Q K^T / sqrt(d_k)) V, masked keys at zero, eq. (16).")

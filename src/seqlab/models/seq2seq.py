@@ -136,6 +136,17 @@ class Seq2SeqEncoder(keras.layers.Layer):
         self.rnn.build((None, None, self.embedding_dim))
         self.built = True
 
+    def compute_output_shape(self, input_shape):
+        """``(batch, S)`` -> the shapes of ``(outputs, states, mask)``; ``summary()`` shows them."""
+        batch, length = tuple(input_shape)[:2]
+        states = [(batch, self.units)] * (2 if self.rnn_kind == "lstm" else 1)  # [h] or [h, c]
+        return (batch, length, self.units), states, (batch, length)
+
+    def compute_output_spec(self, *args, **kwargs):
+        # Symbolic calls trace `call` itself, which knows the dtypes (the mask is bool);
+        # compute_output_shape above only describes the layer (summary()).
+        return keras.Operation.compute_output_spec(self, *args, **kwargs)
+
     def call(self, source_ids, training=None):
         mask = ops.not_equal(source_ids, 0)  # (batch, S)
         if self.reverse:
@@ -232,6 +243,25 @@ class Seq2SeqDecoder(keras.layers.Layer):
             self.norm.build(sequence)
         self.output_layer.build(sequence)
         self.built = True
+
+    def compute_output_shape(self, input_shape):
+        """``(batch, T)`` target ids -> the shapes of ``(logits, states, weights)``.
+
+        The source length of ``weights`` ``(batch, T, S)`` is not known from the target alone
+        (``None``); without attention only ``(logits, states)`` are listed, since ``weights``
+        is ``None``. ``summary()`` shows these.
+        """
+        batch, length = tuple(input_shape)[:2]
+        states = [(batch, self.units)] * (2 if self.rnn_kind == "lstm" else 1)  # [h] or [h, c]
+        logits = (batch, length, self.vocab_size)
+        if self.attention is None:  # the weights are None, which has no shape to show
+            return logits, states
+        return logits, states, (batch, length, None)  # weights (batch, T, S)
+
+    def compute_output_spec(self, *args, **kwargs):
+        # Symbolic calls trace `call` itself, which knows the exact structure and dtypes;
+        # compute_output_shape above only describes the layer (summary()).
+        return keras.Operation.compute_output_spec(self, *args, **kwargs)
 
     def call(self, target_ids, encoder_outputs, source_mask, initial_state, training=None):
         embedded = self.embedding(target_ids)  # (batch, T, embedding_dim)
@@ -332,9 +362,10 @@ class Seq2SeqTranslator(keras.Model):
                                       name="decoder")
 
     def build(self, input_shape=None):
-        # Every variable exists after this, so load_model can restore weights.
-        self.encoder.build()
-        self.decoder.build()
+        # Every variable exists after this, so load_model can restore weights. The id shapes
+        # (batch, S) and (batch, T) let summary() show each part's output shapes.
+        self.encoder.build((None, None))
+        self.decoder.build((None, None))
         self.built = True
 
     def compile(self, *args, **kwargs):

@@ -158,3 +158,13 @@ def test_full_mode_sync_rewrites_readme_and_title_cells_and_leaves_the_others(tm
     assert nbformat.read(copy, as_version=4).cells[1:] == nbformat.read(source, as_version=4).cells[1:]
     assert other_copy.read_bytes() == other.read_bytes()
     assert full_mode.sync(record, [copy, other_copy], readme) == []
+
+
+@pytest.mark.parametrize("number", full_mode.MEASURED_NOTEBOOKS)
+def test_measured_notebooks_take_a_size_parameter(number):
+    path = next(p for p in NOTEBOOKS if timing.notebook_number(p) == number)
+    cells = nbformat.read(path, as_version=4).cells
+    assert "parameters" in cells[2].metadata.get("tags", [])
+    assert "\nSIZE = None" in cells[2].source, f"{path.name}: the parameters cell needs SIZE = None"
+    assert "SIZE = config.size(SIZE, fast=FAST)" in cells[3].source, (
+        f"{path.name}: cell 3 must resolve SIZE with config.size(SIZE, fast=FAST)")

@@ -15,7 +15,8 @@ shapes**, each named as a stand-in in the output:
   :data:`IMDB_MEAN_WORDS` words each (the reviews' published mean length; the real reviews
   cannot be read here), in IMDB's split sizes: 17,500 training / 7,500 validation reviews
   (``train[:70%]`` / ``train[70%:]``), 25,000 test, 75,000 for word vectors (train +
-  unsupervised);
+  unsupervised); notebook 06's skip-gram pairs are counted as if every word were
+  in its vocabulary (an upper bound);
 - nnlm-en-dim50: a TF-Hub-format module of its real table size (963,812 × 50, random values)
   made like the FAST stand-in (``seqlab.data.standin.StandinTextEmbedding``);
 - tiny_shakespeare: random ids over its 65 characters in its windows (1,115,394 characters,

@@ -168,3 +168,19 @@ def test_measured_notebooks_take_a_size_parameter(number):
     assert "\nSIZE = None" in cells[2].source, f"{path.name}: the parameters cell needs SIZE = None"
     assert "SIZE = config.size(SIZE, fast=FAST)" in cells[3].source, (
         f"{path.name}: cell 3 must resolve SIZE with config.size(SIZE, fast=FAST)")
+
+
+def test_full_mode_sync_replaces_the_unmeasured_sentence_the_first_time(tmp_path):
+    source = next(p for p in NOTEBOOKS if timing.notebook_number(p) == "04")
+    if full_mode.title_times(source):
+        pytest.skip("notebook 04's title cell states its full-mode time already")
+    readme = tmp_path / "README.md"
+    shutil.copy(timing.README, readme)
+    copy = tmp_path / source.name
+    shutil.copy(source, copy)
+    entry = {size: {"minutes": minutes, "how": "x", "command": "python -m x", "measured": "today"}
+             for size, minutes in (("full", 82.0), ("class", 14.2))}
+    full_mode.sync({"notebooks": {"04": entry}}, [copy], readme)
+    assert full_mode.title_times(copy) == [(82, 14)]
+    title = nbformat.read(copy, as_version=4).cells[0].source
+    assert "not measured yet" not in title and full_mode.GPU_CLAUSE in title

@@ -1,6 +1,8 @@
 """Every FAST time the README and the notebooks' title cells state comes from one measured
 record, ``benchmarks/results/notebooks.json`` (written by ``python -m benchmarks.notebooks``),
-rounded by one rule."""
+rounded by one rule; every full-mode and class-size time they state comes from
+``benchmarks/results/full_mode.json`` (written by ``python -m benchmarks.full_mode``), and every
+class size trains within the class limit."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from seqlab import config
 from seqlab.notebook_files import notebook_paths
 
 sys.path.insert(0, str(config.REPO_ROOT))  # benchmarks/ is a package at the repository root
+from benchmarks import full_mode  # noqa: E402
 from benchmarks import notebooks as timing  # noqa: E402
 
 NOTEBOOKS = notebook_paths(config.REPO_ROOT / "notebooks")
@@ -58,3 +61,126 @@ def test_sync_rewrites_readme_and_title_cells_from_the_record(tmp_path):
     assert timing.title_times(copy) == [124]
     assert nbformat.read(copy, as_version=4).cells[1:] == nbformat.read(NOTEBOOKS[0], as_version=4).cells[1:]
     assert timing.sync(record, [copy], readme) == []  # nothing left to change
+
+
+# ------------------------------------------------ full mode and class size (benchmarks.full_mode)
+
+FULL_RECORD = full_mode.read_record()
+ENTRIES = full_mode.complete(FULL_RECORD)
+
+
+def test_the_full_mode_record_measures_every_notebook_it_covers():
+    for number in full_mode.MEASURED_NOTEBOOKS:
+        assert number in ENTRIES, (
+            f"notebook {number} has no full and class entry in benchmarks/results/full_mode.json: "
+            f"run `python -m benchmarks.full_mode --only {number}`")
+    for number, entry in FULL_RECORD["notebooks"].items():
+        for size, measured in entry.items():
+            assert size in full_mode.SIZES, f"notebook {number}: unknown size {size!r}"
+            assert set(measured) == {"minutes", "how", "command", "measured"}, (number, size)
+            assert measured["minutes"] > 0 and measured["how"].strip(), (number, size)
+            assert measured["command"].startswith("python -m "), (number, size)
+
+
+def test_every_class_size_trains_within_the_class_limit():
+    for number, entry in ENTRIES.items():
+        assert entry["class"]["minutes"] <= full_mode.CLASS_LIMIT_MINUTES, (
+            f"notebook {number}'s class size measured {entry['class']['minutes']} min, over "
+            f"{full_mode.CLASS_LIMIT_MINUTES}: make it smaller")
+        assert entry["class"]["minutes"] <= entry["full"]["minutes"] + 0.5, number
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_title_cells_state_the_recorded_full_and_class_minutes(path):
+    number = timing.notebook_number(path)
+    stated = full_mode.title_times(path)
+    if number not in ENTRIES:
+        assert stated == [], f"{path.name} states full-mode minutes the record does not hold"
+        return
+    entry = ENTRIES[number]
+    expected = (full_mode.displayed_minutes(entry["full"]["minutes"]),
+                full_mode.displayed_minutes(entry["class"]["minutes"]))
+    assert stated == [expected], (
+        f"{path.name}'s title cell must state '{full_mode.title_phrase(entry)}' once: run "
+        "`python -m benchmarks.full_mode --sync`")
+    title = nbformat.read(path, as_version=4).cells[0].source.replace("\n", " ")
+    assert full_mode.GPU_CLAUSE in title, f"{path.name}: say that the GPU time is not measured"
+
+
+def test_the_readme_table_states_the_recorded_full_and_class_minutes():
+    stated = full_mode.readme_times(timing.README.read_text(encoding="utf-8"))
+    assert sorted(stated) == [timing.notebook_number(p) for p in NOTEBOOKS]
+    for number, cells in stated.items():
+        if number in ENTRIES:
+            assert cells == full_mode.readme_cells(ENTRIES[number]), (
+                f"README row {number}: run `python -m benchmarks.full_mode --sync`")
+        else:
+            assert "min" not in " ".join(cells), f"README row {number} states unrecorded minutes"
+
+
+def test_the_displayed_minutes_rule():
+    assert [full_mode.displayed_minutes(m) for m in (0.3, 1.49, 1.5, 14.5, 61.7)] == [1, 1, 2, 15, 62]
+
+
+def test_record_entry_merges_one_entry_and_refuses_a_long_class_size(tmp_path):
+    path = tmp_path / "full_mode.json"
+    record = full_mode.record_entry("04", "full", 82.04, "four models, real corpus",
+                                    "python -m benchmarks.quality", "2026-11-24, load 1.0", path=path)
+    record = full_mode.record_entry("04", "class", 12.0, "smaller", "python -m benchmarks.quality",
+                                    "2026-11-24, load 1.0", path=path)
+    assert record["notebooks"]["04"]["full"]["minutes"] == pytest.approx(82.0)
+    assert set(full_mode.complete(full_mode.read_record(path))) == {"04"}
+    with pytest.raises(ValueError, match="at most 15 min"):
+        full_mode.record_entry("05", "class", 15.6, "x", "python -m x", "today", path=path)
+    with pytest.raises(ValueError, match="size"):
+        full_mode.record_entry("05", "medium", 3.0, "x", "python -m x", "today", path=path)
+    with pytest.raises(ValueError, match="two digits"):
+        full_mode.record_entry("5", "full", 3.0, "x", "python -m x", "today", path=path)
+
+
+def test_full_mode_sync_rewrites_readme_and_title_cells_and_leaves_the_others(tmp_path):
+    readme = tmp_path / "README.md"
+    shutil.copy(timing.README, readme)
+    number = next(iter(ENTRIES))
+    source = next(p for p in NOTEBOOKS if timing.notebook_number(p) == number)
+    copy = tmp_path / source.name
+    shutil.copy(source, copy)
+    other = next(p for p in NOTEBOOKS if timing.notebook_number(p) not in ENTRIES)
+    other_copy = tmp_path / other.name
+    shutil.copy(other, other_copy)
+    entry = {"full": {**ENTRIES[number]["full"], "minutes": 40.4},
+             "class": {**ENTRIES[number]["class"], "minutes": 9.6}}
+    record = {"notebooks": {**FULL_RECORD["notebooks"], number: entry}}
+    changed = full_mode.sync(record, [copy, other_copy], readme)
+    assert changed == [f"README.md row {number}", copy.name]
+    assert full_mode.readme_times(readme.read_text(encoding="utf-8"))[number] == ("10 min", "40 min")
+    assert full_mode.title_times(copy) == [(40, 10)]
+    assert nbformat.read(copy, as_version=4).cells[1:] == nbformat.read(source, as_version=4).cells[1:]
+    assert other_copy.read_bytes() == other.read_bytes()
+    assert full_mode.sync(record, [copy, other_copy], readme) == []
+
+
+@pytest.mark.parametrize("number", full_mode.MEASURED_NOTEBOOKS)
+def test_measured_notebooks_take_a_size_parameter(number):
+    path = next(p for p in NOTEBOOKS if timing.notebook_number(p) == number)
+    cells = nbformat.read(path, as_version=4).cells
+    assert "parameters" in cells[2].metadata.get("tags", [])
+    assert "\nSIZE = None" in cells[2].source, f"{path.name}: the parameters cell needs SIZE = None"
+    assert "SIZE = config.size(SIZE, fast=FAST)" in cells[3].source, (
+        f"{path.name}: cell 3 must resolve SIZE with config.size(SIZE, fast=FAST)")
+
+
+def test_full_mode_sync_replaces_the_unmeasured_sentence_the_first_time(tmp_path):
+    source = next(p for p in NOTEBOOKS if timing.notebook_number(p) == "04")
+    if full_mode.title_times(source):
+        pytest.skip("notebook 04's title cell states its full-mode time already")
+    readme = tmp_path / "README.md"
+    shutil.copy(timing.README, readme)
+    copy = tmp_path / source.name
+    shutil.copy(source, copy)
+    entry = {size: {"minutes": minutes, "how": "x", "command": "python -m x", "measured": "today"}
+             for size, minutes in (("full", 82.0), ("class", 14.2))}
+    full_mode.sync({"notebooks": {"04": entry}}, [copy], readme)
+    assert full_mode.title_times(copy) == [(82, 14)]
+    title = nbformat.read(copy, as_version=4).cells[0].source
+    assert "not measured yet" not in title and full_mode.GPU_CLAUSE in title

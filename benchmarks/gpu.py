@@ -7,7 +7,7 @@ with and without XLA, plus the sentiment model and greedy decoding -- one run, o
 
 What it trains (issue 10.3), at notebook 04/05's full-mode sizes: the RNN translator with each
 attention variant (``none``, ``bahdanau``, ``luong-dot``, ``luong-general``; embedding 128, units
-256, Adam 2e-3) and the Transformer (preset ``"small"``, the paper's schedule with 4,000 warm-up
+256, Adam 2e-3) and the Transformer (preset ``"small"``, the paper's schedule with 1,000 warm-up
 steps), vocabularies of 8,000 per language, sentences of at most 20 tokens, 128 sentences per
 replica. Each model is timed under four settings: float32 or the mixed policy
 :func:`seqlab.notebook.choose_precision` picks for the device (``mixed_bfloat16`` where the
@@ -57,7 +57,7 @@ from seqlab.training import compile_sentiment_classifier, compile_translator, tr
 
 #: Notebook 04's and 05's full-mode sizes (their parameters cells; per replica).
 FULL = {"vocab_size": 8000, "max_length": 20, "batch_size": 128, "embedding_dim": 128,
-        "units": 256, "learning_rate": 2e-3, "preset": "small", "warmup_steps": 4000,
+        "units": 256, "learning_rate": 2e-3, "preset": "small", "warmup_steps": 1000,
         "variants": ("none", "bahdanau", "luong-dot", "luong-general"), "steps": 30,
         "sentiment_batch": 128, "decode_sentences": 1000}
 QUICK = {"vocab_size": 200, "max_length": 8, "batch_size": 16, "embedding_dim": 16,

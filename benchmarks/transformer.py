@@ -55,7 +55,7 @@ Full-mode configuration (notebook 05 with ``FAST = False``; meant to finish in �
 a Colab T4 GPU — an estimate, not measured here): Anki English→Spanish, vocabulary 8000 per
 language, max length 20, the ``"small"`` preset (2 layers, d_model 128, 4 heads, dff 512,
 dropout 0.1), batch 128, 10 epochs (~7,400 steps), ``TransformerSchedule(128, warmup_steps=
-4000)``, label smoothing 0.1, ``jit_compile=True``.
+1000)`` (notebook 05's; the paper's is 4000), label smoothing 0.1, ``jit_compile=True``.
 """
 
 from __future__ import annotations

@@ -45,7 +45,6 @@ import argparse
 import json
 import math
 import os
-import platform
 import re
 import statistics
 import tempfile
@@ -58,6 +57,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import nbformat  # noqa: E402
 
+from benchmarks.notebooks import device, readme_table, table_line  # noqa: E402
 from seqlab import config  # noqa: E402
 from seqlab.notebook_files import notebook_paths  # noqa: E402
 
@@ -92,26 +92,28 @@ SETTINGS = {
     "01": {"full": {"epochs": 10, "batch": 128}},
     "02": {"full": {"fine_tuning_epochs": 5, "exercise_epochs": 3, "batch": 128}},
     "03": {"full": {"epochs": 5, "batch": 128, "units": 64, "sequence": 300, "max_tokens": 20_000,
-                    "adding_epochs": 10, "adding_examples": 10_000, "adding_steps": 50},
-           # the same model for 2 epochs instead of 5 (testing on 25,000 reviews stays)
-           "class": {"epochs": 2, "batch": 128, "units": 64, "sequence": 300, "max_tokens": 20_000,
-                     "adding_epochs": 10, "adding_examples": 10_000, "adding_steps": 50}},
+                    "adding_epochs": 10, "adding_examples": 10_000, "adding_steps": 50}},
     "06": {"full": {"reviews": IMDB_CORPUS, "dim": 100, "epochs": 5, "classifier_epochs": 10,
-                    "vocab": 20_000, "pairs_batch": 4096, "batch": 128},
-           # a third of the reviews, 2 skip-gram epochs, 3 epochs per classifier
-           "class": {"reviews": 25_000, "dim": 100, "epochs": 2, "classifier_epochs": 3,
-                     "vocab": 20_000, "pairs_batch": 4096, "batch": 128}},
+                    "vocab": 20_000, "pairs_batch": 4096, "batch": 128}},
     "07": {"full": {"chars": SHAKESPEARE_CHARS, "lstm_epochs": 20, "gpt_epochs": 20, "steps": 100,
                     "batch": 32, "embedding": 64, "lstm_units": 512,
-                    "gpt": {"d_model": 256, "num_heads": 8, "dff": 1024, "num_layers": 4}},
-           # the whole text, both models smaller and 5 epochs each: still the perplexity race
-           "class": {"chars": SHAKESPEARE_CHARS, "lstm_epochs": 5, "gpt_epochs": 5, "steps": 100,
-                     "batch": 32, "embedding": 64, "lstm_units": 256,
-                     "gpt": {"d_model": 128, "num_heads": 4, "dff": 512, "num_layers": 2}}},
-    "08": {"full": {"fine_tune_epochs": 2, "sequence": 256, "batch": 32},
-           # one epoch of reviews cut to 128 tokens: random weights vs the preset, side by side
-           "class": {"fine_tune_epochs": 1, "sequence": 128, "batch": 32}},
+                    "gpt": {"d_model": 256, "num_heads": 8, "dff": 1024, "num_layers": 4}}},
+    "08": {"full": {"fine_tune_epochs": 2, "sequence": 256, "batch": 32}},
 }
+#: Each class size: what it changes in the notebook's full-mode settings.
+CLASS_CHANGES = {
+    # the same model for 2 epochs instead of 5 (testing on 25,000 reviews stays)
+    "03": {"epochs": 2},
+    # a third of the reviews, 2 skip-gram epochs, 3 epochs per classifier
+    "06": {"reviews": 25_000, "epochs": 2, "classifier_epochs": 3},
+    # the whole text, both models smaller and 5 epochs each: still the perplexity race
+    "07": {"lstm_epochs": 5, "gpt_epochs": 5, "lstm_units": 256,
+           "gpt": {"d_model": 128, "num_heads": 4, "dff": 512, "num_layers": 2}},
+    # one epoch of reviews cut to 128 tokens: random weights vs the preset, side by side
+    "08": {"fine_tune_epochs": 1, "sequence": 128},
+}
+for _number, _changes in CLASS_CHANGES.items():
+    SETTINGS[_number]["class"] = {**SETTINGS[_number]["full"], **_changes}
 
 
 @dataclass
@@ -454,10 +456,6 @@ WHAT = ("Training time in minutes of each notebook's full mode and class size (S
         "on 2 CPU cores, with how it was measured and the command that measures it again")
 
 
-def device() -> str:
-    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores"
-
-
 def record_entry(number: str, size: str, minutes: float, how: str, command: str, measured: str,
                  path: Path = RECORD) -> dict:
     """Merge one measured entry into the record and write it; return the record.
@@ -515,23 +513,9 @@ def title_times(path: Path) -> list[tuple[int, int]]:
     return [(int(a), int(b)) for a, b in TITLE_PHRASE.findall(title)]
 
 
-def _table(text: str):
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("|") and FULL_COLUMN in cells and CLASS_COLUMN in cells:
-            rows = []
-            for j in range(i + 2, len(lines)):
-                if not lines[j].startswith("|"):
-                    break
-                rows.append((j, [c.strip() for c in lines[j].strip().strip("|").split("|")]))
-            return lines, rows, cells.index(CLASS_COLUMN), cells.index(FULL_COLUMN)
-    raise ValueError(f"README.md has no table with the columns {CLASS_COLUMN!r} and {FULL_COLUMN!r}")
-
-
 def readme_times(text: str) -> dict[str, tuple[str, str]]:
     """Notebook number -> (class-size cell, full-mode cell) of the README table."""
-    _, rows, class_column, full_column = _table(text)
+    _, rows, (class_column, full_column) = readme_table(text, CLASS_COLUMN, FULL_COLUMN)
     return {cells[0]: (cells[class_column], cells[full_column]) for _, cells in rows}
 
 
@@ -552,13 +536,14 @@ def sync(record: dict, notebooks: list[Path] | None = None, readme: Path = READM
     """
     entries = complete(record)
     changed = []
-    lines, rows, class_column, full_column = _table(readme.read_text(encoding="utf-8"))
+    lines, rows, (class_column, full_column) = readme_table(readme.read_text(encoding="utf-8"),
+                                                            CLASS_COLUMN, FULL_COLUMN)
     for j, cells in rows:
         if cells[0] in entries:
             wanted = readme_cells(entries[cells[0]])
             if (cells[class_column], cells[full_column]) != wanted:
                 cells[class_column], cells[full_column] = wanted
-                lines[j] = "| " + " | ".join(cells) + " |"
+                lines[j] = table_line(cells)
                 changed.append(f"README.md row {cells[0]}")
     if changed:
         readme.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -80,25 +80,39 @@ def write_record(seconds: dict[str, float], *, device: str, baseline: float | No
 # ------------------------------------------------------------------- README and title cells
 
 
-def _table_rows(text: str):
-    """``(line index, cells)`` of the README's notebook table rows, and the FAST column index."""
+def device() -> str:
+    """The machine every record names: processor and CPU count."""
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores"
+
+
+def readme_table(text: str, *columns: str):
+    """The README's notebook table: its lines, ``(line index, cells)`` of each row, and the index
+    of each of ``columns`` in the header (the table is the first one that has them all).
+
+    Both records (FAST here, full mode and class size in ``benchmarks.full_mode``) read and
+    rewrite their columns of this one table; :func:`table_line` writes a row back.
+    """
     lines = text.splitlines()
     for i, line in enumerate(lines):
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if line.startswith("|") and README_COLUMN in cells:
-            column = cells.index(README_COLUMN)
+        if line.startswith("|") and all(column in cells for column in columns):
             rows = []
             for j in range(i + 2, len(lines)):
                 if not lines[j].startswith("|"):
                     break
                 rows.append((j, [c.strip() for c in lines[j].strip().strip("|").split("|")]))
-            return lines, rows, column
-    raise ValueError(f"README.md has no table with a {README_COLUMN!r} column")
+            return lines, rows, [cells.index(column) for column in columns]
+    raise ValueError(f"README.md has no table with the column(s) {', '.join(map(repr, columns))}")
+
+
+def table_line(cells: list[str]) -> str:
+    """One README table row from its cells."""
+    return "| " + " | ".join(cells) + " |"
 
 
 def readme_times(text: str) -> dict[str, str]:
     """Notebook number -> the README table's FAST cell, e.g. ``{"01": "15 s"}``."""
-    _, rows, column = _table_rows(text)
+    _, rows, (column,) = readme_table(text, README_COLUMN)
     return {cells[0]: cells[column] for _, cells in rows}
 
 
@@ -112,13 +126,13 @@ def sync(record: dict, notebooks: list[Path] | None = None, readme: Path = READM
     """Rewrite the README's FAST column and the title cells from ``record``; return what changed."""
     changed = []
     seconds = record["seconds"]
-    lines, rows, column = _table_rows(readme.read_text(encoding="utf-8"))
+    lines, rows, (column,) = readme_table(readme.read_text(encoding="utf-8"), README_COLUMN)
     for j, cells in rows:
         if cells[0] in seconds:
             wanted = f"{displayed_seconds(seconds[cells[0]])} s"
             if cells[column] != wanted:
                 cells[column] = wanted
-                lines[j] = "| " + " | ".join(cells) + " |"
+                lines[j] = table_line(cells)
                 changed.append(f"README.md row {cells[0]}")
     text = "\n".join(lines) + "\n"
     if changed:
@@ -174,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         paths = [p for p in paths if notebook_number(p) in args.only]
     if args.student:
         paths += notebook_paths(config.REPO_ROOT / "assignments")
-    device = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores"
+    machine = device()
     with tempfile.TemporaryDirectory() as scratch:
         scratch = Path(scratch)
         baseline = run_notebook(_setup_only_notebook(scratch), scratch, fast=True,
@@ -184,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds = run_notebook(path, scratch / path.parent.name, fast=True).seconds
             budget = BUDGET_SECONDS.get(notebook_number(path), DEFAULT_BUDGET)
             rows.append((path, seconds, budget))
-    print(f"Notebook wall time, FAST mode, device: {device}")
+    print(f"Notebook wall time, FAST mode, device: {machine}")
     print(f"baseline (setup cell only: kernel start + imports): {baseline:.1f} s\n")
     print(f"{'notebook':<48} {'seconds':>8} {'budget':>7} {'of budget':>10} {'own work':>9}")
     for path, seconds, budget in rows:
@@ -202,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         sources.update({n: f"{source} --only (baseline {baseline:.1f} s)" for n in measured})
         measured = {**previous["seconds"], **measured}
         baseline, source = previous["baseline_seconds"], previous["source"]
-    record = write_record(measured, device=device, baseline=round(baseline, 1), source=source,
+    record = write_record(measured, device=machine, baseline=round(baseline, 1), source=source,
                           sources=sources)
     print(f"\nrecorded in {RECORD.relative_to(config.REPO_ROOT)}")
     for name in sync(record):

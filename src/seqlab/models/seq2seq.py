@@ -89,6 +89,11 @@ def reverse_source(source_ids):
     return ops.where(valid, ops.take_along_axis(source_ids, index, axis=1), 0)
 
 
+def _state_shapes(batch, units, rnn_kind):
+    """The shapes of a GRU's ``[h]`` or an LSTM's ``[h, c]``, each ``(batch, units)``."""
+    return [(batch, units)] * (2 if rnn_kind == "lstm" else 1)
+
+
 @keras.saving.register_keras_serializable(package="seqlab")
 class Seq2SeqEncoder(keras.layers.Layer):
     """The encoder of fig. 12 with the bidirectional RNN of fig. 14.
@@ -139,7 +144,7 @@ class Seq2SeqEncoder(keras.layers.Layer):
     def compute_output_shape(self, input_shape):
         """``(batch, S)`` -> the shapes of ``(outputs, states, mask)``; ``summary()`` shows them."""
         batch, length = tuple(input_shape)[:2]
-        states = [(batch, self.units)] * (2 if self.rnn_kind == "lstm" else 1)  # [h] or [h, c]
+        states = _state_shapes(batch, self.units, self.rnn_kind)
         return (batch, length, self.units), states, (batch, length)
 
     def compute_output_spec(self, *args, **kwargs):
@@ -252,7 +257,7 @@ class Seq2SeqDecoder(keras.layers.Layer):
         is ``None``. ``summary()`` shows these.
         """
         batch, length = tuple(input_shape)[:2]
-        states = [(batch, self.units)] * (2 if self.rnn_kind == "lstm" else 1)  # [h] or [h, c]
+        states = _state_shapes(batch, self.units, self.rnn_kind)
         logits = (batch, length, self.vocab_size)
         if self.attention is None:  # the weights are None, which has no shape to show
             return logits, states

@@ -57,3 +57,8 @@ __all__ = [
     "NNLM_EN_DIM50", "STANDIN_HANDLE", "HubTextEmbedding", "TextFromCodepoints",
     "is_trusted_handle", "trusted_handles",
 ]
+
+# Bahdanau et al. (2015)'s decoder (query h(t-1), context fed into the cell), eqs. 12-14.
+from seqlab.layers.bahdanau_decoder import BahdanauDecoder  # noqa: E402
+
+__all__ += ["BahdanauDecoder"]

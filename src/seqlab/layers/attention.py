@@ -20,6 +20,9 @@ like ``keras.layers.Attention`` and ``keras.layers.MultiHeadAttention``:
   with no real position). When ``mask`` is ``None`` the values' Keras mask (from
   ``Embedding(mask_zero=True)``), which Keras passes as ``values_mask``, is used if they have
   one.
+* ``keys``: optional, the layer's ``project_values(values)`` computed beforehand (a decoder
+  that attends once per step, like :class:`seqlab.layers.BahdanauDecoder`, projects the values
+  once per sequence instead of once per step); computed from ``values`` when ``None``.
 * returns ``context``, ``(batch, value_dim)`` or ``(batch, Tq, value_dim)``; with
   ``return_attention_scores=True``, ``(context, weights)`` with ``weights`` ``(batch, Tv)`` or
   ``(batch, Tq, Tv)`` (the normalised weights of eq. 13, as Keras returns them). The layers keep
@@ -60,12 +63,20 @@ class _SourceAttention(keras.layers.Layer):
         # Accepts the source mask; the outputs carry none (see compute_mask).
         self.supports_masking = True
 
-    def score(self, query, values):
-        """Eq. (12): ``query`` ``(batch, Tq, dq)``, ``values`` ``(batch, Tv, dv)`` ->
-        scores ``(batch, Tq, Tv)``."""
+    def project_values(self, values):
+        """The keys that eq. (12) compares the query with, ``(batch, Tv, dk)``: the values
+        themselves or a projection of them. Depends on the values only, so a decoder that
+        attends at every step computes them once and passes them in as ``keys``."""
+        return values
+
+    def score(self, query, values, keys=None):
+        """Eq. (12): ``query`` ``(batch, Tq, dq)``, ``values`` ``(batch, Tv, dv)`` (``keys``:
+        their :meth:`project_values`, computed here when ``None``) -> scores
+        ``(batch, Tq, Tv)``."""
         raise NotImplementedError
 
-    def call(self, query, values, mask=None, return_attention_scores=False, values_mask=None):
+    def call(self, query, values, mask=None, return_attention_scores=False, values_mask=None,
+             keys=None):
         # Keras fills ``values_mask`` in by itself from the values' Keras mask (a layer whose
         # ``call`` has an ``<argument>_mask`` parameter gets that argument's mask).
         single_step = len(query.shape) == 2
@@ -73,7 +84,7 @@ class _SourceAttention(keras.layers.Layer):
             query = ops.expand_dims(query, 1)  # (batch, 1, dq)
         if mask is None:
             mask = values_mask
-        scores = self.score(query, values)  # eq. (12): (batch, Tq, Tv)
+        scores = self.score(query, values, keys)  # eq. (12): (batch, Tq, Tv)
         if mask is not None:
             mask = ops.expand_dims(mask, 1)  # (batch, 1, Tv)
         weights = masked_softmax(scores, mask)  # eq. (13): (batch, Tq, Tv)
@@ -88,7 +99,7 @@ class _SourceAttention(keras.layers.Layer):
         return None
 
     def compute_output_spec(self, query, values, mask=None, return_attention_scores=False,
-                            values_mask=None):
+                            values_mask=None, keys=None):
         context = keras.KerasTensor(tuple(query.shape[:-1]) + (values.shape[-1],),
                                     dtype=self.compute_dtype)  # (batch, [Tq,] dv)
         if not return_attention_scores:
@@ -147,9 +158,15 @@ class BahdanauAttention(_SourceAttention):
         self.value_projection.build(values_shape)
         self.v = self.add_weight(shape=(self.units,), initializer="glorot_uniform", name="v")
 
-    def score(self, query, values):
+    def project_values(self, values):
+        """``W_v y``: ``(batch, Tv, value_dim)`` -> ``(batch, Tv, units)``."""
+        return self.value_projection(values)
+
+    def score(self, query, values, keys=None):
+        if keys is None:
+            keys = self.project_values(values)  # (batch, Tv, units)
         query = ops.expand_dims(self.query_projection(query), 2)  # (batch, Tq, 1, units)
-        keys = ops.expand_dims(self.value_projection(values), 1)  # (batch, 1, Tv, units)
+        keys = ops.expand_dims(keys, 1)  # (batch, 1, Tv, units)
         hidden = ops.tanh(query + keys)  # (batch, Tq, Tv, units)
         return ops.sum(hidden * ops.cast(self.v, hidden.dtype), axis=-1)  # (batch, Tq, Tv)
 
@@ -209,8 +226,13 @@ class LuongAttention(_SourceAttention):
                 f"{query_shape[-1]} and {values_shape[-1]}. Use score='general' instead."
             )
 
-    def score(self, query, values):
-        keys = values if self.value_projection is None else self.value_projection(values)
+    def project_values(self, values):
+        """``"dot"``: the values; ``"general"``: ``W y``, ``(batch, Tv, query_dim)``."""
+        return values if self.value_projection is None else self.value_projection(values)
+
+    def score(self, query, values, keys=None):
+        if keys is None:
+            keys = self.project_values(values)
         keys = ops.cast(keys, query.dtype)  # (batch, Tv, dq)
         return ops.matmul(query, ops.transpose(keys, (0, 2, 1)))  # (batch, Tq, Tv)
 

@@ -1,0 +1,238 @@
+"""Bahdanau et al.'s attention decoder: the previous state queries, the context enters the RNN.
+
+Bahdanau, Cho and Bengio (2015), "Neural Machine Translation by Jointly Learning to Align and
+Translate", section 3.1 and appendix A.2.2: the decoder state is updated as
+``s_i = f(s_{i-1}, y_{i-1}, c_i)``, where the context ``c_i`` is computed from the *previous*
+state ``s_{i-1}``. In the slides' notation (deck 000, "The Math of Attention Mechanisms"), one
+step ``t`` of :class:`BahdanauDecoder` is:
+
+1. score, eq. (12) *concat*, with the previous state as the query:
+   ``e_ti = v^T tanh(W [h_(t-1); y_i])`` over the encoder outputs ``y_i``;
+2. weights, eq. (13): ``alpha_ti = softmax_i(e_ti)`` (padded source positions get weight 0);
+3. context, eq. (14): ``c_t = sum_i alpha_ti y_i``;
+4. recurrence: ``h_t = cell([embedding(w_(t-1)); c_t], h_(t-1))`` -- the context is part of the
+   recurrent cell's *input*, so it changes the state that the next step queries with;
+5. output: ``[h_t; c_t]``, what the output layer reads (Bahdanau et al.'s eq. (4),
+   ``p(y_i | ...) = g(y_{i-1}, s_i, c_i)``, without the ``y_{i-1}`` term; their ``g`` is a
+   maxout layer, a translator adds its own output layers on top).
+
+Luong et al. (2015) instead query with the *current* state ``h_t`` and leave the recurrence
+alone (the slides' "Other Attention Mechanisms"), so their decoder runs the whole target
+through a fused GRU/LSTM first and attends afterwards. Here the context of step ``t`` needs the
+state of step ``t-1`` and the next state needs the context, so the target is a loop of
+:meth:`BahdanauDecoder.step` over time, in training as in decoding.
+"""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from seqlab.layers.attention import BahdanauAttention
+
+RNN_KINDS = ("gru", "lstm")
+
+
+@keras.saving.register_keras_serializable(package="seqlab")
+class BahdanauDecoder(keras.layers.Layer):
+    """Bahdanau et al. (2015)'s decoder: query ``h_(t-1)``, eqs. (12)-(14), then the recurrent
+    cell reads ``[embedding(w_(t-1)); c_t]`` (their appendix A: ``s_i = f(s_{i-1}, y_{i-1}, c_i)``).
+
+    The score is :class:`seqlab.layers.BahdanauAttention`'s ``v^T tanh(W [h; y])`` (eq. (12),
+    *concat*); the encoder outputs are projected by ``W``'s value half once per call, not once
+    per step. :meth:`call` loops :meth:`step` over the target (the same computation: the test
+    compares them).
+
+    Args:
+        units: size of the recurrent state ``h`` (GRU: ``[h]``; LSTM: ``[h, c]``, ``h`` queries).
+        attention_units: rows of the score's ``W`` (default ``units``).
+        rnn: ``"gru"`` or ``"lstm"``: a ``keras.layers.GRUCell`` / ``LSTMCell`` with Keras's
+            defaults.
+        dropout: dropout on the cell's input ``[embedding; context]`` in training (a fresh mask
+            per step).
+        **kwargs: standard layer arguments (``name``, ``dtype``, ...).
+
+    Call arguments:
+        target_embeddings: ``(batch, T, embedding_dim)``, the embedded target shifted right
+            (teacher forcing).
+        encoder_outputs: ``(batch, Tv, value_dim)``.
+        initial_state: list of ``(batch, units)`` tensors (one for a GRU, two for an LSTM),
+            e.g. the encoder's final states.
+        encoder_mask: optional ``(batch, Tv)``, True at real source positions.
+        return_attention_scores: also return the weights of eq. (13).
+        return_state: also return the final state (list).
+        mask: the target's padding mask ``(batch, T)``; Keras passes it from
+            ``Embedding(mask_zero=True)``. At a padded step the state is carried over unchanged
+            (as Keras's RNN layers do); the outputs there are computed but mean nothing.
+        training: enables dropout.
+
+    Returns:
+        ``outputs`` ``(batch, T, units + value_dim)``, each step's ``[h_t; c_t]``; with
+        ``return_attention_scores=True`` also ``weights`` ``(batch, T, Tv)``; with
+        ``return_state=True`` also the final state, last.
+
+    Example:
+        >>> import numpy as np
+        >>> decoder = BahdanauDecoder(units=8)
+        >>> targets, sources = np.ones((2, 3, 4), "float32"), np.ones((2, 5, 6), "float32")
+        >>> state = [np.zeros((2, 8), "float32")]
+        >>> mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)
+        >>> outputs, weights = decoder(targets, sources, state, encoder_mask=mask,
+        ...                            return_attention_scores=True)
+        >>> tuple(outputs.shape), tuple(weights.shape), float(np.asarray(weights)[0, :, 3:].max())
+        ((2, 3, 14), (2, 3, 5), 0.0)
+    """
+
+    def __init__(self, units: int, attention_units: int | None = None, rnn: str = "gru",
+                 dropout: float = 0.0, **kwargs):
+        super().__init__(**kwargs)
+        if rnn not in RNN_KINDS:
+            raise ValueError(f"rnn must be one of {RNN_KINDS}; got {rnn!r}")
+        self.units, self.attention_units = int(units), attention_units
+        self.rnn_kind, self.dropout = rnn, float(dropout)
+        self.attention = BahdanauAttention(attention_units or self.units, name="attention")
+        cell = keras.layers.GRUCell if rnn == "gru" else keras.layers.LSTMCell
+        self.cell = cell(self.units, name=f"{rnn}_cell")
+        self.input_dropout = keras.layers.Dropout(self.dropout)
+        self.supports_masking = True
+
+    @property
+    def state_count(self) -> int:
+        """1 for a GRU's ``[h]``, 2 for an LSTM's ``[h, c]``."""
+        return 2 if self.rnn_kind == "lstm" else 1
+
+    def build(self, target_embeddings_shape, encoder_outputs_shape=None, *args, **kwargs):
+        if encoder_outputs_shape is None:
+            raise ValueError("BahdanauDecoder needs the encoder outputs' shape to build")
+        embedding_dim, value_dim = target_embeddings_shape[-1], encoder_outputs_shape[-1]
+        self.attention.build((None, self.units), (None, None, value_dim))
+        self.cell.build((None, embedding_dim + value_dim))  # reads [embedding; context]
+        self.built = True
+
+    # ---- one step -----------------------------------------------------------------------------
+
+    def step(self, embedded_word, state, encoder_outputs, encoder_mask=None, training=None):
+        """One decoder step.
+
+        Args:
+            embedded_word: ``(batch, embedding_dim)``, the embedding of the previous word.
+            state: list of ``(batch, units)`` tensors, the previous state (``h_(t-1)`` first).
+            encoder_outputs: ``(batch, Tv, value_dim)``.
+            encoder_mask: optional ``(batch, Tv)``, True at real source positions.
+            training: enables dropout.
+
+        Returns:
+            ``(output, new_state, weights)``: ``output`` ``(batch, units + value_dim)``, the
+            ``[h_t; c_t]`` that the output layer reads; ``new_state`` a list like ``state``;
+            ``weights`` ``(batch, Tv)`` (eq. 13).
+        """
+        keys = self.attention.project_values(encoder_outputs)  # W_v y: (batch, Tv, attention_units)
+        return self._step(embedded_word, state, encoder_outputs, keys, encoder_mask, training)
+
+    def _step(self, embedded_word, state, encoder_outputs, keys, encoder_mask, training):
+        state = [ops.cast(s, self.compute_dtype) for s in state]  # each (batch, units)
+        # Eqs. (12)-(14) with the previous state h_(t-1) as the query.
+        context, weights = self.attention(state[0], encoder_outputs, mask=encoder_mask,
+                                          keys=keys, return_attention_scores=True)
+        # context (batch, value_dim), weights (batch, Tv)
+        cell_input = ops.concatenate(
+            [ops.cast(embedded_word, self.compute_dtype), ops.cast(context, self.compute_dtype)],
+            axis=-1)  # (batch, embedding_dim + value_dim)
+        cell_input = self.input_dropout(cell_input, training=training)
+        hidden, new_state = self.cell(cell_input, state, training=training)  # (batch, units)
+        new_state = list(new_state) if isinstance(new_state, (list, tuple)) else [new_state]
+        output = ops.concatenate([hidden, ops.cast(context, hidden.dtype)], axis=-1)
+        return output, new_state, weights  # (batch, units + value_dim), [...], (batch, Tv)
+
+    # ---- the whole target -------------------------------------------------------------------
+
+    def call(self, target_embeddings, encoder_outputs, initial_state, encoder_mask=None,
+             return_attention_scores=False, return_state=False, mask=None, training=None):
+        keys = self.attention.project_values(encoder_outputs)  # once: (batch, Tv, attention_units)
+        state = [ops.cast(s, self.compute_dtype) for s in initial_state]
+        length = target_embeddings.shape[1]
+        if length is not None:
+            outputs, weights, state = self._unrolled(target_embeddings, state, encoder_outputs,
+                                                     keys, encoder_mask, mask, training, length)
+        else:
+            outputs, weights, state = self._scanned(target_embeddings, state, encoder_outputs,
+                                                    keys, encoder_mask, mask, training)
+        results = [outputs]  # (batch, T, units + value_dim)
+        if return_attention_scores:
+            results.append(weights)  # (batch, T, Tv)
+        if return_state:
+            results.append(state)
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def _carry(self, keep, new_state, state):
+        """At padded target steps (``keep`` False) the state stays as it was."""
+        if keep is None:
+            return new_state
+        keep = ops.expand_dims(ops.cast(keep, "bool"), -1)  # (batch, 1)
+        return [ops.where(keep, new, old) for new, old in zip(new_state, state, strict=True)]
+
+    def _unrolled(self, embedded, state, values, keys, encoder_mask, mask, training, length):
+        """A known target length: a Python loop over the steps (one graph, no while loop)."""
+        outputs, weights = [], []
+        for t in range(length):
+            output, new_state, w = self._step(embedded[:, t], state, values, keys, encoder_mask,
+                                              training)
+            state = self._carry(None if mask is None else mask[:, t], new_state, state)
+            outputs.append(output)
+            weights.append(w)
+        return ops.stack(outputs, axis=1), ops.stack(weights, axis=1), state
+
+    def _scanned(self, embedded, state, values, keys, encoder_mask, mask, training):
+        """An unknown target length (symbolic shapes): ``ops.scan`` over time-major steps.
+
+        The carry is ``(state, output, weights)`` and each step emits the same structure:
+        TensorFlow's ``ops.scan`` needs the per-step outputs shaped like the carry.
+        """
+        dtype = self.compute_dtype
+        if mask is None:
+            mask = ops.ones(ops.shape(embedded)[:2], dtype="bool")
+        # One sequence to scan over: the padding mask rides along as a last 0/1 feature (the
+        # TensorFlow ops.scan of Keras 3.13 fails on several inputs of unknown length).
+        steps = ops.concatenate([ops.cast(embedded, dtype),
+                                 ops.cast(mask, dtype)[:, :, None]], axis=-1)
+        steps = ops.transpose(steps, (1, 0, 2))  # (T, batch, embedding_dim + 1)
+        batch = ops.shape(embedded)[0]
+        init = (tuple(state),
+                ops.zeros((batch, self.units + values.shape[-1]), dtype),
+                ops.zeros((batch, ops.shape(values)[1]), dtype))
+
+        def body(carry, inputs):
+            word, keep_t = inputs[:, :-1], inputs[:, -1] > 0  # (batch, embedding_dim), (batch,)
+            output, new_state, w = self._step(word, list(carry[0]), values, keys, encoder_mask,
+                                              training)
+            new_state = self._carry(keep_t, new_state, list(carry[0]))
+            new_carry = (tuple(new_state), output, ops.cast(w, dtype))
+            return new_carry, new_carry
+
+        (state, _, _), (_, outputs, weights) = ops.scan(body, init, steps)
+        # outputs (T, batch, d_out), weights (T, batch, Tv) -> batch-major
+        return (ops.transpose(outputs, (1, 0, 2)), ops.transpose(weights, (1, 0, 2)),
+                list(state))
+
+    def compute_mask(self, *args, **kwargs):
+        return None
+
+    def compute_output_spec(self, target_embeddings, encoder_outputs, initial_state,
+                            encoder_mask=None, return_attention_scores=False,
+                            return_state=False, mask=None, training=None):
+        batch, length = target_embeddings.shape[0], target_embeddings.shape[1]
+        dtype = self.compute_dtype
+        results = [keras.KerasTensor((batch, length, self.units + encoder_outputs.shape[-1]),
+                                     dtype=dtype)]
+        if return_attention_scores:
+            results.append(keras.KerasTensor((batch, length, encoder_outputs.shape[1]),
+                                             dtype=dtype))
+        if return_state:
+            results.append([keras.KerasTensor((batch, self.units), dtype=dtype)
+                            for _ in range(self.state_count)])
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units,
+                "attention_units": self.attention_units, "rnn": self.rnn_kind,
+                "dropout": self.dropout}

@@ -3,16 +3,27 @@
 FAST mode and the tests cannot download ``https://tfhub.dev/google/nnlm-en-dim50/2``, so they
 use a small module with the same calling convention, built here from the project's own sample
 reviews (``data/imdb_sample/train.csv``). It is a stand-in, not the real pretrained model:
-about 300 words instead of about a million, trained on 700 synthetic reviews instead of
+about 600 tokens instead of about a million, trained on 700 synthetic reviews instead of
 Google News.
 
-What the stand-in module computes for a batch of strings, like nnlm:
+What the stand-in module computes for a batch of strings, as the TF-Hub model card of
+``google/nnlm-en-dim50`` documents for the real module ("The module preprocesses its input by
+splitting on spaces"; out-of-vocabulary tokens are replaced by hash buckets; tokens are combined
+with the "sqrtn" combiner -- https://www.tensorflow.org/hub/modules/google/nnlm-en-dim50/1,
+also ``docs/modules/google/text/nnlm-en-dim50/1.md`` in the tensorflow/hub repository):
 
-1. lower-case (ASCII letters) and split on whitespace and punctuation;
+1. split on whitespace, and nothing else: no lower-casing, no punctuation removal (that is
+   what the separate ``nnlm-en-dim50-with-normalization`` modules add), so ``"film."``,
+   ``"film!!!"``, ``"Film"`` and ``"film"`` are four different tokens;
 2. look each token up in a fixed vocabulary; unknown tokens hash into a few
    out-of-vocabulary (OOV) buckets;
 3. combine the token vectors of each string with the "sqrtn" combiner,
    :math:`e(s) = \\frac{1}{\\sqrt{n}} \\sum_{i=1}^{n} E[t_i]`, so an empty string embeds to zeros.
+
+Its vocabulary is made of the tokens that step 1 produces on the sample's training reviews
+(seen at least ``MIN_COUNT`` times), case and punctuation included: ``"Awful."`` and
+``"awful"`` are both words of the stand-in, with vectors of their own, while a token that the
+sample never uses twice (``"WONDERFUL"``, ``"film!!!"``) falls into an OOV bucket.
 
 The embedding table ``E`` is a trainable ``tf.Variable`` listed in the module's
 ``variables`` and ``trainable_variables`` (the TF-Hub "reusable SavedModel" convention), so
@@ -51,7 +62,8 @@ from seqlab.data.imdb import read_sample_split
 STANDIN_DIRNAME = "standin-text-embedding"
 INFO_FILENAME = "seqlab_standin.json"
 #: Bump when the module's computation or training changes, so cached copies are rebuilt.
-FORMAT_VERSION = 1
+#: 2: tokens are split on whitespace only, case and punctuation kept (as nnlm-en-dim50's card says).
+FORMAT_VERSION = 2
 
 EMBEDDING_DIM = 50
 WINDOW = 2
@@ -59,8 +71,6 @@ MIN_COUNT = 2
 NUM_OOV_BUCKETS = 8
 # Context-distribution smoothing of PPMI (Levy, Goldberg and Dagan, 2015).
 CONTEXT_SMOOTHING = 0.75
-# Anything that is not a letter, a digit or an apostrophe separates tokens.
-SEPARATORS = r"[^\pL\pN']+"
 
 
 def standin_path() -> Path:
@@ -69,9 +79,12 @@ def standin_path() -> Path:
 
 
 def tokenize(sentences: tf.Tensor) -> tf.RaggedTensor:
-    """``(batch,)`` strings -> ragged ``(batch, tokens)`` lower-cased tokens (the module's step 1)."""
-    lowered = tf.strings.lower(sentences)
-    return tf.strings.split(tf.strings.regex_replace(lowered, SEPARATORS, " "))
+    """``(batch,)`` strings -> ragged ``(batch, tokens)``: split on whitespace, nothing else.
+
+    Like nnlm-en-dim50 (its card: "splitting on spaces"), case and punctuation stay part of
+    the tokens; runs of spaces make no empty tokens.
+    """
+    return tf.strings.split(sentences)
 
 
 class StandinTextEmbedding(tf.Module):

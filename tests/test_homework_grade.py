@@ -420,3 +420,56 @@ def test_what_the_submission_wrote_is_read_as_untrusted_data(tmp_path):
         decode({"__ndarray__": ["a"], "dtype": "<U100000000", "shape": [1]})
     with pytest.raises(ValueError, match="not JSON|names and entries"):
         verdicts.parse_values('{"names": []}')
+
+
+# ------------------------------------------------------------------ written answers
+
+QUESTION = "Question 1: why the mask"
+MODEL_ANSWER = "**Model answer.** The mask hides the future.\n\n**Rubric.** 1 point: the mask."
+
+
+def _written_cell(text):
+    return nbformat.v4.new_markdown_cell(text, metadata={
+        "tags": ["written"], "seqlab": {"question": QUESTION, "points": 2}})
+
+
+def test_written_questions_come_from_the_instructor_notebook(tmp_path):
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_markdown_cell("**Question 1.** Why the mask?"),
+                      _written_cell(f"### BEGIN SOLUTION\n{MODEL_ANSWER}\n### END SOLUTION")]
+    nbformat.write(notebook, tmp_path / "99_test.ipynb")
+    (question,) = collect.load_assignment(tmp_path / "99_test.ipynb").questions
+    assert question == collect.WrittenQuestion(QUESTION, 2.0, "**Question 1.** Why the mask?",
+                                               MODEL_ANSWER)
+
+
+def test_written_answers_reach_the_instructors_sheet_and_the_students_feedback(tmp_path):
+    from seqlab.homework import report
+
+    question = collect.WrittenQuestion(QUESTION, 2.0, "**Question 1.** Why the mask?",
+                                       MODEL_ANSWER)
+    assignment = collect.Assignment("99_test", tmp_path / "99_test.ipynb", "v", [], [question])
+    answered, untouched = nbformat.v4.new_notebook(), nbformat.v4.new_notebook()
+    answered.cells = [_written_cell("It stops the decoder\nfrom peeking.")]
+    untouched.cells = [_written_cell(student_copies.WRITTEN_PLACEHOLDER)]
+    assert collect.written_answers(answered, assignment) == {
+        QUESTION: "It stops the decoder\nfrom peeking."}
+    assert collect.written_answers(untouched, assignment) == {QUESTION: ""}
+    assert collect.written_answers(nbformat.v4.new_notebook(), assignment) == {QUESTION: ""}
+
+    grades = [report.Grade("ana", "ana.ipynb", "99_test", [], "ok",
+                           written=collect.written_answers(answered, assignment)),
+              report.Grade("bo", "bo.ipynb", "99_test", [], "ok",
+                           written=collect.written_answers(untouched, assignment))]
+    markdown, table = report.write_written_sheets(grades, {"99_test": assignment}, tmp_path)
+    sheet = markdown.read_text(encoding="utf-8")
+    assert MODEL_ANSWER in sheet and "Why the mask?" in sheet
+    assert sheet.index("**ana**") < sheet.index("**bo**")
+    assert "> It stops the decoder\n> from peeking." in sheet and "> (no answer)" in sheet
+    with table.open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["student"], r["answer"], r["max"], r["points"]) for r in rows] == [
+        ("ana", "It stops the decoder\nfrom peeking.", "2", ""), ("bo", "", "2", "")]
+    feedback = report.write_feedback(grades[0], tmp_path).read_text(encoding="utf-8")
+    assert "It stops the decoder" in feedback and "graded by your instructor" in feedback
+    assert "Model answer" not in feedback

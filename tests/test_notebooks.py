@@ -14,7 +14,19 @@ import nbformat
 import pytest
 
 from seqlab import config
-from seqlab.homework.tags import ALLOWED_ERROR_TAG, CHECK_TAG, EXERCISE_TAG, exercise_name
+from seqlab.homework.giveaways import answers_shown, import_object
+from seqlab.homework.tags import (
+    ALLOWED_ERROR_TAG,
+    CHECK_TAG,
+    EXERCISE_KINDS,
+    EXERCISE_TAG,
+    EXPERIMENT,
+    WRITTEN_TAG,
+    exercise_name,
+    question_name,
+    same_as,
+    seqlab_metadata,
+)
 from seqlab.notebook_files import PARAMETERS_TAG, SETUP_TAG, notebook_paths, sync_notebook
 from seqlab.runner import run_notebook
 from seqlab.site import STUDENT_RUNS
@@ -76,6 +88,31 @@ def test_every_exercise_has_a_solution_region_and_a_check(path):
         assert "checks.check_" in following.source
     # In the instructor notebook nothing may be allowed to fail.
     assert not [c for c in cells if ALLOWED_ERROR_TAG in _tags(c)]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_homework_has_an_experiment_and_a_written_question(path):
+    """Exercises build on the lesson: at least one changes it and measures (an experiment), at
+    least one question is answered in words, with a model answer and a rubric for the grader."""
+    cells = nbformat.read(path, as_version=4).cells
+    exercises = [c for c in cells if EXERCISE_TAG in _tags(c)]
+    kinds = [seqlab_metadata(c).get("kind") for c in exercises]
+    assert all(kind in EXERCISE_KINDS for kind in kinds), (
+        f"{path.name}: every exercise needs metadata.seqlab.kind in {EXERCISE_KINDS}: {kinds}")
+    assert EXPERIMENT in kinds, f"{path.name}: no exercise of kind {EXPERIMENT!r}"
+    for cell in exercises:
+        assert isinstance(seqlab_metadata(cell).get("same_as"), list), (
+            f"{path.name}: {exercise_name(cell)} needs metadata.seqlab.same_as (a list, maybe [])")
+        for dotted in same_as(cell):
+            import_object(dotted)  # raises if the name is wrong
+    written = [i for i, c in enumerate(cells) if WRITTEN_TAG in _tags(c)]
+    assert written, f"{path.name}: no written question (a markdown cell tagged {WRITTEN_TAG!r})"
+    for i in written:
+        cell = cells[i]
+        assert cell.cell_type == "markdown" and question_name(cell), f"{path.name}: cell {i}"
+        assert cells[i - 1].cell_type == "markdown", f"{path.name}: cell {i} needs its question above"
+        assert "**Model answer.**" in cell.source and "**Rubric.**" in cell.source, (
+            f"{path.name}: written cell {i} needs a model answer and a rubric")
 
 
 # ----------------------------------------------------------------------------- execution
@@ -179,3 +216,7 @@ def test_student_copy_runs_and_each_check_explains_what_is_missing(path, capfd):
         assert output["ename"] == "CheckFailed", output
         rendered = "\n".join(output["traceback"])
         assert "not passed yet" in rendered and "Traceback" not in rendered
+    # Nothing the copy printed or displayed while it ran shows an exercise's answer.
+    instructor = nbformat.read(config.REPO_ROOT / "notebooks" / path.name, as_version=4)
+    student = nbformat.read(path, as_version=4)
+    assert answers_shown(instructor, student, executed) == []

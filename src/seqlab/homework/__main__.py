@@ -27,7 +27,11 @@ def _grade_command(args) -> int:
 def _copies_command(command: str) -> int:
     from seqlab.homework.student_copies import ASSIGNMENTS_DIR, build, stale_copies
 
-    copies = build()
+    try:
+        copies = build()
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
     if command == "check":
         stale = stale_copies(copies, ASSIGNMENTS_DIR)
         if stale:

@@ -1,12 +1,14 @@
 """Collecting homework: the instructor's assignments and the submitted files.
 
 - :func:`load_assignments` reads every instructor notebook's exercises, points and check cells
-  (hidden tests included: they stay in the grader's process);
+  (hidden tests included: they stay in the grader's process), and its written questions with
+  their model answers and rubrics;
 - :func:`collect` reads every ``*.ipynb`` under a submissions folder (any file name), takes the
   student id from the file name or a ``STUDENT_ID = "…"`` line, and matches the file to its
   assignment by the ``metadata.seqlab.assignment`` entry every student copy carries (falling
   back to the "Generated from `notebooks/….ipynb`" note of the copy's title cell);
-- :func:`structure_notes` says which cells a submission deleted, moved or edited.
+- :func:`structure_notes` says which cells a submission deleted, moved or edited;
+- :func:`written_answers` reads a submission's answers to the written questions.
 """
 
 from __future__ import annotations
@@ -18,13 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from seqlab import config
-from seqlab.homework.student_copies import source_version
+from seqlab.homework.student_copies import WRITTEN_PLACEHOLDER, source_version
 from seqlab.homework.tags import (
     CHECK_TAG,
     EXERCISE_TAG,
     METADATA_KEY,
+    WRITTEN_TAG,
     exercise_name,
     has_tag,
+    question_name,
     seqlab_metadata,
 )
 from seqlab.notebook_files import notebook_paths
@@ -45,6 +49,20 @@ class Exercise:
     check: str
 
 
+@dataclass(frozen=True)
+class WrittenQuestion:
+    """A question answered in words: its label, points, the question and the model answer.
+
+    ``model_answer`` (the model answer and the rubric) comes from the instructor's notebook
+    only; the student copy holds a placeholder in its place.
+    """
+
+    name: str
+    points: float
+    prompt: str
+    model_answer: str
+
+
 @dataclass
 class Assignment:
     """An instructor notebook as the grader sees it."""
@@ -53,6 +71,7 @@ class Assignment:
     path: Path
     version: str
     exercises: list[Exercise]
+    questions: list[WrittenQuestion] = field(default_factory=list)
 
     @property
     def max_points(self) -> float:
@@ -77,16 +96,52 @@ def load_assignment(path: Path) -> Assignment:
         if cell.cell_type != "code" or not has_tag(cell, EXERCISE_TAG):
             continue
         name = exercise_name(cell) or f"Exercise in cell {index}"
-        points = seqlab_metadata(cell).get("points", 1)
-        if isinstance(points, bool) or not isinstance(points, (int, float)) or points <= 0:
-            raise ValueError(f"{path.name}: cell {index} ({name}) has metadata.seqlab.points = "
-                             f"{points!r}; expected a positive number.")
+        points = _points(path, index, name, cell)
         check = next((c for c in cells[index + 1:] if c.cell_type == "code"), None)
         if check is None or not has_tag(check, CHECK_TAG):
             raise ValueError(f"{path.name}: exercise cell {index} ({name}) is not followed by a "
                              f"code cell tagged '{CHECK_TAG}'.")
         exercises.append(Exercise(name, float(points), check.source))
-    return Assignment(path.stem, path, source_version(text), exercises)
+    return Assignment(path.stem, path, source_version(text), exercises,
+                      _written_questions(path, cells))
+
+
+def _points(path: Path, index: int, name: str, cell) -> float:
+    points = seqlab_metadata(cell).get("points", 1)
+    if isinstance(points, bool) or not isinstance(points, (int, float)) or points <= 0:
+        raise ValueError(f"{path.name}: cell {index} ({name}) has metadata.seqlab.points = "
+                         f"{points!r}; expected a positive number.")
+    return float(points)
+
+
+def _written_questions(path: Path, cells) -> list[WrittenQuestion]:
+    """The written questions of an instructor notebook, each with the markdown cell above it."""
+    questions = []
+    for index, cell in enumerate(cells):
+        if not has_tag(cell, WRITTEN_TAG):
+            continue
+        name = question_name(cell) or f"Question in cell {index}"
+        prompt = cells[index - 1].source if index and cells[index - 1].cell_type == "markdown" \
+            else ""
+        region = re.search(r"### BEGIN SOLUTION\n?(.*?)### END SOLUTION", cell.source, re.DOTALL)
+        questions.append(WrittenQuestion(name, _points(path, index, name, cell), prompt.strip(),
+                                         (region.group(1) if region else "").strip()))
+    return questions
+
+
+def written_answers(notebook, assignment: Assignment) -> dict[str, str]:
+    """``{question label: the student's answer}`` from a submitted notebook.
+
+    The answer is the text of the cell tagged ``written`` with the question's label (the cell the
+    student copy left for it); a placeholder left as it was, or a missing cell, reads as "".
+    """
+    found = {question.name: "" for question in assignment.questions}
+    for cell in notebook.cells if notebook is not None else []:
+        name = question_name(cell) if has_tag(cell, WRITTEN_TAG) else None
+        if name in found and not found[name]:
+            text = cell.source.replace(WRITTEN_PLACEHOLDER, "").strip()
+            found[name] = text
+    return found
 
 
 def load_assignments(notebooks_dir: Path | None = None) -> dict[str, Assignment]:

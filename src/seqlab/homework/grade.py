@@ -21,7 +21,10 @@
    check's message, the words the student saw. Editing or deleting check cells, replacing
    ``seqlab.checks`` in the kernel or printing "passed" change nothing.
 4. **Report** (:mod:`seqlab.homework.report`): ``grades.csv``, ``feedback/<student>.md`` and
-   ``executed/<student>.ipynb`` under the output folder, and a summary.
+   ``executed/<student>.ipynb`` under the output folder, and a summary. Answers to the
+   questions answered in words are not scored automatically: they are collected per
+   assignment into ``written/<assignment>.md`` and ``.csv``, beside each question's model
+   answer and rubric, for the instructor.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from seqlab.homework.collect import (
     load_assignments,
     safe_name,
     structure_notes,
+    written_answers,
 )
 from seqlab.homework.report import (
     ERROR,
@@ -52,6 +56,7 @@ from seqlab.homework.report import (
     summary,
     write_csv,
     write_feedback,
+    write_written_sheets,
 )
 from seqlab.homework.student_copies import make_student_copy
 from seqlab.homework.tags import ALLOWED_ERROR_TAG, has_tag
@@ -205,7 +210,7 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
         log("warning: this OS cannot limit a kernel's memory (no RLIMIT_AS); running without.")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for folder in ("feedback", "executed"):  # no stale files from an earlier grading run
+    for folder in ("feedback", "executed", "written"):  # no stale files from an earlier grading run
         shutil.rmtree(out_dir / folder, ignore_errors=True)
     submissions, skipped = collect(submissions_dir, assignments, only, exclude=out_dir.resolve())
     for submission in skipped:
@@ -228,6 +233,8 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
                     submission, assignment, out_dir, time_limit=time_limit,
                     check_timeout=check_timeout, memory_limit=memory_limit,
                     parameters=parameters, sandbox=sandbox, hide=hide)
+        if assignment is not None:
+            result.written = written_answers(submission.notebook, assignment)
         result.feedback = write_feedback(result, out_dir)
         log(f"  {result.student}: {points_text(result.total)}/{points_text(result.max_points)} "
             f"{result.status}" + (f" ({result.reason})" if result.reason else "")
@@ -243,9 +250,13 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
     start = time.monotonic()
     grades = run_sync(everything)()
     write_csv(grades, out_dir / "grades.csv")
+    sheets = write_written_sheets(grades, assignments, out_dir)
     log("")
     log(summary(grades, skipped))
     log(f"\nwrote {out_dir / 'grades.csv'}, {out_dir / 'feedback'}/ and {out_dir / 'executed'}/ "
         f"in {time.monotonic() - start:.0f} s")
+    if sheets:
+        log(f"written answers to grade by hand (model answers and rubrics beside them): "
+            f"{out_dir / 'written'}/")
     return grades
 

@@ -1,4 +1,6 @@
-"""Reporting grades: ``grades.csv``, one feedback file per student, and a summary table."""
+"""Reporting grades: ``grades.csv``, one feedback file per student, a summary table, and per
+assignment one sheet of the written answers for the instructor (``written/<assignment>.md``
+and ``.csv``: each question with its model answer and rubric, then every student's answer)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from seqlab.homework.collect import Submission, safe_name
+from seqlab.homework.collect import Assignment, Submission, safe_name
 
 OK = "ok"
 ERROR = "error"
@@ -38,6 +40,8 @@ class Grade:
     seconds: float = 0.0
     feedback: Path | None = None
     executed: Path | None = None
+    #: ``{question label: answer}`` for the written questions ("" if unanswered).
+    written: dict[str, str] = field(default_factory=dict)
 
     @property
     def total(self) -> float:
@@ -71,9 +75,57 @@ def write_feedback(grade: Grade, out_dir: Path) -> Path:
     for result in grade.results:
         lines += ["", f"## {result.name}: {points_text(result.points)} / {points_text(result.max_points)}",
                   "", _blockquote(result.message)]
+    for question, answer in grade.written.items():
+        lines += ["", f"## {question}: graded by your instructor", "",
+                  _blockquote(answer) if answer else "> (no answer)"]
     path = folder / f"{safe_name(grade.student)}.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+WRITTEN_COLUMNS = ["assignment", "question", "student", "answer", "max", "points", "comment"]
+
+
+def write_written_sheets(grades: list[Grade], assignments: dict[str, Assignment],
+                         out_dir: Path) -> list[Path]:
+    """Per assignment with written questions, ``written/<assignment>.md`` and ``.csv``.
+
+    The Markdown sheet gives, for each question, the question, its points, the model answer
+    and the rubric (from the instructor's notebook), then every student's answer. The CSV has
+    one row per (question, student) with empty ``points`` and ``comment`` columns for the
+    instructor.
+    """
+    folder = Path(out_dir) / "written"
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, assignment in sorted(assignments.items()):
+        graded = [g for g in grades if g.assignment == name]
+        if not assignment.questions or not graded:
+            continue
+        lines = [f"# {name}: written answers", "",
+                 f"{len(graded)} submissions. Model answers and rubrics are the instructor's: "
+                 "do not share this file with students."]
+        rows = []
+        for question in assignment.questions:
+            lines += ["", f"## {question.name} ({points_text(question.points)} points)", "",
+                      _blockquote(question.prompt), "", "### Model answer and rubric", "",
+                      question.model_answer, "", "### Answers"]
+            for grade in sorted(graded, key=lambda g: g.student):
+                answer = grade.written.get(question.name, "")
+                lines += ["", f"**{grade.student}** (`{grade.file}`): points ___ / "
+                              f"{points_text(question.points)}", "",
+                          _blockquote(answer) if answer else "> (no answer)"]
+                rows.append([name, question.name, grade.student, answer,
+                             points_text(question.points), "", ""])
+        markdown = folder / f"{name}.md"
+        markdown.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        table = folder / f"{name}.csv"
+        with table.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(WRITTEN_COLUMNS)
+            writer.writerows(rows)
+        written += [markdown, table]
+    return written
 
 
 def write_csv(grades: list[Grade], path: Path) -> Path:

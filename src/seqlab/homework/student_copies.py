@@ -8,7 +8,8 @@ preprocessors through nbconvert, so an instructor who uses nbgrader gets the sam
 
 - ``ClearSolutions`` replaces every ``### BEGIN SOLUTION`` / ``### END SOLUTION`` region by a
   placeholder raising ``NotImplementedError("Exercise N: …")`` (the exercise name comes from
-  the cell's ``metadata.seqlab.exercise``);
+  the cell's ``metadata.seqlab.exercise``), and the model answer and rubric of every written
+  question (a markdown cell tagged ``written``) by :data:`WRITTEN_PLACEHOLDER`;
 - ``ClearHiddenTests`` removes ``### BEGIN HIDDEN TESTS`` / ``### END HIDDEN TESTS`` regions;
 - ``ClearOutput`` strips outputs.
 
@@ -17,6 +18,9 @@ top to bottom even before the exercises are solved (each check prints what is mi
 title cell says it is the student copy, the Colab badge points at the copy, and the notebook's
 ``metadata.seqlab`` names the assignment and the instructor notebook's version, which is how
 the grader recognises a submission whatever its file name.
+
+A copy that would still show an exercise's answer (its solution's lines, or the source of a
+function its ``metadata.seqlab.same_as`` names; :mod:`seqlab.homework.giveaways`) is refused.
 """
 
 from __future__ import annotations
@@ -28,14 +32,17 @@ import nbformat
 from nbgrader.preprocessors import ClearHiddenTests, ClearOutput, ClearSolutions
 
 from seqlab import config
+from seqlab.homework.giveaways import answers_shown
 from seqlab.homework.tags import (
     ALLOWED_ERROR_TAG,
     CHECK_TAG,
     EXERCISE_TAG,
     METADATA_KEY,
+    WRITTEN_TAG,
     add_tag,
     exercise_name,
     has_tag,
+    question_name,
 )
 from seqlab.notebook_files import BADGE_IMAGE, colab_badge, notebook_paths
 
@@ -45,6 +52,9 @@ STUDENT_NOTE = (
     "`NotImplementedError`, then run the check cell below it."
 )
 ASSIGNMENTS_DIR = config.REPO_ROOT / "assignments"
+#: What a student finds in a written-answer cell: they replace it with their answer.
+WRITTEN_PLACEHOLDER = ("*Your answer, in words (double-click this cell to edit it). "
+                       "Your instructor grades it by hand.*")
 
 
 def source_version(text: str) -> str:
@@ -66,6 +76,18 @@ class ClearExerciseSolutions(ClearSolutions):
         return super().preprocess_cell(cell, resources, cell_index)
 
 
+def _check_written_cell(cell, index: int, source: str) -> None:
+    """A written-answer cell is markdown with a label, points and a model-answer region."""
+    where = f"{source}: cell {index} (tagged '{WRITTEN_TAG}')"
+    if cell.cell_type != "markdown":
+        raise ValueError(f"{where} must be a markdown cell.")
+    if not question_name(cell):
+        raise ValueError(f"{where} needs metadata.seqlab.question, e.g. \"Question 1: …\".")
+    if "### BEGIN SOLUTION" not in cell.source or "### END SOLUTION" not in cell.source:
+        raise ValueError(f"{where} must hold its model answer and rubric between "
+                         "'### BEGIN SOLUTION' and '### END SOLUTION'.")
+
+
 def make_student_copy(notebook, source_relative: str, target_relative: str,
                       version: str | None = None):
     """Return the student version of an instructor notebook (an ``nbformat`` node).
@@ -74,7 +96,11 @@ def make_student_copy(notebook, source_relative: str, target_relative: str,
     assignment's name in ``metadata.seqlab``, so the grader can match a submission to it.
     """
     resources: dict = {}
-    clear_solutions = ClearExerciseSolutions(enforce_metadata=False)
+    for index, cell in enumerate(notebook.cells):
+        if has_tag(cell, WRITTEN_TAG):
+            _check_written_cell(cell, index, source_relative)
+    clear_solutions = ClearExerciseSolutions(enforce_metadata=False,
+                                             text_stub=WRITTEN_PLACEHOLDER)
     clear_hidden = ClearHiddenTests(enforce_metadata=False)
     clear_output = ClearOutput()
     for preprocessor in (clear_solutions, clear_hidden, clear_output):
@@ -122,6 +148,10 @@ def build(source_dir: Path | None = None, target_dir: Path | None = None,
             target.resolve().relative_to(root.resolve()).as_posix(),
             version=source_version(text),
         )
+        shown = answers_shown(nbformat.reads(text, as_version=4), student)
+        if shown:
+            raise ValueError(f"the student copy of {path.name} would show exercise answers:\n  "
+                             + "\n  ".join(shown))
         copies[target] = nbformat.writes(student) + "\n"
     return copies
 

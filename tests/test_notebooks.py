@@ -115,6 +115,42 @@ def test_homework_has_an_experiment_and_a_written_question(path):
             f"{path.name}: written cell {i} needs a model answer and a rubric")
 
 
+#: The package's builders of the models each lesson teaches. The lesson assembles the model
+#: in its own cells; it may call the builder only to show that both are the same model.
+TAUGHT_MODELS = {
+    "03": ("build_recurrent_classifier",),
+    "04": ("build_rnn_translator", "Seq2SeqTranslator"),
+    "05": ("build_transformer_translator", "TransformerTranslator"),
+    "07": ("build_char_lstm", "MiniGPT"),
+}
+
+
+def _called_names(source: str) -> set[str]:
+    import ast
+
+    clean = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+    names = set()
+    for node in ast.walk(ast.parse(clean)):
+        if isinstance(node, ast.Call):
+            function = node.func
+            names.add(function.attr if isinstance(function, ast.Attribute)
+                      else getattr(function, "id", ""))
+    return names
+
+
+@pytest.mark.parametrize("number", sorted(TAUGHT_MODELS))
+def test_the_models_a_lesson_teaches_are_assembled_in_view(number):
+    path = next(p for p in NOTEBOOKS if p.name.startswith(number))
+    cells = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    calls = [(i, name) for i, cell in enumerate(cells)
+             for name in sorted(_called_names(cell.source) & set(TAUGHT_MODELS[number]))]
+    outside = [(i, name) for i, name in calls if "allclose" not in cells[i].source]
+    assert outside == [], (
+        f"{path.name}: code cells call the package's builder of a model the lesson teaches "
+        f"outside a cell that compares it with the notebook's own assembly: {outside}")
+    assert calls, f"{path.name}: no cell shows the notebook's assembly equal to the package's"
+
+
 # ----------------------------------------------------------------------------- execution
 
 #: Lines a student must never see in an executed notebook nor on the runner's console: any

@@ -188,3 +188,75 @@ def test_reset_gate_comparison_placeholder_fails_with_the_friendly_message():
 def test_reset_gate_comparison_rejects_incomplete_or_unfair_results(comparison, message):
     with pytest.raises(CheckFailed, match=message):
         checks.check_reset_gate_comparison(comparison)
+
+
+def _ratios(linear=(0.5 ** 10, 1.0, 1.5 ** 10), tanh=(1e-4, 0.05, 0.4), relu=(1e-5, 0.6, 40.0)):
+    return {name: dict(zip((0.5, 1.0, 1.5), row, strict=True))
+            for name, row in (("linear", linear), ("tanh", tanh), ("relu", relu))}
+
+
+def test_gradient_ratios_accepts_the_slides_powers_and_prints_the_table(capsys):
+    from seqlab.checks.recurrent import check_gradient_ratios
+
+    assert check_gradient_ratios(_ratios()) is None
+    assert check_gradient_ratios(_ratios) is None
+    printed = capsys.readouterr().out
+    assert "Exercise 3" in printed and "passed" in printed
+    assert "57.67" in printed and "0.0009766" in printed and "0.4" in printed
+
+
+def test_gradient_ratios_placeholder_fails_with_the_friendly_message():
+    from seqlab.checks.recurrent import check_gradient_ratios
+
+    def table():
+        raise NotImplementedError("Exercise 3: replace this line with your solution.")
+
+    with pytest.raises(CheckFailed, match="still the placeholder"):
+        check_gradient_ratios(table)
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({}, "one row per activation"),
+        ({"linear": {}, "tanh": {}, "relu": {}}, "one entry per scale"),
+        ({**_ratios(), "tanh": {"half": 1.0}}, "one entry per scale"),
+        (_ratios(tanh=(1e-4, float("nan"), 0.4)), "finite number"),
+        (_ratios(relu=(1e-5, -0.6, 40.0)), "finite number"),
+        (_ratios(linear=(1.0, 1.0, 1.0)), "scale\\*\\*10"),            # gain not applied
+        (_ratios(linear=(0.5 ** 9, 1.0, 1.5 ** 9)), "scale\\*\\*10"),  # ten steps, not eleven
+        (_ratios(linear=(2.0 ** 10, 1.0, 1.5 ** -10)), "the inverse"),
+    ],
+    ids=["empty", "empty_rows", "bad_scale", "nan", "negative", "no_gain", "nine_steps",
+         "inverted"],
+)
+def test_gradient_ratios_rejects_incomplete_or_wrong_tables(table, message):
+    from seqlab.checks.recurrent import check_gradient_ratios
+
+    with pytest.raises(CheckFailed, match=message):
+        check_gradient_ratios(table)
+
+
+def test_gradient_ratios_of_a_real_linear_rnn_pass():
+    """The measurement the exercise asks for, done once here: the linear row is scale**10."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    from seqlab.checks.recurrent import ACTIVATIONS, SCALES, check_gradient_ratios
+    from seqlab.layers import SimpleRNNCell
+
+    inputs = tf.constant(np.random.default_rng(0).normal(size=(4, 11, 3)).astype("float32"))
+    table = {}
+    for activation in ACTIVATIONS:
+        table[activation] = {}
+        for scale in SCALES:
+            layer = keras.layers.RNN(SimpleRNNCell(
+                5, activation=activation, recurrent_initializer=keras.initializers.Identity(scale)))
+            layer.build(inputs.shape)
+            with tf.GradientTape() as tape:
+                tape.watch(inputs)
+                loss = keras.ops.sum(layer(inputs))
+            norms = np.linalg.norm(tape.gradient(loss, inputs).numpy(), axis=-1).mean(axis=0)
+            table[activation][scale] = norms[0] / norms[-1]
+    check_gradient_ratios(table)

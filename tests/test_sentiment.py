@@ -126,3 +126,47 @@ def test_stage_weights_are_kept_apart_per_mode():
     assert stage_weights_path("fine_tuned", "FAST") not in (fast, full)
     with pytest.raises(ValueError, match="stage"):
         stage_weights_path("thawed", "FAST")
+
+
+def _notebook_03_assembly(vocab_size, units, sequence_length, cell=None):
+    """Notebook 03's classifier as the notebook writes it; ``cell``: our cells instead of LSTM."""
+    def recurrent(return_sequences):
+        layer = (keras.layers.RNN(cell(units), return_sequences=return_sequences) if cell
+                 else keras.layers.LSTM(units, return_sequences=return_sequences))
+        return keras.layers.Bidirectional(layer)
+
+    return keras.Sequential([
+        keras.Input((sequence_length,), dtype="int64"),
+        keras.layers.Embedding(vocab_size, 32, mask_zero=True),
+        recurrent(return_sequences=True),
+        recurrent(return_sequences=False),
+        keras.layers.Dense(1, activation="sigmoid"),
+    ])
+
+
+@pytest.mark.parametrize("sequence_length", [None, 9])
+def test_recurrent_classifier_equals_notebook_03_assembly_and_our_cells(sequence_length):
+    """build_recurrent_classifier (benchmarks) = notebook 03's cells, with Keras's LSTM and with
+    RNN(seqlab LSTMCell), on padded (masked) batches once the weights are copied across."""
+    from seqlab.layers import LSTMCell, copy_keras_cell_weights
+    from seqlab.models import build_recurrent_classifier
+
+    keras.utils.set_random_seed(0)
+    package = build_recurrent_classifier(40, 6, embedding_dim=32, sequence_length=sequence_length)
+    notebook = _notebook_03_assembly(40, 6, sequence_length)
+    assert [type(layer) for layer in notebook.layers] == [type(layer) for layer in package.layers]
+    assert notebook.count_params() == package.count_params()
+    notebook.set_weights(package.get_weights())
+
+    ours = _notebook_03_assembly(40, 6, sequence_length, cell=LSTMCell)
+    ours.layers[0].set_weights(package.layers[0].get_weights())
+    for theirs, mine in zip(package.layers[1:3], ours.layers[1:3], strict=True):
+        copy_keras_cell_weights(theirs, mine)
+    ours.layers[3].set_weights(package.layers[3].get_weights())
+
+    ids = np.random.default_rng(1).integers(1, 40, size=(4, 9))
+    ids[1, 5:] = 0  # padding: the mask must skip it in both directions
+    ids[3, 2:] = 0
+    expected = package(ids)
+    np.testing.assert_allclose(notebook(ids), expected, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(ours(ids), expected, rtol=0, atol=1e-5)

@@ -1,4 +1,5 @@
-"""Checks for notebook 03's exercises: two recurrent cells and the reset-gate comparison.
+"""Checks for notebook 03's exercises: two recurrent cells, the reset-gate comparison and the
+gradient through ten steps.
 
 A student's cell subclasses :class:`seqlab.layers.RecurrentCell` and creates its weights with
 ``add_gate``, so they carry the slides' names (``W_xf``, ``W_hf``, ``b_f``, ...). A check runs
@@ -27,6 +28,13 @@ UNITS, FEATURES, STEPS, BATCH = 3, 4, 5, 2
 COUPLED_LSTM = "Exercise 1: the coupled-gate LSTM cell"
 GRU_WITHOUT_RESET = "Exercise 2a: a GRU cell without reset gate"
 RESET_GATE_COMPARISON = "Exercise 2b: GRU with and without reset gate"
+GRADIENT_RATIOS = "Exercise 3: the gradient through ten steps"
+
+#: Exercise 3's grid: the recurrent layer's activation and the scale of W_y = scale * I.
+ACTIVATIONS = ("linear", "tanh", "relu")
+SCALES = (0.5, 1.0, 1.5)
+#: Steps between x(0) and the last input x(10): the slide's example raises Lambda to this power.
+STEPS_BACK = 10
 
 
 def _sigmoid(a):
@@ -190,3 +198,63 @@ def check_reset_gate_comparison(comparison) -> None:
         f"accuracy {comparison[name]['val_accuracy']:.3f} after {comparison[name]['epochs']} "
         "epochs" for name in expected_keys)
     passed(exercise, table)
+
+
+def check_gradient_ratios(table) -> None:
+    """Exercise 3: ``||dL/dx(0)|| / ||dL/dx(10)||`` through an RNN whose ``W_y = scale * I``.
+
+    Args:
+        table: the student's function (called here, without arguments) or its result, a mapping
+            ``{activation: {scale: ratio}}`` for every activation of :data:`ACTIVATIONS` and
+            every scale of :data:`SCALES`.
+
+    What can be checked without the student's random input weights: every ratio is a finite
+    number >= 0, and the linear row is exactly ``scale ** 10``, the diagonal of the slide's
+    ``Lambda ** 10`` (with f the identity, every factor of the Jacobian product is ``W_y``). The
+    tanh and ReLU rows depend on the input weights; they are printed beside the linear row for
+    the written question.
+    """
+    exercise = GRADIENT_RATIOS
+    if callable(table):
+        table = run_student_code(exercise, table)
+    if not isinstance(table, Mapping) or set(table) != set(ACTIVATIONS):
+        found = sorted(table) if isinstance(table, Mapping) else type(table).__name__
+        raise CheckFailed(exercise, f"the table must have one row per activation "
+                                    f"{list(ACTIVATIONS)}; found {found}.")
+    for activation in ACTIVATIONS:
+        row = table[activation]
+        try:
+            scales = {float(k) for k in row} if isinstance(row, Mapping) else None
+        except (TypeError, ValueError):
+            scales = None
+        if scales != set(SCALES):
+            found = sorted(row) if isinstance(row, Mapping) else type(row).__name__
+            raise CheckFailed(exercise, f"row {activation!r} must have one entry per scale "
+                                        f"{list(SCALES)}; found {found}.")
+        for scale, ratio in row.items():
+            try:
+                value = float(ratio)
+            except (TypeError, ValueError):
+                value = math.nan
+            if not math.isfinite(value) or value < 0:
+                raise CheckFailed(exercise, f"{activation!r}, scale {scale}: the ratio is "
+                                            f"{ratio!r}, expected a finite number >= 0.")
+    rows = {activation: {float(k): float(v) for k, v in table[activation].items()}
+            for activation in ACTIVATIONS}
+    for scale in SCALES:
+        expected = scale ** STEPS_BACK
+        if not math.isclose(rows["linear"][scale], expected, rel_tol=1e-3):
+            hint = ("the inverse: divide the norm at x(0) by the norm at x(10)"
+                    if math.isclose(rows["linear"][scale], 1 / expected, rel_tol=1e-3) else
+                    f"scale**{STEPS_BACK} = {expected:.5g}; check that W_y = scale * I "
+                    "(keras.initializers.Identity(gain=scale)), that the inputs have "
+                    f"{STEPS_BACK + 1} steps and that the ratio compares the first step with "
+                    "the last")
+            raise CheckFailed(exercise, f"linear, scale {scale}: your ratio is "
+                                        f"{rows['linear'][scale]:.5g}; expected {hint}.")
+    lines = ["", f"  {'':<9}" + "".join(f"{'scale ' + str(s):>12}" for s in SCALES)]
+    lines += [f"  {activation:<9}" + "".join(f"{rows[activation][s]:>12.4g}" for s in SCALES)
+              for activation in ACTIVATIONS]
+    lines.append(f"  {'scale^10':<9}" + "".join(f"{s ** STEPS_BACK:>12.4g}" for s in SCALES)
+                 + "   (the diagonal of the slide's Lambda^10)")
+    passed(exercise, "\n".join(lines))

@@ -3,6 +3,7 @@
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from seqlab import checks
 from seqlab.checks import CheckFailed
@@ -128,7 +129,62 @@ def test_recompile_for_fine_tuning_explains_what_is_wrong(wrong, message):
         checks.check_recompile_for_fine_tuning(wrong)
 
 
-# ------------------------------------------------------------------ 02, exercise 2
+# ------------------------------------------------------------------ 01, exercise 1 (shuffled words)
+
+
+def shuffle_words(review, rng):
+    return " ".join(rng.permutation(review.split()))
+
+
+def accuracy_with_shuffled_words(model, texts, labels, seed=0):
+    rng = np.random.default_rng(seed)
+    shuffled = tf.constant([shuffle_words(text, rng) for text in texts])
+    return float(model.evaluate(shuffled, np.asarray(labels), verbose=0)[1])
+
+
+@pytest.fixture(scope="module")
+def frozen_on_the_stand_in():
+    from seqlab.layers import STANDIN_HANDLE
+
+    keras.utils.set_random_seed(0)
+    return build_frozen(STANDIN_HANDLE)
+
+
+TEXTS = ["A wonderful film with a brilliant cast .", "Dull , tedious and far too long .",
+         "Not bad at all , clever and moving .", "The plot is awful and the ending is flat ."]
+TEXT_LABELS = [1, 0, 1, 0]
+
+
+def test_shuffled_words_passes_and_reports_a_bag_of_words(frozen_on_the_stand_in, capsys):
+    checks.imdb.check_shuffled_words(shuffle_words, accuracy_with_shuffled_words,
+                                     frozen_on_the_stand_in, TEXTS, TEXT_LABELS)
+    out = capsys.readouterr().out
+    assert "passed" in out and "4 test reviews" in out
+    # sqrtn sums the token vectors: the order cannot matter beyond float rounding.
+    largest = float(out.split("probability: ")[1].split(".\n")[0].rstrip("."))
+    assert largest < 1e-5
+
+
+@pytest.mark.parametrize("shuffle, accuracy, message", [
+    (unfinished, accuracy_with_shuffled_words, "placeholder"),
+    (lambda review, rng: review, accuracy_with_shuffled_words, "unchanged"),
+    (lambda review, rng: " ".join(rng.permutation(review.lower().split())),
+     accuracy_with_shuffled_words, "not the same tokens"),
+    (lambda review, rng: " ".join(rng.permutation(list(review))), accuracy_with_shuffled_words,
+     "not the same tokens"),
+    (lambda review, rng: review.split()[::-1], accuracy_with_shuffled_words, "one string"),
+    (shuffle_words, lambda *args: 1.5, "between 0 and 1"),
+    (shuffle_words, lambda model, texts, labels, seed: 1.0 if accuracy_with_shuffled_words(
+        model, texts, labels, seed) < 1 else 0.0, "give"),
+])
+def test_shuffled_words_explains_what_is_wrong(frozen_on_the_stand_in, shuffle, accuracy,
+                                               message):
+    with pytest.raises(CheckFailed, match=message):
+        checks.imdb.check_shuffled_words(shuffle, accuracy, frozen_on_the_stand_in, TEXTS,
+                                         TEXT_LABELS)
+
+
+# ------------------------------------------------------------------ 02, exercise 1
 
 
 def _runs(**overrides):

@@ -1,7 +1,12 @@
 """Checks for the exercises of notebooks 01 (frozen embedding) and 02 (fine-tuning).
 
 The model checks run the student's function on the offline stand-in module, so they take a
-second and work in FAST and full mode alike.
+second and work in FAST and full mode alike; :func:`check_shuffled_words` measures the
+notebook's own trained model on the test reviews it is given.
+
+:func:`check_frozen_classifier` and :func:`check_recompile_for_fine_tuning` belong to earlier
+versions of notebooks 01 and 02, whose exercises re-typed what the lesson shows; no notebook
+calls them any more.
 """
 
 from __future__ import annotations
@@ -21,9 +26,10 @@ from seqlab.checks.core import (
 from seqlab.checks.transcript import observe
 
 FROZEN_CLASSIFIER = "Exercise 1: build the frozen classifier"
+SHUFFLED_WORDS = "Exercise 1: shuffled words into the frozen classifier"
 ACCURACY_FUNCTION = "Exercise 2: accuracy from predicted probabilities"
 RECOMPILE_FOR_FINE_TUNING = "Exercise 1: recompile for fine-tuning"
-LEARNING_RATE_COMPARISON = "Exercise 2: fine-tuning at the original learning rate"
+LEARNING_RATE_COMPARISON = "Exercise 1: fine-tuning at the original learning rate"
 
 HIDDEN_UNITS = 128
 REVIEWS = ["A wonderful cast and a moving score.", "Dull, tedious and far too long.",
@@ -153,6 +159,85 @@ def _describe_frozen_classifier(build_frozen_classifier: Callable) -> dict:
     return facts
 
 
+PROBE_REVIEWS = ["one", "The plot is dull, but the cast is wonderful.",
+                 "Not bad at all: the acting is clever , although the pacing is a bit slow and "
+                 "the ending , sadly , is far too long for a film of this kind ."]
+
+
+def check_shuffled_words(shuffle_words: Callable, accuracy_with_shuffled_words: Callable,
+                         model, texts, labels, seed: int = 0) -> None:
+    """Exercise 1 (01): shuffle each review's words, then measure the frozen classifier again.
+
+    ``shuffle_words(review, rng)`` must return the review's space-separated tokens, all of them
+    and only them, in a random order drawn from the NumPy generator ``rng``.
+    ``accuracy_with_shuffled_words(model, texts, labels, seed)`` must return the model's
+    accuracy on the texts after ``shuffle_words`` with ``np.random.default_rng(seed)``; the
+    check recomputes that number from ``model.predict`` on the same shuffled texts. On success
+    it prints the accuracy before and after and the largest change of any review's probability.
+    """
+    exercise = SHUFFLED_WORDS
+    facts = observe(exercise, _describe_shuffling, shuffle_words, accuracy_with_shuffled_words,
+                    model, list(texts), np.asarray(labels), seed)
+    for review, outputs in zip(PROBE_REVIEWS, facts["probes"], strict=True):
+        for output in outputs:
+            if not isinstance(output, str):
+                raise CheckFailed(exercise, f"shuffle_words returned {type(output).__name__}; "
+                                            "return one string, the tokens joined by spaces.")
+            if sorted(output.split()) != sorted(review.split()):
+                raise CheckFailed(exercise, f"shuffle_words({review!r}) returned {output!r}: "
+                                            "not the same tokens. Split on spaces, reorder, "
+                                            "and join with spaces; keep every token as it is.")
+    if all(output == PROBE_REVIEWS[-1] for output in facts["probes"][-1]):
+        raise CheckFailed(exercise, "shuffle_words returned a long review unchanged five times "
+                                    "out of five: draw the order from rng "
+                                    "(e.g. rng.permutation).")
+    if facts["failure"]:
+        raise CheckFailed(exercise, facts["failure"])
+    accuracy = facts["accuracy"]
+    if not isinstance(accuracy, (int, float)) or not 0 <= accuracy <= 1:
+        raise CheckFailed(exercise, f"accuracy_with_shuffled_words returned {accuracy!r}; "
+                                    "return the accuracy, one number between 0 and 1.")
+    tolerance = 0.5 / len(facts["labels"])  # less than one review
+    if abs(accuracy - facts["recomputed"]) > tolerance:
+        raise CheckFailed(exercise, f"your accuracy is {accuracy:.4f}, but the model's "
+                                    "predictions on the texts shuffled by your shuffle_words "
+                                    f"(rng = np.random.default_rng({seed})) give "
+                                    f"{facts['recomputed']:.4f}.")
+    print(f"{len(facts['labels']):,} test reviews: accuracy {facts['original']:.4f} as written, "
+          f"{accuracy:.4f} with every review's words shuffled; the largest change of one "
+          f"review's probability: {facts['largest_change']:.2g}.")
+    passed(exercise)
+
+
+def _describe_shuffling(shuffle_words: Callable, accuracy_with_shuffled_words: Callable,
+                        model, texts: list, labels: np.ndarray, seed: int) -> dict:
+    """The student's shuffles of the probes, their accuracy, and the check's recomputation."""
+    import tensorflow as tf
+
+    exercise = SHUFFLED_WORDS
+    probes = [[run_student_code(exercise, shuffle_words, review, np.random.default_rng(s))
+               for s in range(5)] for review in PROBE_REVIEWS]
+    try:  # judged after the probes, whose message says more when both fail
+        accuracy = run_student_code(exercise, accuracy_with_shuffled_words, model, texts,
+                                    labels, seed)
+        rng = np.random.default_rng(seed)
+        shuffled = [run_student_code(exercise, shuffle_words, text, rng) for text in texts]
+        before = np.asarray(model.predict(tf.constant(texts), verbose=0)).reshape(-1)
+        after = np.asarray(model.predict(tf.constant(shuffled), verbose=0)).reshape(-1)
+    except CheckFailed as failure:
+        return {"probes": probes, "failure": failure.message}
+    except Exception as error:  # noqa: BLE001 - e.g. shuffled texts that are not strings
+        return {"probes": probes, "failure": f"predicting on your shuffled texts raised "
+                                             f"{type(error).__name__}: {error}"}
+    labels = np.asarray(labels).reshape(-1)
+    return {"probes": probes, "failure": None,
+            "accuracy": float(accuracy) if isinstance(accuracy, (int, float, np.number)) else None,
+            "labels": labels.astype("int64"),
+            "original": float(np.mean((before > 0.5) == labels)),
+            "recomputed": float(np.mean((after > 0.5) == labels)),
+            "largest_change": float(np.max(np.abs(after - before)))}
+
+
 def check_accuracy_function(accuracy_from_probabilities: Callable) -> None:
     """Exercise 2 (01): ``accuracy_from_probabilities(probabilities, labels) -> float``.
 
@@ -235,7 +320,7 @@ def _describe_recompiled(recompile_for_fine_tuning: Callable, base_learning_rate
 
 
 def check_learning_rate_comparison(runs: Mapping[str, Mapping] | Callable[[], Mapping]) -> None:
-    """Exercise 2 (02): fine-tuning at the original rate vs one tenth of it, from the same start.
+    """Exercise 1 (02): fine-tuning at the original rate vs one tenth of it, from the same start.
 
     ``runs`` (or the function that returns it, which the check calls) maps ``"one tenth"``
     and ``"original"`` to dicts with ``learning_rate``, ``val_accuracy`` (one value per

@@ -6,6 +6,8 @@ import keras
 import numpy as np
 import pytest
 
+from seqlab.decoding import beam_search, greedy_decode
+from seqlab.layers import BahdanauDecoder
 from seqlab.models import Seq2SeqEncoder, Seq2SeqTranslator
 from seqlab.models.seq2seq import ATTENTION_CHOICES, reverse_source
 from seqlab.training import MaskedAccuracy, MaskedSparseCategoricalCrossentropy
@@ -142,5 +144,50 @@ def test_save_and_load_round_trip(rnn, tmp_path):
     model.save(tmp_path / "translator.keras")
     reloaded = keras.models.load_model(tmp_path / "translator.keras")
     assert isinstance(reloaded, Seq2SeqTranslator) and reloaded.reverse_source
+    assert reloaded.attention_kind == "bahdanau"  # still Bahdanau's decoder, not luong-concat
+    assert isinstance(reloaded.decoder.bahdanau, BahdanauDecoder)
     assert reloaded.optimizer is not None  # compile settings came back too
     np.testing.assert_allclose(reloaded((SOURCE, TARGET_IN)), expected, atol=1e-6)
+
+
+@pytest.mark.parametrize("rnn", ["gru", "lstm"])
+def test_bahdanau_feeds_the_context_into_the_cell_and_luong_does_not(rnn):
+    """"bahdanau": the cell reads [embedding; context] (8 + 16 inputs) and the attention is
+    queried with h(t-1); "luong-concat": the same score, the cell reads the embedding only."""
+    bahdanau, luong = tiny("bahdanau", rnn), tiny("luong-concat", rnn)
+    bahdanau.build()
+    luong.build()
+    gates = 4 if rnn == "lstm" else 3
+    assert tuple(bahdanau.decoder.bahdanau.cell.kernel.shape) == (8 + 16, gates * 16)
+    assert bahdanau.decoder.rnn is None and bahdanau.decoder.attention is None
+    assert tuple(luong.decoder.rnn.cell.kernel.shape) == (8, gates * 16)
+    # Step 0's weights come from the encoder's final state, before any target word is read.
+    _, weights = bahdanau((SOURCE, TARGET_IN), return_attention_scores=True)
+    _, other = bahdanau((SOURCE, TARGET_IN[:, ::-1] * 0 + 3), return_attention_scores=True)
+    np.testing.assert_allclose(np.asarray(weights)[:, 0], np.asarray(other)[:, 0], atol=1e-6)
+
+
+def test_bahdanau_translator_trains_and_decodes_greedily_and_with_beam():
+    model = tiny("bahdanau")
+    model.compile(optimizer=keras.optimizers.Adam(0.05), loss=MaskedSparseCategoricalCrossentropy(),
+                  metrics=[MaskedAccuracy()])
+    target_out = np.array([[5, 6, 2, 0], [7, 2, 0, 0]], "int32")
+    history = model.fit((SOURCE, TARGET_IN), target_out, epochs=6, verbose=0)
+    assert history.history["loss"][-1] < 0.5 * history.history["loss"][0]
+    tokens, attention = greedy_decode(model, SOURCE, 1, 2, 5)
+    assert tokens.shape[0] == 2 and attention.shape[:1] == (2,) and attention.shape[-1] == 6
+    np.testing.assert_array_equal(tokens[:, :2], target_out[:, :2])  # it learned the pairs
+    beam, _, scores = beam_search(model, SOURCE, 1, 2, 5, beam_width=2)
+    np.testing.assert_array_equal(beam[:, :2], target_out[:, :2])
+    assert np.isfinite(scores).all()
+
+
+def test_bahdanau_in_a_traced_train_step_with_unknown_lengths():
+    """Shapes unknown when traced (a dataset of varying lengths) take the ops.scan path."""
+    import tensorflow as tf
+
+    model = tiny("bahdanau", "lstm")
+    expected = np.asarray(model((SOURCE, TARGET_IN)))
+    spec = (tf.TensorSpec((None, None), tf.int32), tf.TensorSpec((None, None), tf.int32))
+    traced = tf.function(lambda s, t: model((s, t)), input_signature=spec)
+    np.testing.assert_allclose(traced(SOURCE, TARGET_IN), expected, atol=1e-5)

@@ -19,6 +19,7 @@ import seqlab.training
 #: Registered name -> where the object lives now (the names are those of the released files).
 REGISTERED = {
     "seqlab>BahdanauAttention": seqlab.layers.BahdanauAttention,
+    "seqlab>BahdanauDecoder": seqlab.layers.BahdanauDecoder,
     "seqlab>GRUCell": seqlab.layers.GRUCell,
     "seqlab>HubTextEmbedding": seqlab.layers.HubTextEmbedding,
     "seqlab>LSTMCell": seqlab.layers.LSTMCell,
@@ -49,3 +50,35 @@ REGISTERED = {
 def test_registered_name_is_unchanged(name):
     assert keras.saving.get_registered_name(REGISTERED[name]) == name
     assert keras.saving.get_registered_object(name) is REGISTERED[name]
+
+
+def test_a_translator_saved_before_bahdanau_had_its_own_decoder_loads_as_luong_concat(tmp_path):
+    """Until configuration version 2, ``attention="bahdanau"`` named Luong's decoder with the
+    concat score; such a file (its config without ``config_version``) loads as ``luong-concat``,
+    whose weights have the same layout, and computes what it computed."""
+    import json
+    import zipfile
+
+    import numpy as np
+
+    keras.utils.set_random_seed(0)
+    model = seqlab.models.Seq2SeqTranslator(12, 10, embedding_dim=8, units=16,
+                                            attention="luong-concat")
+    source, target_in = np.array([[5, 6, 7, 0]]), np.array([[1, 4, 3]])
+    expected = np.asarray(model((source, target_in)))
+    model.save(tmp_path / "new.keras")
+    old = tmp_path / "old.keras"
+    with zipfile.ZipFile(tmp_path / "new.keras") as new, zipfile.ZipFile(old, "w") as out:
+        for item in new.infolist():
+            data = new.read(item.filename)
+            if item.filename == "config.json":
+                config = json.loads(data)
+                assert config["config"].pop("config_version") == 2
+                config["config"]["attention"] = "bahdanau"  # what the old version wrote
+                data = json.dumps(config).encode()
+            out.writestr(item, data)
+    reloaded = keras.models.load_model(old)
+    assert reloaded.attention_kind == "luong-concat" and reloaded.decoder.bahdanau is None
+    np.testing.assert_allclose(reloaded((source, target_in)), expected, atol=1e-6)
+    # A file of today says which decoder it holds.
+    assert keras.models.load_model(tmp_path / "new.keras").attention_kind == "luong-concat"

@@ -154,8 +154,10 @@ class BahdanauAttention(_SourceAttention):
         self.value_projection = keras.layers.Dense(self.units, use_bias=False, name="W_value")
 
     def build(self, query_shape, values_shape, mask_shape=None):
-        self.query_projection.build(query_shape)
-        self.value_projection.build(values_shape)
+        for layer, shape in ((self.query_projection, query_shape),
+                             (self.value_projection, values_shape)):
+            if not layer.built:  # project_values may have been called first
+                layer.build(shape)
         self.v = self.add_weight(shape=(self.units,), initializer="glorot_uniform", name="v")
 
     def project_values(self, values):

@@ -105,8 +105,10 @@ class BahdanauDecoder(keras.layers.Layer):
         if encoder_outputs_shape is None:
             raise ValueError("BahdanauDecoder needs the encoder outputs' shape to build")
         embedding_dim, value_dim = target_embeddings_shape[-1], encoder_outputs_shape[-1]
-        self.attention.build((None, self.units), (None, None, value_dim))
-        self.cell.build((None, embedding_dim + value_dim))  # reads [embedding; context]
+        if not self.attention.built:
+            self.attention.build((None, self.units), (None, None, value_dim))
+        if not self.cell.built:
+            self.cell.build((None, embedding_dim + value_dim))  # reads [embedding; context]
         self.built = True
 
     # ---- one step -----------------------------------------------------------------------------
@@ -126,6 +128,8 @@ class BahdanauDecoder(keras.layers.Layer):
             ``[h_t; c_t]`` that the output layer reads; ``new_state`` a list like ``state``;
             ``weights`` ``(batch, Tv)`` (eq. 13).
         """
+        if not self.built:  # step before any call, e.g. a decoding loop on a fresh layer
+            self.build((None, None, embedded_word.shape[-1]), encoder_outputs.shape)
         keys = self.attention.project_values(encoder_outputs)  # W_v y: (batch, Tv, attention_units)
         return self._step(embedded_word, state, encoder_outputs, keys, encoder_mask, training)
 

@@ -6,12 +6,21 @@
   (the size of the decoder state, which Luong's dot score needs) and the two final states,
   concatenated, are the decoder's initial state.
 * :class:`Seq2SeqDecoder`: embedding + GRU/LSTM + attention over the encoder outputs + output
-  layer. With attention, the decoder state ``h_t`` queries the encoder outputs (eqs. 12-14) and
-  ``tanh(W_c [h_t; context_t])`` (Luong's "attentional hidden state") feeds the output layer.
-  All four variants (``"none"``, ``"bahdanau"``, ``"luong-dot"``, ``"luong-general"``) share this
-  architecture and differ only in the score of eq. (12), so comparing them compares the scores.
-  (Bahdanau's own decoder queried with ``h_{t-1}`` and fed the context into the RNN; using
-  ``h_t`` lets the whole target go through Keras's fused GRU/LSTM at once in training.)
+  layer, in one of two orders (the slides' "Other Attention Mechanisms" contrast them):
+
+  - ``"bahdanau"``: Bahdanau et al. (2015)'s decoder, :class:`seqlab.layers.BahdanauDecoder`.
+    The previous state ``h_(t-1)`` queries the encoder outputs with the concat score (eqs.
+    12-14), the context ``c_t`` joins the embedding as the recurrent cell's input, and
+    ``tanh(W_c [h_t; c_t])`` feeds the output layer (one ``tanh`` layer where the paper has a
+    maxout layer). The target is a loop of steps in training too.
+  - ``"luong-dot"``, ``"luong-general"``, ``"luong-concat"``: Luong et al. (2015)'s order. The
+    GRU/LSTM runs over the whole target first (Keras's fused kernel), the *current* state
+    ``h_t`` queries with the dot, general or concat score of eq. (12) (Luong et al. §3.1 name
+    all three), and ``tanh(W_c [h_t; c_t])`` (Luong's "attentional hidden state") feeds the
+    output layer. These three differ only in the score. ``"luong-concat"`` is what this package
+    called ``"bahdanau"`` before it had Bahdanau's decoder: a saved model whose configuration
+    has no ``"config_version"`` and says ``"bahdanau"`` loads as ``"luong-concat"``.
+  - ``"none"``: no attention; ``h_t`` feeds the output layer.
 * :class:`Seq2SeqTranslator`: the ``keras.Model``. ``call((source_ids, target_in))`` runs the
   decoder on the target shifted right (teacher forcing) and returns logits
   ``(batch, T, target_vocab)``.
@@ -34,9 +43,26 @@ import keras
 from keras import ops
 
 from seqlab.layers.attention import BahdanauAttention, LuongAttention
+from seqlab.layers.bahdanau_decoder import BahdanauDecoder
 
-ATTENTION_CHOICES = ("none", "bahdanau", "luong-dot", "luong-general")
+ATTENTION_CHOICES = ("none", "bahdanau", "luong-dot", "luong-general", "luong-concat")
 RNN_CHOICES = ("gru", "lstm")
+#: Saved configurations carry this number; those without it are from before ``"bahdanau"``
+#: meant Bahdanau et al.'s decoder (see :func:`upgrade_config`).
+CONFIG_VERSION = 2
+
+
+def upgrade_config(config: dict) -> dict:
+    """A saved translator's or decoder's configuration in today's terms.
+
+    Before version 2, ``attention="bahdanau"`` named Luong's decoder with the concat score
+    (the current state ``h_t`` as the query, the context not fed into the recurrent cell),
+    which is now ``"luong-concat"``; the weights it saved have that layout, so it loads as that.
+    """
+    config = dict(config)
+    if config.pop("config_version", 1) < 2 and config.get("attention") == "bahdanau":
+        config["attention"] = "luong-concat"
+    return config
 
 
 def _recurrent_layer(kind: str, units: int, **kwargs):
@@ -179,8 +205,9 @@ class Seq2SeqDecoder(keras.layers.Layer):
         embedding_dim: size of the target embedding.
         units: decoder state size (the encoder's ``units``).
         rnn: ``"gru"`` or ``"lstm"``.
-        attention: ``"none"``, ``"bahdanau"``, ``"luong-dot"`` or ``"luong-general"``.
-        attention_units: Bahdanau's hidden size (default ``units``).
+        attention: ``"none"``, ``"bahdanau"`` (Bahdanau's decoder), ``"luong-dot"``,
+            ``"luong-general"`` or ``"luong-concat"`` (Luong's decoder; see the module docstring).
+        attention_units: the concat score's hidden size (default ``units``).
         dropout: dropout before the output layer.
         output_norm: a ``LayerNormalization`` of the attentional state (of ``h_t`` without
             attention) before the output layer. Not in the slides; on the real corpus it lets
@@ -223,15 +250,19 @@ class Seq2SeqDecoder(keras.layers.Layer):
         self.attention_units, self.dropout = attention_units, dropout
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True,
                                                 name="target_embedding")
-        self.rnn = _recurrent_layer(rnn, units, name=rnn)
-        if attention == "bahdanau":
+        # Bahdanau's order: one layer holds the cell and the attention, which it calls per step.
+        self.bahdanau = (BahdanauDecoder(units, attention_units, rnn, name="bahdanau_decoder")
+                         if attention == "bahdanau" else None)
+        # Luong's order (and no attention): a Keras GRU/LSTM, then the attention.
+        self.rnn = _recurrent_layer(rnn, units, name=rnn) if self.bahdanau is None else None
+        if attention == "luong-concat":
             self.attention = BahdanauAttention(attention_units or units, name="attention")
         elif attention.startswith("luong"):
             self.attention = LuongAttention(attention.split("-")[1], name="attention")
         else:
             self.attention = None
         self.combine = (keras.layers.Dense(units, activation="tanh", name="attentional_state")
-                        if self.attention is not None else None)
+                        if attention != "none" else None)
         self.output_dropout = keras.layers.Dropout(dropout)
         self.output_norm = bool(output_norm)
         self.norm = keras.layers.LayerNormalization(name="output_norm") if output_norm else None
@@ -240,10 +271,15 @@ class Seq2SeqDecoder(keras.layers.Layer):
     def build(self, input_shape=None):
         sequence = (None, None, self.units)  # decoder states and encoder outputs
         self.embedding.build((None, None))
-        self.rnn.build((None, None, self.embedding_dim))
+        if self.bahdanau is not None:
+            if not self.bahdanau.built:  # a decoding step may have built it first
+                self.bahdanau.build((None, None, self.embedding_dim), sequence)
+        else:
+            self.rnn.build((None, None, self.embedding_dim))
         if self.attention is not None:
             self.attention.build(sequence, sequence)
-            self.combine.build((None, None, 2 * self.units))
+        if self.combine is not None:
+            self.combine.build((None, None, 2 * self.units))  # [h_t; c_t]
         if self.norm is not None:
             self.norm.build(sequence)
         self.output_layer.build(sequence)
@@ -259,7 +295,7 @@ class Seq2SeqDecoder(keras.layers.Layer):
         batch, length = tuple(input_shape)[:2]
         states = _state_shapes(batch, self.units, self.rnn_kind)
         logits = (batch, length, self.vocab_size)
-        if self.attention is None:  # the weights are None, which has no shape to show
+        if self.combine is None:  # the weights are None, which has no shape to show
             return logits, states
         return logits, states, (batch, length, None)  # weights (batch, T, S)
 
@@ -270,16 +306,26 @@ class Seq2SeqDecoder(keras.layers.Layer):
 
     def call(self, target_ids, encoder_outputs, source_mask, initial_state, training=None):
         embedded = self.embedding(target_ids)  # (batch, T, embedding_dim)
-        outputs = self.rnn(embedded, initial_state=initial_state,
-                           mask=ops.not_equal(target_ids, 0), training=training)
-        hidden, states = outputs[0], list(outputs[1:])  # (batch, T, units)
-        hidden, weights = self.attend(hidden, encoder_outputs, source_mask)
+        target_mask = ops.not_equal(target_ids, 0)  # (batch, T)
+        if self.bahdanau is not None:
+            # [h_t; c_t] (batch, T, 2 * units), weights (batch, T, S), the final states
+            both, weights, states = self.bahdanau(
+                embedded, encoder_outputs, list(initial_state), encoder_mask=source_mask,
+                return_attention_scores=True, return_state=True, mask=target_mask,
+                training=training)
+            hidden = self.combine(both)  # tanh(W_c [h_t; c_t]): (batch, T, units)
+        else:
+            outputs = self.rnn(embedded, initial_state=initial_state, mask=target_mask,
+                               training=training)
+            hidden, states = outputs[0], list(outputs[1:])  # (batch, T, units)
+            hidden, weights = self.attend(hidden, encoder_outputs, source_mask)
         logits = self.output_layer(self.output_dropout(self.normalise(hidden), training=training))
         return logits, states, weights
 
     def attend(self, hidden, encoder_outputs, source_mask):
-        """Decoder states -> ``tanh(W_c [h; context])`` and the weights (unchanged, ``None``,
-        without attention). Works for ``(batch, units)`` and ``(batch, T, units)`` states."""
+        """Luong's order: decoder states -> ``tanh(W_c [h; context])`` and the weights
+        (unchanged, ``None``, without attention). Works for ``(batch, units)`` and
+        ``(batch, T, units)`` states."""
         if self.attention is None:
             return hidden, None
         context, weights = self.attention(hidden, encoder_outputs, mask=source_mask,
@@ -290,14 +336,21 @@ class Seq2SeqDecoder(keras.layers.Layer):
         """One decoding step: token ids ``(batch,)`` -> ``(logits (batch, vocab), states,
         weights (batch, S) or None)``.
 
-        Runs the recurrent layer's cell directly: the same weights and equations as ``call``
-        on a length-1 sequence, without a loop around it (cheaper to trace and to run).
+        Runs the recurrent cell directly: the same weights and equations as ``call`` on a
+        length-1 sequence, without a loop around it (cheaper to trace and to run). With
+        Bahdanau's decoder this is :meth:`seqlab.layers.BahdanauDecoder.step`, which ``call``
+        loops over.
         """
         # Taking step 0 of a length-1 sequence also drops the padding mask, which means
         # nothing for a single step (and which the cell would warn about).
         embedded = self.embedding(token_ids[:, None])[:, 0]  # (batch, embedding_dim)
-        hidden, states = self.rnn.cell(embedded, list(states))  # (batch, units)
-        hidden, weights = self.attend(hidden, encoder_outputs, source_mask)
+        if self.bahdanau is not None:
+            both, states, weights = self.bahdanau.step(embedded, list(states), encoder_outputs,
+                                                       source_mask)  # [h_t; c_t]: (batch, 2 units)
+            hidden = self.combine(both)  # (batch, units)
+        else:
+            hidden, states = self.rnn.cell(embedded, list(states))  # (batch, units)
+            hidden, weights = self.attend(hidden, encoder_outputs, source_mask)
         return self.output_layer(self.normalise(hidden)), list(states), weights
 
     def normalise(self, hidden):
@@ -308,7 +361,12 @@ class Seq2SeqDecoder(keras.layers.Layer):
         return {**super().get_config(), "vocab_size": self.vocab_size,
                 "embedding_dim": self.embedding_dim, "units": self.units, "rnn": self.rnn_kind,
                 "attention": self.attention_kind, "attention_units": self.attention_units,
-                "dropout": self.dropout, "output_norm": self.output_norm}
+                "dropout": self.dropout, "output_norm": self.output_norm,
+                "config_version": CONFIG_VERSION}
+
+    @classmethod
+    def from_config(cls, config):
+        return super().from_config(upgrade_config(config))
 
 
 @keras.saving.register_keras_serializable(package="seqlab")
@@ -322,8 +380,10 @@ class Seq2SeqTranslator(keras.Model):
         embedding_dim: size of both embeddings.
         units: decoder state size; each encoder direction has ``units // 2``.
         rnn: ``"gru"`` or ``"lstm"``.
-        attention: ``"none"``, ``"bahdanau"``, ``"luong-dot"`` or ``"luong-general"``.
-        attention_units: Bahdanau's hidden size (default ``units``).
+        attention: ``"none"``, ``"bahdanau"`` (Bahdanau's decoder), ``"luong-dot"``,
+            ``"luong-general"`` or ``"luong-concat"`` (Luong's decoder with the three scores of
+            eq. 12); see the module docstring.
+        attention_units: the concat score's hidden size (default ``units``).
         reverse_source: read the source backwards (fig. 12).
         dropout: dropout before the output layer.
         output_norm: ``LayerNormalization`` before the output layer (see :class:`Seq2SeqDecoder`).
@@ -428,7 +488,11 @@ class Seq2SeqTranslator(keras.Model):
                 "embedding_dim": self.embedding_dim, "units": self.units, "rnn": self.rnn_kind,
                 "attention": self.attention_kind, "attention_units": self.attention_units,
                 "reverse_source": self.reverse_source, "dropout": self.dropout,
-                "output_norm": self.output_norm}
+                "output_norm": self.output_norm, "config_version": CONFIG_VERSION}
+
+    @classmethod
+    def from_config(cls, config):
+        return super().from_config(upgrade_config(config))
 
 
 def build_rnn_translator(source_vocab_size: int, target_vocab_size: int, *, strategy=None,

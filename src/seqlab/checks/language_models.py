@@ -1,10 +1,17 @@
-"""Checks for notebook 07's exercises: perplexity and temperature / top-k sampling.
+"""Checks for notebook 07's exercises: how surprised a model is by a text, position by position.
 
-* Exercise 1 — ``perplexity_of(probabilities)``: given the probability the model gave to each
-  *actual* next character, ``(n,)``, return the perplexity ``exp(−(1/n) Σ log p)``.
-* Exercise 2 — ``sampling_distribution(logits, temperature, top_k)``: the distribution a
-  sampler draws the next character from: divide the logits by the temperature, keep the
-  ``top_k`` largest (``None``: all), softmax over those (the rest get 0). Shape ``(V,)``.
+* Exercise 1 — ``sample_perplexity(logits, ids, start)``: ``logits`` ``(L, V)`` are a language
+  model's scores after reading ``ids`` ``(L,)`` (row ``t`` scores the token at ``t + 1``);
+  return the perplexity of the continuation ``ids[start:]``:
+  ``exp(−mean over t ≥ start of log softmax(logits[t − 1])[ids[t]])``. The notebook scores the
+  LSTM's own samples with it, one per temperature.
+* Exercise 2 — ``loss_by_position(logits, targets)``: ``logits`` ``(B, T, V)``, ``targets``
+  ``(B, T)``; return the mean cross-entropy at each position of the window, ``(T,)``. The
+  notebook draws it for the mini-GPT (each window alone) and for the LSTM with its state carried
+  or reset.
+
+(``check_sampling_distribution`` belongs to an earlier version of the notebook; it stays while
+``seqlab.checks`` re-exports it.)
 """
 
 from __future__ import annotations
@@ -13,39 +20,115 @@ import numpy as np
 
 from seqlab.checks.core import CheckFailed, as_array, assert_close, passed, run_student_code
 
-PERPLEXITY = "Exercise 1: perplexity"
+PERPLEXITY = "Exercise 1: how surprised is the model by its own samples"
+POSITION_LOSS = "Exercise 2: the loss at each position of a window"
 SAMPLING = "Exercise 2: temperature and top-k"
 
 
-def perplexity_reference(probabilities) -> float:
-    return float(np.exp(-np.mean(np.log(np.asarray(probabilities, "float64")))))
+def _log_softmax(logits, axis=-1):
+    logits = np.asarray(logits, "float64")
+    shifted = logits - logits.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
-def check_perplexity(perplexity_of) -> None:
-    """Check ``perplexity_of(probabilities)`` on certain, uniform and mixed predictions."""
-    cases = [np.ones(5), np.full(8, 1 / 4), np.array([0.5, 0.25, 0.9, 0.05, 0.6])]
-    for probabilities in cases:
-        value = run_student_code(PERPLEXITY, perplexity_of, probabilities.copy())
-        got = float(as_array(PERPLEXITY, value, "your perplexity").reshape(-1)[0]) \
-            if np.size(value) == 1 else None
-        if got is None:
-            raise CheckFailed(PERPLEXITY, "return one number for the whole text, not one per "
-                              "character.")
-        expected = perplexity_reference(probabilities)
+def sample_perplexity_reference(logits, ids, start) -> float:
+    """What exercise 1 asks for (NumPy, float64)."""
+    log_probabilities = _log_softmax(logits)                         # (L, V)
+    ids = np.asarray(ids).astype(int)
+    steps = np.arange(int(start), len(ids))
+    return float(np.exp(-np.mean(log_probabilities[steps - 1, ids[steps]])))
+
+
+def _perplexity_case(seed, length=14, vocabulary_size=7, start=5):
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(scale=2.0, size=(length, vocabulary_size))
+    ids = rng.integers(0, vocabulary_size, length)
+    return logits, ids, start
+
+
+def _one_number(exercise, value, what):
+    if np.size(value) != 1:
+        raise CheckFailed(exercise, f"return one number for the whole {what}; got an array of "
+                                    f"shape {np.shape(value)}.")
+    return float(as_array(exercise, value, "your perplexity").reshape(-1)[0])
+
+
+def check_perplexity(sample_perplexity) -> None:
+    """Check ``sample_perplexity(logits, ids, start)`` against the float64 reference."""
+    exercise = PERPLEXITY
+    for seed, start in [(0, 5), (1, 1), (2, 9)]:
+        logits, ids, start = _perplexity_case(seed, start=start)
+        got = _one_number(exercise, run_student_code(exercise, sample_perplexity, logits.copy(),
+                                                     ids.copy(), start), "continuation")
+        expected = sample_perplexity_reference(logits, ids, start)
         if np.isclose(got, expected, rtol=1e-5):
             continue
-        if np.isclose(got, float(np.mean(1 / probabilities)), rtol=1e-5):
-            raise CheckFailed(PERPLEXITY, "you averaged 1/p; perplexity is the exponential of "
-                              "the average negative log-probability (a geometric mean).")
-        if np.isclose(got, float(np.exp(np.mean(np.log(probabilities)))), rtol=1e-5):
-            raise CheckFailed(PERPLEXITY, "the sign is flipped: use the *negative* "
-                              "log-probability (perplexity is at least 1).")
-        if np.isclose(got, -float(np.mean(np.log(probabilities))), rtol=1e-5):
-            raise CheckFailed(PERPLEXITY, "that is the cross-entropy; perplexity is its "
-                              "exponential.")
-        raise CheckFailed(PERPLEXITY, f"for probabilities {np.round(probabilities, 3).tolist()} "
-                          f"you gave {got:.4g}; expected {expected:.4g}.")
-    passed(PERPLEXITY, "A model that gives every true character 1/4 has perplexity 4.")
+        log_probabilities = _log_softmax(logits)
+        steps = np.arange(start, len(ids))
+        aligned = float(np.exp(-np.mean(log_probabilities[steps, ids[steps]])))
+        if np.isclose(got, aligned, rtol=1e-5):
+            raise CheckFailed(exercise, "row t of the logits scores the token that comes *after* "
+                                        "position t: score ids[t] with logits[t - 1].")
+        if start > 1 and np.isclose(got, sample_perplexity_reference(logits, ids, 1), rtol=1e-5):
+            raise CheckFailed(exercise, "you scored the prompt too; only the continuation, "
+                                        "ids[start:], counts.")
+        if np.isclose(got, float(np.log(expected)), rtol=1e-5):
+            raise CheckFailed(exercise, "that is the mean cross-entropy; perplexity is its "
+                                        "exponential.")
+        if np.isclose(got, 1 / expected, rtol=1e-5):
+            raise CheckFailed(exercise, "the sign is flipped: use the *negative* mean "
+                                        "log-probability (perplexity is at least 1).")
+        raw = float(np.exp(-np.mean(np.asarray(logits)[steps - 1, ids[steps]])))
+        if np.isclose(got, raw, rtol=1e-5):
+            raise CheckFailed(exercise, "logits are not log-probabilities: apply a log-softmax "
+                                        "over the vocabulary first.")
+        raise CheckFailed(exercise, f"for a random case (start={start}) you gave {got:.5g}; "
+                                    f"expected {expected:.5g}.")
+    # logits near 1000 (a softmax is unchanged by a shift, but a naive exp overflows)
+    logits, ids, start = _perplexity_case(3)
+    got = _one_number(exercise, run_student_code(exercise, sample_perplexity, logits + 1000.0,
+                                                 ids, start), "continuation")
+    assert_close(exercise, got, sample_perplexity_reference(logits, ids, start), rtol=1e-4,
+                 what="the perplexity for logits near 1000 (subtract the row maximum before exp)")
+    passed(exercise, "Now score the samples below.")
+
+
+def loss_by_position_reference(logits, targets) -> np.ndarray:
+    """What exercise 2 asks for (NumPy, float64): ``(T,)``."""
+    log_probabilities = _log_softmax(logits)                          # (B, T, V)
+    targets = np.asarray(targets).astype(int)
+    picked = np.take_along_axis(log_probabilities, targets[..., None], axis=-1)[..., 0]  # (B, T)
+    return -picked.mean(axis=0)
+
+
+def check_loss_by_position(loss_by_position) -> None:
+    """Check ``loss_by_position(logits, targets)`` on random batches."""
+    exercise = POSITION_LOSS
+    for seed, (batch, steps, vocabulary_size) in enumerate([(4, 6, 9), (3, 8, 5)]):
+        rng = np.random.default_rng(seed)
+        logits = rng.normal(scale=2.0, size=(batch, steps, vocabulary_size))
+        targets = rng.integers(0, vocabulary_size, (batch, steps))
+        got = as_array(exercise, run_student_code(exercise, loss_by_position, logits.copy(),
+                                                  targets.copy()), "your losses")
+        expected = loss_by_position_reference(logits, targets)
+        if got.shape == (batch,):
+            raise CheckFailed(exercise, f"you returned one value per window ({batch}); average "
+                                        f"over the windows instead, one value per position ({steps}).")
+        if got.shape != expected.shape:
+            raise CheckFailed(exercise, f"the result has shape {got.shape}; expected "
+                                        f"{expected.shape}: one mean loss per position.")
+        if np.allclose(got, -expected, atol=1e-6):
+            raise CheckFailed(exercise, "the sign is flipped: the loss is the *negative* "
+                                        "log-probability of the true next token.")
+        raw = -np.take_along_axis(logits, targets[..., None], -1)[..., 0].mean(axis=0)
+        if np.allclose(got, raw, atol=1e-6):
+            raise CheckFailed(exercise, "logits are not log-probabilities: apply a log-softmax "
+                                        "over the vocabulary first.")
+        assert_close(exercise, got, expected, what="the loss by position", atol=1e-6)
+    passed(exercise, "Its mean over the positions is the loss Keras reports.")
+
+
+# ---------------------------------------------- the earlier Exercise 2 (still re-exported)
 
 
 def _softmax(z):

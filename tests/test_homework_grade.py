@@ -23,7 +23,7 @@ from seqlab.homework import collect, grade, student_copies, verdicts
 from seqlab.homework.tags import EXERCISE_TAG, exercise_name
 
 NOTEBOOK = "01_imdb_pretrained_embedding"
-EXERCISE_1 = "Exercise 1: build the frozen classifier"
+EXERCISE_1 = "Exercise 1: shuffled words into the frozen classifier"
 EXERCISE_2 = "Exercise 2: accuracy from predicted probabilities"
 HIDDEN_TEST = """
 ### BEGIN HIDDEN TESTS
@@ -61,6 +61,7 @@ def course(tmp_path_factory):
     instructor = nbformat.read(config.REPO_ROOT / "notebooks" / f"{NOTEBOOK}.ipynb", as_version=4)
     cells = _cells_by_label(instructor)
     instructor.cells[cells[EXERCISE_1][0]].metadata["seqlab"]["points"] = 2
+    instructor.cells[cells[EXERCISE_2][0]].metadata["seqlab"]["points"] = 1
     instructor.cells[cells[EXERCISE_2][1]].source += HIDDEN_TEST
     nbformat.write(instructor, root / "notebooks" / f"{NOTEBOOK}.ipynb")
     (path, text), = student_copies.build(root / "notebooks", root / "assignments", root=root).items()
@@ -69,12 +70,18 @@ def course(tmp_path_factory):
     return root, instructor, nbformat.reads(text, as_version=4)
 
 
+#: A student's answer to the notebook's first written question.
+WRITTEN_ANSWER = "The embedding sums the words' vectors,\nso their order cannot matter."
+
+
 def _submission(student_copy, folder, name, *, solve=(), student_id=None,
-                delete_checks=False, exercise_2_first=False):
+                delete_checks=False, exercise_2_first=False, written=None):
     notebook = nbformat.from_dict(json.loads(json.dumps(student_copy)))
     cells = _cells_by_label(notebook)
     for label, source in solve:
         notebook.cells[cells[label][0]].source = source
+    if written is not None:
+        next(c for c in notebook.cells if "written" in c.metadata.get("tags", [])).source = written
     if student_id:
         notebook.cells[cells[EXERCISE_1][0]].source += f'\n\nSTUDENT_ID = "{student_id}"'
     if delete_checks:
@@ -101,7 +108,7 @@ def graded(course):
                 for label, (exercise, _) in cells.items()}
     checks_of = {label: check for label, (_, check) in cells.items()}
     both = list(solution.items())
-    _submission(student_copy, folder, "perfect", solve=both)
+    _submission(student_copy, folder, "perfect", solve=both, written=WRITTEN_ANSWER)
     shutil.copy(root / "assignments" / f"{NOTEBOOK}.ipynb", folder / "untouched.ipynb")
     _submission(student_copy, folder, "one_solved", solve=[(EXERCISE_2, solution[EXERCISE_2])],
                 student_id="s1234")
@@ -238,6 +245,21 @@ def test_executed_copies_keep_the_students_cells_and_never_the_hidden_tests(grad
     for path in (out / "executed").glob("*.ipynb"):
         text = path.read_text(encoding="utf-8")
         assert "HIDDEN TESTS" not in text and "_seqlab_record_values" not in text
+
+
+@pytest.mark.notebook
+def test_written_answers_are_collected_for_the_instructor_with_the_model_answer(graded, course):
+    out, _, _, log = graded
+    _, _, student_copy = course
+    sheet = (out / "written" / f"{NOTEBOOK}.md").read_text(encoding="utf-8")
+    question = collect.load_assignment(config.REPO_ROOT / "notebooks" / f"{NOTEBOOK}.ipynb").questions[0]
+    assert question.model_answer.splitlines()[0] in sheet and question.name in sheet
+    quoted = "\n".join("> " + line for line in WRITTEN_ANSWER.splitlines())
+    assert "**perfect** (`perfect.ipynb`)" in sheet and quoted in sheet
+    assert "> (no answer)" in sheet  # the others left the placeholder
+    assert "Model answer" not in _feedback(out, "perfect") and quoted in _feedback(out, "perfect")
+    assert "Model answer" not in nbformat.writes(student_copy)
+    assert "written answers to grade by hand" in log
 
 
 # --------------------------------------------------------------------- without a kernel

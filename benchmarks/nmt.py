@@ -1,4 +1,6 @@
-"""Training speed and early BLEU of the RNN translators, every attention variant in one run.
+"""Training speed and early BLEU of the RNN translators, every attention variant in one run
+(``ATTENTION_CHOICES``: ``bahdanau`` is Bahdanau's decoder, a step loop in training; the
+``luong-*`` variants run Keras's fused GRU/LSTM over the whole target first).
 
     python -m benchmarks.nmt                      # reference size, 150 steps per model
     python -m benchmarks.nmt --steps 40 --timed 10 --variants bahdanau   # a quick look
@@ -148,7 +150,8 @@ def main(argv=None) -> int:
                         help="distinct source words the synthetic task uses")
     parser.add_argument("--jit", choices=["auto", "on", "off"], default="off",
                         help="jit_compile (off by default: XLA was slower for GRUs on CPU)")
-    parser.add_argument("--variants", nargs="*", default=[*ATTENTION_CHOICES, "tutorial"])
+    parser.add_argument("--variants", nargs="*", default=[*ATTENTION_CHOICES, "tutorial"],
+                        choices=[*ATTENTION_CHOICES, "tutorial"])
     args = parser.parse_args(argv)
     args.jit = {"auto": "auto", "on": True, "off": False}[args.jit]
     if not 0 < args.timed < args.steps:

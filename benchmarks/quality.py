@@ -1,5 +1,6 @@
-"""Translation quality on the real corpus: notebook 04's four RNN variants and notebook 05's
-Transformer, trained for the same number of steps, in one table.
+"""Translation quality on the real corpus: notebook 04's RNN variants (``ATTENTION_CHOICES``:
+no attention, Bahdanau's decoder, Luong's decoder with the dot, general and concat scores) and
+notebook 05's Transformer, trained for the same number of steps, in one table.
 
     python -m benchmarks.quality --quick                 # reduced size, a few minutes on a CPU
     python -m benchmarks.quality                         # the notebooks' full-mode configuration
@@ -29,9 +30,11 @@ end the test split's first ``--test`` sentences are decoded greedily and with be
 (``"glorot"``: Keras's default for the ``tanh(W_c [h; c])`` layer; ``"identity"``: that layer
 starts as ``tanh(h)``, i.e. the model starts as the one without attention), and, as a
 ``output_norm=1``: the translator's ``output_norm=True`` (a ``LayerNormalization`` before the
-output layer, as the tutorial's decoder has); as a diagnostic, ``feed_context=1``: Bahdanau's own decoder, which
-queries with ``h_{t-1}`` and feeds the context into the RNN's input (a step loop; validation
-accuracy only, since ``decode_step`` does not know it).
+output layer, as the tutorial's decoder has); as a diagnostic, ``feed_context=1``: the
+``luong-*`` variants in Bahdanau's order, querying with ``h_{t-1}`` and feeding the context into
+the RNN's input (a step loop; validation accuracy only, since ``decode_step`` does not know it).
+The ``bahdanau`` model is that order with the concat score, in the package
+(:class:`seqlab.layers.BahdanauDecoder`), decoding included; ``feed_context`` leaves it as it is.
 """
 
 from __future__ import annotations
@@ -122,9 +125,9 @@ def load_corpus(corpus: str, pairs: int | None, batch_size: int):
 
 
 class ContextFeedingDecoder(Seq2SeqDecoder):
-    """Diagnostic: Bahdanau et al.'s order -- ``context_t`` from ``h_{t-1}``, the RNN reads
-    ``[embedding; context_t]``, then ``tanh(W_c [h_t; context_t])`` -> logits. Teacher forcing
-    only (``step`` is the parent's, so no decoding)."""
+    """Diagnostic: a ``luong-*`` score in Bahdanau et al.'s order -- ``context_t`` from
+    ``h_{t-1}``, the RNN reads ``[embedding; context_t]``, then ``tanh(W_c [h_t; context_t])``
+    -> logits. Teacher forcing only (``step`` is the parent's, so no decoding)."""
 
     def build(self, input_shape=None):
         sequence = (None, None, self.units)
@@ -147,7 +150,7 @@ class ContextFeedingDecoder(Seq2SeqDecoder):
             states = list(states) if isinstance(states, (list, tuple)) else [states]
             hidden.append(self.combine(ops.concatenate([h, context], axis=-1)))  # (batch, units)
         hidden = self.normalise(ops.stack(hidden, axis=1))  # (batch, T, units)
-        logits = self.output_layer(self.dropout(hidden, training=training))
+        logits = self.output_layer(self.output_dropout(hidden, training=training))
         return logits, states, None
 
 
@@ -200,7 +203,7 @@ def build_model(name: str, data, sizes: dict, recipe: dict, transformer: dict):
                                   embedding_dim=sizes["embedding_dim"], units=sizes["units"],
                                   attention=name, dropout=recipe["dropout"],
                                   output_norm=bool(recipe["output_norm"]))
-        if recipe["feed_context"] and name != "none":
+        if recipe["feed_context"] and name.startswith("luong"):
             model.decoder = ContextFeedingDecoder(
                 data.target_vocab_size, sizes["embedding_dim"], sizes["units"], "gru", name,
                 None, recipe["dropout"], output_norm=bool(recipe["output_norm"]), name="decoder")
@@ -232,7 +235,7 @@ def run_one(name: str, data, args, sizes, recipe, transformer) -> dict:
            "train_acc": history.history["masked_accuracy"][-1],
            "steps": per_epoch * args.epochs, "seconds": seconds,
            "greedy": float("nan"), "beam": float("nan"), "note": ""}
-    if name == "tutorial" or (recipe["feed_context"] and name != "none"):
+    if name == "tutorial" or (recipe["feed_context"] and name.startswith("luong")):
         return row  # no decoding protocol: validation accuracy only
     pairs = data.test_pairs[: args.test]
     sources = [source for source, _ in pairs]

@@ -64,3 +64,37 @@ def _softmax(z):
 def test_plausible_wrong_cbow_answers_are_rejected(wrong, message):
     with pytest.raises(CheckFailed, match=message):
         checks.check_cbow_probabilities(wrong)
+
+
+# ------------------------------------------------------------ noise distribution and subsampling
+
+
+def noise(counts, power=0.75):
+    weights = np.asarray(counts, dtype=float) ** power
+    return weights / weights.sum()
+
+
+def keep(counts, threshold):
+    return np.minimum(1.0, np.sqrt(threshold / (np.asarray(counts) / np.sum(counts))))
+
+
+def test_noise_and_subsampling_accepts_the_paper_formulas(capsys):
+    checks.embeddings.check_noise_and_subsampling(noise, keep)
+    out = capsys.readouterr().out
+    assert "passed" in out and "of the negatives" in out
+
+
+@pytest.mark.parametrize("wrong_noise, wrong_keep, message", [
+    (stub, keep, "placeholder"),
+    (noise, stub, "placeholder"),
+    (lambda c, power=0.75: np.asarray(c) / np.sum(c), keep, "unigram distribution itself"),
+    (lambda c, power=0.75: np.asarray(c, float) ** power, keep, "sums to"),
+    (lambda c, power=0.75: noise(c, 0.75), keep, "power=1.0"),
+    (lambda c, power=0.75: noise(c, power)[:-1], keep, "shape"),
+    (noise, lambda c, t: 1 - keep(c, t), "discarding"),
+    (noise, lambda c, t: np.sqrt(t / (np.asarray(c) / np.sum(c))), "above 1"),
+    (noise, lambda c, t: np.minimum(1.0, t / (np.asarray(c) / np.sum(c))), "differs"),
+])
+def test_noise_and_subsampling_explains_mistakes(wrong_noise, wrong_keep, message):
+    with pytest.raises(CheckFailed, match=message):
+        checks.embeddings.check_noise_and_subsampling(wrong_noise, wrong_keep)

@@ -16,6 +16,9 @@ from seqlab.data.corpus import (
     sample_log_uniform,
     skipgram_dataset,
     skipgram_pairs,
+    subsample,
+    subsampling_keep_probabilities,
+    unigram_noise_probabilities,
 )
 from seqlab.data.imdb import read_sample_split
 
@@ -155,3 +158,60 @@ def test_vectorize_ragged_drops_the_padding_and_feeds_the_pipeline():
     np.testing.assert_array_equal(ids[1].numpy(), vectorizer(["b c"]).numpy()[0, :2])
     dataset = skipgram_dataset(ids, window_size=1, num_negatives=2, vocab_size=6, batch_size=2)
     assert len(list(dataset)) == int(dataset.cardinality()) == (2 * 3 + 2 * 1 + 2 * 2) // 2
+
+
+# ------------------------------------------------------------ the paper's noise and subsampling
+
+
+def test_unigram_noise_is_the_three_quarter_power_renormalised():
+    counts = np.array([800, 100, 10, 1])
+    noise = unigram_noise_probabilities(counts)
+    np.testing.assert_allclose(noise, counts ** 0.75 / np.sum(counts ** 0.75))
+    unigram = counts / counts.sum()
+    assert noise[0] < unigram[0] and noise[-1] > unigram[-1]  # flatter than the unigram law
+    np.testing.assert_allclose(unigram_noise_probabilities(counts, power=1.0), unigram)
+    np.testing.assert_allclose(unigram_noise_probabilities(counts, power=0.0), 0.25)
+
+
+def test_subsampling_keeps_rare_words_and_thins_frequent_ones():
+    counts = np.array([9000, 900, 90, 10])          # frequencies 0.9, 0.09, 0.009, 0.001
+    keep = subsampling_keep_probabilities(counts, threshold=1e-3)
+    np.testing.assert_allclose(keep, [np.sqrt(1e-3 / 0.9), np.sqrt(1e-3 / 0.09),
+                                      np.sqrt(1e-3 / 0.009), 1.0])
+    np.testing.assert_array_equal(subsampling_keep_probabilities(np.array([5, 0])), [np.sqrt(1e-5 / 1.0), 1.0])
+
+
+def test_subsample_draws_once_per_token_with_the_given_probabilities():
+    sequences = tf.ragged.constant([[2, 3] * 5000, [3, 4, 2]], tf.int64)
+    kept = subsample(sequences, np.array([1.0, 1.0, 0.25, 1.0, 0.0]), seed=3)
+    assert kept.shape[0] == 2
+    values = kept.flat_values.numpy()
+    assert 4 not in values and np.sum(values == 3) == 5001
+    assert abs(np.sum(values == 2) / 5001 - 0.25) < 0.03
+    np.testing.assert_array_equal(kept.flat_values, subsample(sequences, np.array(
+        [1.0, 1.0, 0.25, 1.0, 0.0]), seed=3).flat_values)  # seeded
+
+
+def test_skipgram_dataset_draws_negatives_from_given_probabilities_and_subsamples():
+    rng = np.random.default_rng(0)
+    sequences = [list(rng.integers(2, 12, size=60)) for _ in range(40)]
+    noise = np.zeros(12)
+    noise[[5, 9]] = [0.75, 0.25]
+    dataset = skipgram_dataset(sequences, 2, 4, 12, batch_size=64, seed=1,
+                               negative_probabilities=noise)
+    negatives = np.concatenate([c[:, 1:].numpy().ravel() for (_, c), _ in dataset])
+    assert set(np.unique(negatives)) == {5, 9}
+    assert abs(np.mean(negatives == 5) - 0.75) < 0.05
+
+    keep = np.ones(12)
+    keep[7] = 0.0                                     # word 7 is always discarded
+    thinned = skipgram_dataset(sequences, 2, 4, 12, batch_size=64, seed=1, keep_probabilities=keep)
+    pairs = [(c.numpy(), x[:, 0].numpy()) for (c, x), _ in thinned]
+    assert not any((7 in centres) or (7 in contexts) for centres, contexts in pairs)
+    assert int(thinned.cardinality()) < int(skipgram_dataset(sequences, 2, 4, 12, batch_size=64,
+                                                             seed=1).cardinality())
+    with pytest.raises(ValueError, match="one per id"):
+        skipgram_dataset(sequences, 2, 4, 12, negative_probabilities=noise[:5])
+    with pytest.raises(ValueError, match="not a tf.data.Dataset"):
+        skipgram_dataset(tf.data.Dataset.from_tensor_slices(tf.ragged.constant(sequences)), 2, 4,
+                         12, keep_probabilities=keep)

@@ -1,11 +1,19 @@
-"""Checks for notebook 06's exercises: skip-gram pairs and the CBOW prediction.
+"""Checks for notebook 06's exercises: the paper's noise distribution and subsampling, and the
+CBOW prediction.
 
-* Exercise 1 — ``skipgram_pairs(words, window)``: every (centre, context) pair of a sentence,
-  the slides' "Input↔Output pairs": for each centre word, each word at most ``window``
-  positions before or after it (not the centre itself). Any order is accepted.
+* Exercise 1 — ``noise_distribution(counts, power=0.75)`` and
+  ``keep_probabilities(counts, threshold)``: word2vec's noise distribution
+  :math:`U(w)^{3/4}/Z` and the probability :math:`\\min(1, \\sqrt{t / f(w)})` of keeping an
+  occurrence of a frequent word (Mikolov et al., 2013, "Distributed Representations of Words
+  and Phrases and their Compositionality", §2.2 and §2.3), against
+  :func:`seqlab.data.corpus.unigram_noise_probabilities` and
+  :func:`seqlab.data.corpus.subsampling_keep_probabilities`.
 * Exercise 2 — ``cbow_probabilities(W, U, context_ids)``: the slides' "Continuous Bag of Words
   Model (CBOW)": average the context words' vectors (rows of ``W``, ``v̄ = 1/2m Σ v``), score
   every word with ``z = U v̄``, return ``softmax(z)``, shape ``(V,)``.
+
+:func:`check_skipgram_pairs` belongs to an earlier version of notebook 06, whose Exercise 1
+re-typed ``seqlab.data.corpus.skipgram_pairs`` (the lesson shows it); no notebook calls it.
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import numpy as np
 from seqlab.checks.core import CheckFailed, as_array, assert_close, passed, run_student_code
 
 SKIPGRAM = "Exercise 1: skip-gram pairs"
+NOISE_AND_SUBSAMPLING = "Exercise 1: the paper's noise distribution and subsampling"
 CBOW = "Exercise 2: the CBOW prediction"
 
 SLIDE_SENTENCE = "The quick brown fox jumps over the lazy dog".split()
@@ -59,6 +68,68 @@ def check_skipgram_pairs(skipgram_pairs) -> None:
                           f"pairs, expected {len(expected)}: {detail}.")
     passed(SKIPGRAM, f"{len(skipgram_pairs_reference(SLIDE_SENTENCE, 2))} pairs for the "
            "slides' sentence with a window of 2.")
+
+
+def check_noise_and_subsampling(noise_distribution, keep_probabilities) -> None:
+    """Check word2vec's noise distribution and subsampling on word counts of several shapes.
+
+    ``noise_distribution(counts, power=0.75)`` must return ``counts ** power`` normalised to
+    sum to 1; ``keep_probabilities(counts, threshold)`` must return
+    ``min(1, sqrt(threshold / f))`` with ``f = counts / counts.sum()``.
+    """
+    from seqlab.data.corpus import subsampling_keep_probabilities, unigram_noise_probabilities
+
+    exercise = NOISE_AND_SUBSAMPLING
+    rng = np.random.default_rng(2013)
+    cases = [np.array([5000, 1200, 300, 40, 7, 1]), rng.integers(1, 10_000, size=50),
+             np.array([3, 3, 3])]
+    for counts in cases:
+        got = as_array(exercise, run_student_code(exercise, noise_distribution, counts.copy()),
+                       "the noise distribution")
+        expected = unigram_noise_probabilities(counts)
+        if got.shape != expected.shape:
+            raise CheckFailed(exercise, f"noise_distribution returned shape {got.shape}; "
+                                        f"expected {expected.shape}, one probability per word.")
+        if not np.allclose(got, expected, rtol=1e-6, atol=1e-9):
+            if np.isclose(got.sum(), 1.0) and np.allclose(got, counts / counts.sum()):
+                raise CheckFailed(exercise, "noise_distribution returned the unigram "
+                                            "distribution itself: raise the counts to the power "
+                                            "3/4 before normalising.")
+            if not np.isclose(got.sum(), 1.0, atol=1e-6):
+                raise CheckFailed(exercise, f"noise_distribution sums to {got.sum():.4g}; "
+                                            "normalise it (divide by Z) so that it sums to 1.")
+            assert_close(exercise, got, expected, what="the noise distribution",
+                         rtol=1e-6, atol=1e-9)
+        for power in (1.0, 0.5):
+            got = as_array(exercise, run_student_code(exercise, noise_distribution,
+                                                      counts.copy(), power=power),
+                           "the noise distribution")
+            assert_close(exercise, got, unigram_noise_probabilities(counts, power),
+                         what=f"noise_distribution(counts, power={power})", rtol=1e-6, atol=1e-9)
+        for threshold in (1e-3, 1e-5, 0.5):
+            got = as_array(exercise, run_student_code(exercise, keep_probabilities,
+                                                      counts.copy(), threshold),
+                           "the keep probabilities")
+            expected = subsampling_keep_probabilities(counts, threshold)
+            if got.shape != expected.shape:
+                raise CheckFailed(exercise, f"keep_probabilities returned shape {got.shape}; "
+                                            f"expected {expected.shape}, one per word.")
+            if (got > 1 + 1e-9).any():
+                raise CheckFailed(exercise, "a keep probability is above 1: a word rarer than "
+                                            "the threshold is always kept (cap at 1).")
+            if np.allclose(got, 1 - expected, rtol=1e-6, atol=1e-9):
+                raise CheckFailed(exercise, "you returned the probability of discarding; "
+                                            "return the probability of keeping, sqrt(t / f).")
+            assert_close(exercise, got, expected, rtol=1e-6, atol=1e-9,
+                         what=f"keep_probabilities(counts, {threshold:g})")
+    counts = cases[0]
+    noise, unigram = unigram_noise_probabilities(counts), counts / counts.sum()
+    keep = subsampling_keep_probabilities(counts, 1e-3)
+    print(f"For counts {counts.tolist()}: the most frequent word is {unigram[0]:.1%} of the text "
+          f"but {noise[0]:.1%} of the negatives, the rarest {unigram[-1]:.3%} and "
+          f"{noise[-1]:.3%}; with t = 1e-3, {keep[0]:.1%} of the most frequent word's "
+          "occurrences are kept.")
+    passed(exercise)
 
 
 def _softmax(z):

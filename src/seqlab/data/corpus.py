@@ -15,6 +15,14 @@ word in a window of ``window_size`` words on either side of a centre word is a p
 over the frequency-sorted vocabulary are its negatives. :func:`skipgram_dataset` builds this as
 a ``tf.data`` pipeline: pairs come from the token ids with tensor ops per text, negatives are
 drawn per batch with one vectorised draw.
+
+The word2vec paper (Mikolov, Sutskever, Chen, Corrado and Dean, 2013, "Distributed
+Representations of Words and Phrases and their Compositionality") makes two other choices,
+which :func:`skipgram_dataset` accepts as arrays over the vocabulary's ids:
+``negative_probabilities``, e.g. its noise distribution :math:`U(w)^{3/4}/Z` (§2.2,
+:func:`unigram_noise_probabilities`), and ``keep_probabilities``, its subsampling of frequent
+words, each occurrence kept with probability :math:`\\sqrt{t / f(w)}` (at most 1; §2.3,
+:func:`subsampling_keep_probabilities`).
 """
 
 from __future__ import annotations
@@ -121,6 +129,63 @@ def log_uniform_probabilities(vocab_size: int) -> np.ndarray:
     return (np.log(k + 2) - np.log(k + 1)) / np.log(vocab_size + 1)
 
 
+def unigram_noise_probabilities(counts, power: float = 0.75) -> np.ndarray:
+    """The word2vec paper's noise distribution: :math:`P_n(w) = U(w)^{3/4} / Z` (§2.2).
+
+    ``counts[i]`` is how often word ``i`` occurs; the result is ``counts ** power``
+    normalised to sum to 1 (``power=1``: the unigram distribution itself; ``power=0``:
+    uniform). Mikolov et al. (2013, "Distributed Representations of Words and Phrases and their
+    Compositionality") found 3/4 better than both.
+    """
+    weights = np.asarray(counts, dtype="float64") ** power
+    return weights / weights.sum()
+
+
+def subsampling_keep_probabilities(counts, threshold: float = 1e-5) -> np.ndarray:
+    """Probability of keeping each occurrence of each word: :math:`\\min(1, \\sqrt{t / f(w)})`.
+
+    The paper discards an occurrence of word :math:`w` with probability
+    :math:`1 - \\sqrt{t / f(w)}` (§2.3), :math:`f(w)` = ``counts[w] / counts.sum()`` and
+    :math:`t` = ``threshold`` ("typically around 1e-5", for corpora of billions of words; the
+    word2vec tool's default ``-sample`` is 1e-3). Words with a zero count get 1.
+    """
+    counts = np.asarray(counts, dtype="float64")
+    frequencies = counts / counts.sum()
+    with np.errstate(divide="ignore"):
+        return np.minimum(1.0, np.sqrt(threshold / frequencies))
+
+
+def subsample(sequences: tf.RaggedTensor, keep_probabilities, seed: int = config.SEED
+              ) -> tf.RaggedTensor:
+    """Drop each token ``i`` with probability ``1 - keep_probabilities[i]`` (one draw per token).
+
+    Discarded tokens leave the text before any window is formed, as in the word2vec tool: the
+    words around them move closer together.
+    """
+    keep = np.asarray(keep_probabilities, dtype="float64")
+    ids = sequences.flat_values.numpy()
+    draws = np.random.default_rng(seed).random(len(ids))
+    kept = draws < keep[ids]
+    return tf.ragged.boolean_mask(sequences, sequences.with_flat_values(tf.constant(kept)))
+
+
+def sample_from_probabilities(shape, probabilities, seed=None):
+    """Ids drawn independently from ``probabilities`` (one per vocabulary id), any ``shape``.
+
+    ``seed`` is a stateless seed pair (two ints) or None.
+    """
+    probabilities = np.asarray(probabilities, dtype="float64")
+    logits = np.full(probabilities.shape, -1e9)
+    logits[probabilities > 0] = np.log(probabilities[probabilities > 0])
+    logits = tf.constant(logits[None, :], tf.float32)                  # (1, vocab)
+    count = tf.reduce_prod(tf.cast(shape, tf.int32))
+    if seed is None:
+        ids = tf.random.categorical(logits, count, dtype=tf.int64)
+    else:
+        ids = tf.random.stateless_categorical(logits, count, seed=seed, dtype=tf.int64)
+    return tf.reshape(ids, shape)
+
+
 def sample_log_uniform(shape, vocab_size: int, seed=None):
     """Ids in ``[0, vocab_size)`` drawn from :func:`log_uniform_probabilities`, any ``shape``.
 
@@ -153,7 +218,8 @@ def vectorize_ragged(vectorizer, texts: Sequence[str], batch_size: int = 1000) -
 
 def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size: int, *,
                      batch_size: int = 1024, shuffle_buffer: int = 100_000,
-                     seed: int = config.SEED, min_id: int = 2) -> tf.data.Dataset:
+                     seed: int = config.SEED, min_id: int = 2,
+                     negative_probabilities=None, keep_probabilities=None) -> tf.data.Dataset:
     """Skip-gram training batches with negative sampling, as a ``tf.data`` pipeline.
 
     The (centre, context) pairs are computed once, when it is called, and kept in memory; each
@@ -174,6 +240,14 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
         min_id: centre and context ids below it are dropped (default 2: TextVectorization's
             padding 0 and out-of-vocabulary 1 carry no meaning), and negatives are drawn from
             ``[min_id, vocab_size)``.
+        negative_probabilities: ``(vocab_size,)`` probabilities to draw the negatives from
+            (e.g. the paper's :func:`unigram_noise_probabilities`, padded to the full id range);
+            ids below ``min_id`` are never drawn. Default: the log-uniform law of
+            :func:`sample_log_uniform`.
+        keep_probabilities: ``(vocab_size,)`` probability of keeping each occurrence of each id
+            (e.g. :func:`subsampling_keep_probabilities`): the texts are subsampled once, with
+            ``seed``, before the pairs are formed (the word2vec tool draws again on every pass).
+            Not for a ``tf.data.Dataset`` of sequences.
 
     Returns:
         A dataset of ``((centre, candidates), labels)``: ``centre`` ``(batch,)`` int64,
@@ -185,9 +259,22 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
     if vocab_size <= min_id:
         raise ValueError(f"vocab_size ({vocab_size}) must be larger than min_id ({min_id}).")
     batches = None
+    if keep_probabilities is not None and isinstance(sequences, tf.data.Dataset):
+        raise ValueError("keep_probabilities needs the sequences as a RaggedTensor, an array or "
+                         "a list of lists, not a tf.data.Dataset.")
+    if negative_probabilities is not None:
+        if len(negative_probabilities) != vocab_size:
+            raise ValueError(f"negative_probabilities has {len(negative_probabilities)} entries; "
+                             f"expected one per id, {vocab_size}.")
+        noise = np.asarray(negative_probabilities, dtype="float64")[min_id:]
+        if not noise.sum() > 0:
+            raise ValueError("negative_probabilities gives no id at or above min_id a chance.")
+        noise = noise / noise.sum()                                  # over [min_id, vocab_size)
     if not isinstance(sequences, tf.data.Dataset):
         if not isinstance(sequences, tf.RaggedTensor):
             sequences = tf.ragged.constant([[int(i) for i in row] for row in sequences], tf.int64)
+        if keep_probabilities is not None:
+            sequences = subsample(tf.cast(sequences, tf.int64), keep_probabilities, seed)
         # Known in advance without a dataset: the number of batches, so Keras can show progress.
         lengths = tf.reduce_sum(tf.cast(sequences >= min_id, tf.int64), axis=1).numpy()
         pairs_count = sum(2 * np.maximum(lengths - o, 0).sum() for o in range(1, window_size + 1))
@@ -204,8 +291,11 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
 
     def add_negatives(step, batch):
         centres, contexts = batch
-        negatives = sample_log_uniform((tf.shape(centres)[0], num_negatives), negative_range,
-                                       seed=tf.stack([tf.cast(seed, tf.int64), step])) + min_id
+        shape, draw_seed = (tf.shape(centres)[0], num_negatives), tf.stack([tf.cast(seed, tf.int64), step])
+        if negative_probabilities is None:
+            negatives = sample_log_uniform(shape, negative_range, seed=draw_seed) + min_id
+        else:
+            negatives = sample_from_probabilities(shape, noise, seed=draw_seed) + min_id
         candidates = tf.concat([contexts[:, None], negatives], axis=1)       # (batch, 1 + K)
         labels = tf.concat([tf.ones_like(contexts[:, None], tf.float32),
                             tf.zeros_like(negatives, tf.float32)], axis=1)  # (batch, 1 + K)

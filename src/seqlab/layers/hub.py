@@ -207,7 +207,9 @@ class HubTextEmbedding(keras.layers.Layer):
 
     Computes ``module(strings)``: for nnlm-en-dim50, each review becomes the "sqrtn"
     combination of its tokens' 50-dimensional vectors,
-    :math:`e(s) = \\frac{1}{\\sqrt{n}} \\sum_{i=1}^{n} E[t_i]`.
+    :math:`e(s) = \\frac{1}{\\sqrt{n}} \\sum_{i=1}^{n} E[t_i]`, where the tokens are the text
+    split on spaces, case and punctuation kept (the module's card: "The module preprocesses its
+    input by splitting on spaces"), and unknown tokens share hash buckets.
 
     Args:
         handle: a TF-Hub URL (default :data:`NNLM_EN_DIM50`, downloaded and cached by

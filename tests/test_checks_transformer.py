@@ -1,7 +1,9 @@
-"""Notebook 05's checks accept the reference answers and reject stubs and plausible mistakes."""
+"""Notebook 05's checks accept the reference answers and reject stubs and plausible mistakes;
+the two experiments' checks accept honest reports and reject the usual slips."""
 
 from __future__ import annotations
 
+import keras
 import numpy as np
 import pytest
 from keras import ops
@@ -9,6 +11,7 @@ from keras import ops
 from seqlab import checks
 from seqlab.checks import CheckFailed
 from seqlab.layers import causal_mask, scaled_dot_product_attention
+from seqlab.models import TransformerTranslator
 
 
 def test_reference_answers_pass(capsys):
@@ -67,3 +70,109 @@ def _attention(q, k, v, mask=None, *, scale=lambda d: d ** 0.5, axis=-1, masked=
 def test_plausible_wrong_attention_is_rejected(wrong, message):
     with pytest.raises(CheckFailed, match=message):
         checks.check_scaled_dot_product_attention(wrong)
+
+
+# ------------------------------------------------------------- Exercises 2 and 3: experiments
+
+SOURCE_VOCAB, TARGET_VOCAB = 13, 11
+
+
+class PeekingTranslator(keras.Model):
+    """A stand-in for the unmasked model: every position sees the whole target (its sum)."""
+
+    def __init__(self):
+        super().__init__()
+        self.embedding = keras.layers.Embedding(TARGET_VOCAB, 4)
+        self.logits = keras.layers.Dense(TARGET_VOCAB)
+
+    def call(self, inputs, training=False):
+        _, target_in = inputs
+        x = self.embedding(target_in)                        # (B, T, 4)
+        return self.logits(x + ops.sum(x, axis=1, keepdims=True))
+
+
+def _test_batch():
+    rng = np.random.default_rng(0)
+    source = rng.integers(1, SOURCE_VOCAB, (4, 5)).astype("int32")
+    target = rng.integers(1, TARGET_VOCAB, (4, 7)).astype("int32")
+    target[:, -1] = 0                                        # one padded position
+    return source, target[:, :-1], target[:, 1:]
+
+
+def _teacher_forced(model, batch):
+    source, target_in, target_out = batch
+    right = np.argmax(np.asarray(model((source, target_in))), -1) == target_out
+    return float(right[target_out != 0].mean())
+
+
+def _run(trained, batch, **changes):
+    return {"model": trained, "teacher_forced_accuracy": _teacher_forced(trained, batch),
+            "greedy_exact_match": 0.0, **changes}
+
+
+@pytest.fixture(scope="module")
+def peeking():
+    model = PeekingTranslator()
+    model(_test_batch()[:2])
+    return model
+
+
+def test_the_unmasked_experiment_passes_and_reports_both_numbers(peeking, capsys):
+    batch = _test_batch()
+    checks.transformer.check_causal_mask_experiment(lambda: _run(peeking, batch), batch,
+                                                    peeking.count_params())
+    assert "greedy exact match 0.0%" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"teacher_forced_accuracy": 1.5}, "between 0 and 1"),
+    ({"greedy_exact_match": "high"}, "between 0 and 1"),
+    ({"model": "a model"}, "return the trained Keras model"),
+    ({"teacher_forced_accuracy": "recomputed + 0.2"}, "recomputed"),
+])
+def test_the_unmasked_experiment_rejects_wrong_reports(peeking, changes, message):
+    batch = _test_batch()
+    if changes.get("teacher_forced_accuracy") == "recomputed + 0.2":
+        changes = {"teacher_forced_accuracy": min(1.0, _teacher_forced(peeking, batch) + 0.2)}
+        message = "token accuracy on the test batch"
+    with pytest.raises(CheckFailed, match=message):
+        checks.transformer.check_causal_mask_experiment(lambda: _run(peeking, batch, **changes),
+                                                        batch, peeking.count_params())
+
+
+def test_the_unmasked_experiment_rejects_a_model_that_still_hides_the_future():
+    batch = _test_batch()
+    masked = TransformerTranslator.from_preset("tiny", SOURCE_VOCAB, TARGET_VOCAB)
+    masked.build()
+    with pytest.raises(CheckFailed, match="still hides the future"):
+        checks.transformer.check_causal_mask_experiment(lambda: _run(masked, batch), batch,
+                                                        masked.count_params())
+    with pytest.raises(CheckFailed, match="change only the mask"):
+        checks.transformer.check_causal_mask_experiment(lambda: _run(masked, batch), batch, 7)
+    with pytest.raises(CheckFailed, match="placeholder"):
+        checks.transformer.check_causal_mask_experiment(stub, batch, 7)
+
+
+def _translator(**overrides):
+    model = TransformerTranslator.from_preset("tiny", SOURCE_VOCAB, TARGET_VOCAB, **overrides)
+    model.build()
+    return model
+
+
+def test_one_head_passes_and_prints_both_counts(capsys):
+    four = _translator()
+    checks.transformer.check_one_head(lambda: _translator(num_heads=1), four.count_params(), 64)
+    out = capsys.readouterr().out
+    assert "passed" in out and out.count(f"{four.count_params():,}") == 2
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda: _translator(), r"\[4\] heads"),
+    (lambda: _translator(num_heads=1, d_model=32), "keep d_model = 64"),
+    (lambda: _translator(num_heads=1, dff=64), "change only num_heads"),
+    (lambda: "not a model", "return the Keras model"),
+    (stub, "placeholder"),
+])
+def test_one_head_rejects_other_models(build, message):
+    with pytest.raises(CheckFailed, match=message):
+        checks.transformer.check_one_head(build, _translator().count_params(), 64)

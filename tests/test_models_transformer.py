@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import keras
 import numpy as np
 import pytest
@@ -213,3 +215,78 @@ def test_trains_saves_and_reloads(tmp_path):
     # the optimizer (and its schedule) came back too, ready to resume training
     assert int(restored.optimizer.iterations) == int(model.optimizer.iterations)
     restored.fit((source, target[:, :-1]), target[:, 1:], epochs=1, verbose=0)
+
+
+# ----------------------------------------------------------- notebook 05's assembly = the package's
+
+NOTEBOOK_05 = Path(__file__).resolve().parents[1] / "notebooks" / "05_transformer.ipynb"
+ASSEMBLY = ("def transformer_encoder(", "def transformer_decoder(", "def transformer_translator(")
+
+
+def _notebook_assembly() -> dict:
+    """Run notebook 05's assembly cells (its encoder, decoder and translator functions)."""
+    import nbformat
+
+    from seqlab.layers import (
+        PositionalEmbedding,
+        TransformerDecoderLayer,
+        TransformerEncoderLayer,
+        padding_mask,
+    )
+
+    cells = nbformat.read(NOTEBOOK_05, as_version=4).cells
+    namespace = {"keras": keras, "np": np, "PositionalEmbedding": PositionalEmbedding,
+                 "TransformerEncoderLayer": TransformerEncoderLayer,
+                 "TransformerDecoderLayer": TransformerDecoderLayer, "padding_mask": padding_mask}
+    for marker in ASSEMBLY:
+        source = next(c.source for c in cells if c.cell_type == "code" and marker in c.source)
+        exec(compile(source.split("\n\n\nSIZES")[0], str(NOTEBOOK_05), "exec"), namespace)  # noqa: S102
+    return namespace
+
+
+def _copy_into(translator, assembled):
+    for twin in [translator.source_embedding, *translator.encoder_layers,
+                 translator.target_embedding, *translator.decoder_layers, translator.output_layer]:
+        twin.set_weights(assembled.get_layer(twin.name).get_weights())
+
+
+@pytest.mark.parametrize("preset", ["tiny", "small"])
+def test_notebook_05s_assembly_equals_the_transformer_translator(preset):
+    """The functional model notebook 05 assembles in view is the package's translator: the same
+    parameters, the same layer names, the same logits (dropout off) once the weights are copied;
+    and the package's cached greedy decoder gives the tokens of the notebook's assembly."""
+    assemble = _notebook_assembly()["transformer_translator"]
+    keras.utils.set_random_seed(1)
+    assembled = assemble(SOURCE_VOCAB, TARGET_VOCAB, **TRANSFORMER_PRESETS[preset])
+    translator = TransformerTranslator.from_preset(preset, SOURCE_VOCAB, TARGET_VOCAB)
+    translator.build()
+    assert assembled.count_params() == translator.count_params()
+    _copy_into(translator, assembled)
+    source, target = _batch(np.random.default_rng(2))
+    np.testing.assert_allclose(np.asarray(translator((source, target), training=False)),
+                               np.asarray(assembled((source, target), training=False)),
+                               atol=1e-5, rtol=1e-5)
+    tokens, _ = greedy_decode(translator, source, START, END, max_length=5)
+    prefix = np.full((len(source), 1), START, "int32")
+    for _ in range(tokens.shape[1]):  # the notebook's greedy loop: the whole prefix each step
+        logits = assembled((source, prefix), training=False)
+        prefix = np.concatenate([prefix, np.argmax(logits[:, -1], -1).astype("int32")[:, None]], 1)
+    generated = prefix[:, 1:]
+    ended = np.cumsum(generated == END, axis=1) - (generated == END) > 0
+    np.testing.assert_array_equal(np.asarray(tokens), np.where(ended, 0, generated))
+
+
+def test_notebook_05s_assembly_without_the_causal_mask_sees_the_future():
+    """Exercise 2's model (causal=False) changes its earlier logits when a later target token
+    changes; the lesson's (causal=True) does not."""
+    assemble = _notebook_assembly()["transformer_translator"]
+    source, target = _batch(np.random.default_rng(3))
+    changed = target.copy()
+    changed[:, -1] = np.where(changed[:, -1] == 4, 5, 4)
+    for causal in (True, False):
+        keras.utils.set_random_seed(4)
+        assembled = assemble(SOURCE_VOCAB, TARGET_VOCAB, causal=causal,
+                             **TRANSFORMER_PRESETS["tiny"])
+        before = np.asarray(assembled((source, target)))[:, :-1]
+        after = np.asarray(assembled((source, changed)))[:, :-1]
+        assert np.allclose(before, after, atol=1e-6) == causal

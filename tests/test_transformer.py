@@ -381,3 +381,17 @@ def test_dense_2d_equals_dense():
     layer = keras.layers.Dense(5)
     x = np.random.default_rng(5).normal(size=(2, 3, 4)).astype("float32")
     np.testing.assert_allclose(multi_head_attention.dense_2d(layer, x), layer(x), atol=1e-6)
+
+
+def test_decoder_layer_without_the_causal_mask_sees_later_positions():
+    """``use_causal_mask=False`` (notebook 05's Exercise 2) lets position t see t + 1."""
+    keras.utils.set_random_seed(0)
+    layer = transformer_blocks.TransformerDecoderLayer(8, 2, 16, dropout=0.0)
+    rng = np.random.default_rng(0)
+    x, context = rng.normal(size=(2, 4, 8)).astype("float32"), rng.normal(size=(2, 3, 8)).astype("float32")
+    changed = x.copy()
+    changed[:, -1] += 1.0
+    for causal in (True, False):
+        before = np.asarray(layer(x, context, use_causal_mask=causal))[:, :-1]
+        after = np.asarray(layer(changed, context, use_causal_mask=causal))[:, :-1]
+        assert np.allclose(before, after, atol=1e-6) == causal

@@ -1,12 +1,19 @@
-"""Checks for notebook 05's exercises: the causal mask and scaled dot-product attention.
+"""Checks for notebook 05's exercises.
 
-* Exercise 1 — ``causal_mask(length)``: the look-ahead mask of the slides' "Masked Multi-Head
-  Attention", ``(length, length)``, true (or 1) where query ``t`` may see key ``s``, i.e.
-  ``s <= t`` (a token sees itself and what comes before it).
-* Exercise 2 — ``attention(q, k, v, mask=None)``: eq. (16), ``softmax(Q K^T / sqrt(d_k)) V``
+* ``attention(q, k, v, mask=None)`` (Exercise 1): eq. (16), ``softmax(Q K^T / sqrt(d_k)) V``
   with masked keys (``mask`` false) given a large negative score before the softmax; returns
   ``(output, weights)``. ``q`` ``(..., T, d_k)``, ``k`` ``(..., S, d_k)``, ``v`` ``(..., S,
   d_v)``, ``mask`` broadcastable to ``(..., T, S)``.
+* The decoder without its causal mask (Exercise 2, an experiment): the lesson's translator
+  trained with the decoder's self-attention unmasked; the check confirms that the student's
+  model really sees the future (an earlier position's logits change when a later target token
+  changes), recomputes its teacher-forced accuracy on the lesson's test batch and compares it
+  with the number reported, and prints it beside the greedy exact match.
+* One head instead of four (Exercise 3, an experiment): every attention layer has one head of
+  the full width d_model, and the parameter count is compared with the four-head model's.
+* ``causal_mask(length)``: the look-ahead mask of the slides' "Masked Multi-Head Attention",
+  ``(length, length)``, true (or 1) where query ``t`` may see key ``s``, i.e. ``s <= t``
+  (kept for the homework tools' tests; the notebook no longer asks for it).
 
 Answers are compared with NumPy versions of the equations; the messages name the usual
 mistakes (the diagonal masked, the mask transposed, the √d_k scaling left out or squared, the
@@ -15,12 +22,18 @@ softmax over the wrong axis).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+
 import numpy as np
 
 from seqlab.checks.core import CheckFailed, as_array, assert_close, passed, run_student_code
+from seqlab.checks.transcript import observe
 
 CAUSAL_MASK = "Exercise 1: the causal (look-ahead) mask"
-ATTENTION = "Exercise 2: scaled dot-product attention"
+ATTENTION = "Exercise 1: scaled dot-product attention"
+NO_CAUSAL_MASK = "Exercise 2: the decoder without its causal mask"
+ONE_HEAD = "Exercise 3: one head instead of four"
 
 
 def causal_mask_reference(length: int) -> np.ndarray:
@@ -111,3 +124,130 @@ def check_scaled_dot_product_attention(attention) -> None:
         assert_close(ATTENTION, weights, expected_weights, what="your weights", atol=1e-5)
         assert_close(ATTENTION, output, expected_output, what="your output", atol=1e-4)
     passed(ATTENTION, "softmax(Q K^T / sqrt(d_k)) V, masked keys at zero, eq. (16).")
+
+
+# ------------------------------------------------------------------ Exercise 2: no causal mask
+
+
+def _masked_accuracy(logits: np.ndarray, target_out: np.ndarray) -> float:
+    """Teacher-forced token accuracy over the real (non-padding) target positions."""
+    real = target_out != 0
+    return float(np.mean((np.argmax(logits, axis=-1) == target_out)[real]))
+
+
+def _describe_unmasked_run(exercise: str, experiment, test_batch) -> dict:
+    """Run the student's experiment; report its numbers and plain facts about its model."""
+    result = run_student_code(exercise, experiment) if callable(experiment) else experiment
+    if not isinstance(result, Mapping):
+        return {"returned": type(result).__name__}
+    facts = {"returned": "mapping", "keys": sorted(str(key) for key in result)}
+    for key in ("teacher_forced_accuracy", "greedy_exact_match"):
+        value = result.get(key)
+        facts[key] = float(value) if isinstance(value, (int, float, np.floating)) else repr(value)
+    model = result.get("model")
+    if not callable(getattr(model, "count_params", None)):
+        facts["model"] = type(model).__name__
+        return facts
+    source_ids, target_in, target_out = (np.asarray(part) for part in test_batch)
+    logits = np.asarray(run_student_code(exercise, model, (source_ids, target_in), training=False))
+    changed = target_in.copy()
+    changed[:, -1] = np.where(changed[:, -1] == 1, 2, 1)  # another token at the last position
+    logits_changed = np.asarray(run_student_code(exercise, model, (source_ids, changed),
+                                                 training=False))
+    facts.update(model="model", parameters=int(model.count_params()),
+                 sees_future=bool(np.abs(logits[:, :-1] - logits_changed[:, :-1]).max() > 1e-4),
+                 recomputed_accuracy=_masked_accuracy(logits, target_out))
+    return facts
+
+
+def check_causal_mask_experiment(experiment, test_batch, lesson_parameters: int) -> None:
+    """Exercise 2: the translator trained without the decoder's causal mask.
+
+    Args:
+        experiment: the student's function (called here, without arguments) or its result: a
+            mapping with ``"model"`` (the trained Keras model, ``(source_ids, target_in) ->
+            logits``), ``"teacher_forced_accuracy"`` (its token accuracy on ``test_batch`` with
+            the true target as decoder input) and ``"greedy_exact_match"`` (the fraction of the
+            same sentences its greedy loop translates exactly), both in [0, 1].
+        test_batch: ``(source_ids, target_in, target_out)`` of the lesson's test sentences.
+        lesson_parameters: the lesson's (masked) model's parameter count: the unmasked one must
+            be the same model apart from the mask.
+    """
+    exercise = NO_CAUSAL_MASK
+    facts = observe(exercise, _describe_unmasked_run, exercise, experiment, test_batch)
+    if facts.get("returned") != "mapping":
+        raise CheckFailed(exercise, f"return a dict with the keys 'model', "
+                                    f"'teacher_forced_accuracy' and 'greedy_exact_match'; got "
+                                    f"{facts.get('returned')}.")
+    missing = {"model", "teacher_forced_accuracy", "greedy_exact_match"} - set(facts["keys"])
+    if missing:
+        raise CheckFailed(exercise, f"your dict lacks {sorted(missing)}.")
+    for key in ("teacher_forced_accuracy", "greedy_exact_match"):
+        value = facts[key]
+        if not isinstance(value, float) or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+            raise CheckFailed(exercise, f"{key} is {value}; expected a fraction between 0 and 1.")
+    if facts["model"] != "model":
+        raise CheckFailed(exercise, f"'model' is a {facts['model']}; return the trained Keras "
+                                    "model.")
+    if facts["parameters"] != int(lesson_parameters):
+        raise CheckFailed(exercise, f"your model has {facts['parameters']:,} parameters, the "
+                                    f"lesson's {int(lesson_parameters):,}: change only the mask, "
+                                    "not the sizes.")
+    if not facts["sees_future"]:
+        raise CheckFailed(exercise, "your model still hides the future: changing the last target "
+                                    "token leaves the earlier positions' logits unchanged. Build "
+                                    "it with the decoder's causal mask switched off.")
+    if abs(facts["recomputed_accuracy"] - facts["teacher_forced_accuracy"]) > 0.01:
+        raise CheckFailed(exercise, f"teacher_forced_accuracy is "
+                                    f"{facts['teacher_forced_accuracy']:.3f}, but your model's "
+                                    f"token accuracy on the test batch with the true target as "
+                                    f"input is {facts['recomputed_accuracy']:.3f}: measure it on "
+                                    "that batch, over the non-padding positions.")
+    passed(exercise, f"without the causal mask: teacher-forced accuracy "
+                     f"{facts['teacher_forced_accuracy']:.1%}, greedy exact match "
+                     f"{facts['greedy_exact_match']:.1%}. Explain the gap in Question 1.")
+
+
+# ------------------------------------------------------------------ Exercise 3: one head
+
+
+def _describe_heads(exercise: str, build_model) -> dict:
+    """Build the student's model; report its parameters and each attention layer's heads."""
+    model = run_student_code(exercise, build_model) if callable(build_model) else build_model
+    if not callable(getattr(model, "count_params", None)):
+        return {"returned": type(model).__name__}
+    attentions = [getattr(layer, name) for layer in model.layers
+                  for name in ("self_attention", "cross_attention") if hasattr(layer, name)]
+    return {"returned": "model", "parameters": int(model.count_params()),
+            "heads": [int(a.num_heads) for a in attentions],
+            "head_sizes": [int(a.key_dim) for a in attentions]}
+
+
+def check_one_head(build_one_head, four_head_parameters: int, d_model: int) -> None:
+    """Exercise 3: the lesson's translator with one attention head of size ``d_model``.
+
+    Args:
+        build_one_head: the student's function returning the one-head model (or the model).
+        four_head_parameters: the lesson's four-head model's parameter count.
+        d_model: the lesson's model size (one head must have the full width).
+    """
+    exercise = ONE_HEAD
+    facts = observe(exercise, _describe_heads, exercise, build_one_head)
+    if facts.get("returned") != "model":
+        raise CheckFailed(exercise, f"return the Keras model; got {facts.get('returned')}.")
+    if not facts["heads"]:
+        raise CheckFailed(exercise, "your model has no encoder or decoder layers with attention: "
+                                    "build it with the lesson's transformer_translator.")
+    if set(facts["heads"]) != {1}:
+        raise CheckFailed(exercise, f"the attention layers have {sorted(set(facts['heads']))} "
+                                    "heads; every one should have exactly 1.")
+    if set(facts["head_sizes"]) != {int(d_model)}:
+        raise CheckFailed(exercise, f"the head size is {sorted(set(facts['head_sizes']))}; keep "
+                                    f"d_model = {int(d_model)}, so the one head has all of it.")
+    if facts["parameters"] != int(four_head_parameters):
+        raise CheckFailed(exercise, f"your model has {facts['parameters']:,} parameters, the "
+                                    f"lesson's {int(four_head_parameters):,}: change only "
+                                    "num_heads (the same num_layers, d_model, dff and vocabularies).")
+    passed(exercise, f"one head: {facts['parameters']:,} parameters; four heads: "
+                     f"{int(four_head_parameters):,}. Was your prediction right? Explain in "
+                     "Question 2.")

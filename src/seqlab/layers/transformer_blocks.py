@@ -223,6 +223,9 @@ class TransformerDecoderLayer(keras.layers.Layer):
         x: ``(B, T, d)``, the target prefix.
         context: ``(B, S, d)``, the encoder output.
         context_mask: optional ``(B, S)`` boolean, True on real source tokens.
+        use_causal_mask: hide the target positions after each position (True, the
+            Transformer's decoder). False lets every position see the whole target prefix,
+            future included: the experiment of notebook 05's exercise, never a model to use.
         return_attention_scores: also return the weights, a dict with ``"self_attention"``
             ``(B, H, T, L)`` and ``"cross_attention"`` ``(B, H, T, S)``.
         training: enables dropout.
@@ -277,12 +280,13 @@ class TransformerDecoderLayer(keras.layers.Layer):
         # The causal mask already hides trailing target padding; the loss masks it too.
         return None
 
-    def call(self, x, context, context_mask=None, return_attention_scores=False, training=None,
-             self_attention_cache=None, self_attention_cache_update_index=None,
-             cross_attention_cache=None):
+    def call(self, x, context, context_mask=None, use_causal_mask=True,
+             return_attention_scores=False, training=None, self_attention_cache=None,
+             self_attention_cache_update_index=None, cross_attention_cache=None):
         # Sub-layer 1: masked self-attention, position t sees the target positions <= t.
         attended, self_scores, *new_cache = self.self_attention(
-            x, x, use_causal_mask=True, return_attention_scores=True, training=training,
+            x, x, use_causal_mask=use_causal_mask, return_attention_scores=True,
+            training=training,
             cache=self_attention_cache, cache_update_index=self_attention_cache_update_index,
         )  # (B, T, d), (B, H, T, L), [updated cache]
         x = self.self_attention_norm(x + self.self_attention_dropout(attended, training=training))

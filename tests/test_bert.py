@@ -140,10 +140,26 @@ def test_untrained_copy_has_the_architecture_but_not_the_weights(masked_lm):
                            np.asarray(masked_lm.backbone.token_embedding.embeddings))
 
 
-def test_text_classifier_reads_strings_and_outputs_two_logits(masked_lm):
-    classifier = bert.text_classifier(bert.untrained_copy(masked_lm.backbone),
-                                      masked_lm.preprocessor.tokenizer, sequence_length=16)
-    assert classifier.predict(np.array(TEXTS[:3]), verbose=0).shape == (3, 2)
+def test_a_head_assembled_as_in_notebook_08_equals_keras_hubs_text_classifier(masked_lm):
+    """Notebook 08 assembles the classification head itself; benchmarks/bert.py times
+    keras-hub's BertTextClassifier. With the same weights the two must compute the same."""
+    backbone = bert.untrained_copy(masked_lm.backbone)
+    inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
+              for name in ("token_ids", "segment_ids", "padding_mask")}
+    pooled = backbone(inputs)["pooled_output"]
+    x = keras.layers.Dropout(0.1)(pooled)
+    logits = keras.layers.Dense(2, name="logits",
+                                kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02))(x)
+    ours = keras.Model(inputs, logits)
+    theirs = keras_hub.models.BertTextClassifier(backbone, num_classes=2, preprocessor=None)
+    assert ours.count_params() == theirs.count_params()
+    theirs.get_layer("logits").set_weights(ours.get_layer("logits").get_weights())
+    preprocessor = keras_hub.models.BertTextClassifierPreprocessor(
+        masked_lm.preprocessor.tokenizer, sequence_length=16)
+    batch = preprocessor(np.array(TEXTS[:3]))
+    expected = np.asarray(theirs(batch, training=False))
+    assert expected.shape == (3, 2) and np.abs(expected).max() > 0
+    np.testing.assert_allclose(np.asarray(ours(batch, training=False)), expected, atol=1e-6)
 
 
 # ------------------------------------------------------------- full mode: presets, offline

@@ -9,16 +9,33 @@
   *real* masked positions: ``logits`` ``(B, P, V)`` at the ``P`` mask slots of each example,
   ``labels`` ``(B, P)`` the original token ids, ``weights`` ``(B, P)`` 1 for a real masked
   position and 0 for an unused slot. ``Σ w·CE / Σ w``; one number.
+* Exercise 3 — ``build_probes()``: two trained classifiers whose BERT backbone is **frozen** (only the new head
+  on ``[CLS]`` trains), one on the MLM-pretrained weights and one on a random twin: a probe of
+  what pre-training put into the features. The check asks the student's kernel for plain facts
+  about them (:func:`seqlab.checks.transcript.observe`) and measures both on the test reviews.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
-from seqlab.checks.core import CheckFailed, as_array, assert_close, passed, run_student_code
+from seqlab.checks.core import (
+    CheckFailed,
+    as_array,
+    assert_close,
+    check_entries,
+    passed,
+    run_student_code,
+)
+from seqlab.checks.transcript import observe
 
 MASKING = "Exercise 1: the 80/10/10 masking rule"
 LOSS = "Exercise 2: the loss on masked positions only"
+PROBE = "Exercise 3: freeze the encoder"
+#: The two frozen classifiers Exercise 3 compares.
+PROBE_NAMES = ("MLM-pretrained, frozen", "random weights, frozen")
 
 #: BERT's split of the chosen positions: [MASK] below 0.8, a random token below 0.9, else kept.
 MASK_SHARE = 0.8
@@ -139,3 +156,94 @@ def check_masked_lm_loss(masked_lm_loss) -> None:
                  masked_lm_loss_reference(100.0 * logits, labels, weights), what="the loss for "
                  "logits of size ~100 (subtract the row maximum before exp)", rtol=1e-4)
     passed(LOSS, "Only the chosen tokens are predicted, so only they carry loss.")
+
+
+def _backbones(model) -> list:
+    """The keras-hub backbones inside a classifier (layers with a ``pooled_output``)."""
+    return [layer for layer in getattr(model, "layers", [])
+            if type(layer).__name__.endswith("Backbone")]
+
+
+def _describe_probes(build_probes, test_batches) -> dict:
+    """Plain facts about the student's two classifiers, and their accuracy on ``test_batches``."""
+    import keras
+
+    probes = run_student_code(PROBE, build_probes) if callable(build_probes) else build_probes
+    if not isinstance(probes, Mapping):
+        return {"type": type(probes).__name__}
+    facts = {}
+    for name, probe in probes.items():
+        if not isinstance(probe, keras.Model):
+            facts[str(name)] = {"model": False, "type": type(probe).__name__}
+            continue
+        backbones = _backbones(probe)
+        entry = {"model": True, "backbones": len(backbones),
+                 "trainable": int(sum(int(np.prod(w.shape)) for w in probe.trainable_weights)),
+                 "steps": int(probe.optimizer.iterations.numpy()) if probe.optimizer else 0}
+        if len(backbones) == 1:
+            backbone = backbones[0]
+            entry["backbone_trainable"] = int(sum(int(np.prod(w.shape))
+                                                  for w in backbone.trainable_weights))
+            entry["hidden_dim"] = int(backbone.hidden_dim)
+            entry["fingerprint"] = np.asarray(backbone.token_embedding.embeddings)[:4, :4].astype("float64")
+        correct = total = 0
+        for x, y in test_batches:
+            logits = np.asarray(probe(x, training=False))
+            entry["classes"] = int(logits.shape[-1])
+            correct += int((np.argmax(logits, axis=-1) == np.asarray(y)).sum())
+            total += int(np.size(y))
+        entry["accuracy"] = correct / max(total, 1)
+        entry["reviews"] = total
+        facts[str(name)] = entry
+    return {"type": "mapping", "probes": facts}
+
+
+def check_frozen_probe(build_probes, test_batches) -> None:
+    """Check Exercise 3's probes (see the module docstring) and print the two accuracies.
+
+    Args:
+        build_probes: the student's function returning ``{"MLM-pretrained, frozen":
+            classifier, "random weights, frozen": classifier}`` (or that dict itself).
+        test_batches: the tokenized test split, ``(inputs, labels)`` batches.
+    """
+    exercise = PROBE
+    facts = observe(exercise, _describe_probes, build_probes, test_batches)
+    if facts.get("type") != "mapping":
+        raise CheckFailed(exercise, f"build_probes returned a {facts.get('type')}; return a dict "
+                                    f"of the two trained classifiers, {list(PROBE_NAMES)}.")
+    found = facts["probes"]
+    check_entries(exercise, {name: {} for name in found}, PROBE_NAMES, (), what="probes")
+    for name in PROBE_NAMES:
+        entry = found[name]
+        if not entry.get("model"):
+            raise CheckFailed(exercise, f"probes[{name!r}] is a {entry.get('type')}; it should be "
+                                        "the trained keras model.")
+        if entry["backbones"] != 1:
+            raise CheckFailed(exercise, f"probes[{name!r}] holds {entry['backbones']} BERT "
+                                        "backbones; put the head on exactly one.")
+        if entry["backbone_trainable"]:
+            raise CheckFailed(exercise, f"probes[{name!r}]: {entry['backbone_trainable']:,} of the "
+                                        "backbone's parameters are trainable; freeze it "
+                                        "(backbone.trainable = False) before compiling.")
+        head = entry["hidden_dim"] * entry["classes"] + entry["classes"]
+        if entry["trainable"] != head:
+            raise CheckFailed(exercise, f"probes[{name!r}] trains {entry['trainable']:,} "
+                                        f"parameters; only the head's {head:,} (a Dense layer "
+                                        f"from {entry['hidden_dim']} to {entry['classes']}) "
+                                        "should train.")
+        if entry["classes"] != 2:
+            raise CheckFailed(exercise, f"probes[{name!r}] outputs {entry['classes']} scores per "
+                                        "review; two classes, negative and positive.")
+        if entry["steps"] < 1:
+            raise CheckFailed(exercise, f"probes[{name!r}] was never trained: compile it and "
+                                        "fit it on the training reviews.")
+    first, second = (np.asarray(found[name]["fingerprint"]) for name in PROBE_NAMES)
+    if first.shape == second.shape and np.allclose(first, second):
+        raise CheckFailed(exercise, "both probes read the same encoder weights; one should "
+                                    "start from the pretrained backbone, the other from "
+                                    "bert.untrained_copy of it.")
+    for name in PROBE_NAMES:
+        print(f"{name:24} test accuracy {found[name]['accuracy']:.3f} "
+              f"({found[name]['reviews']} reviews, {found[name]['trainable']:,} trained parameters)")
+    passed(exercise, "Only the heads learned; the encoders are what pre-training (or chance) "
+                     "made them.")

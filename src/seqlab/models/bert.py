@@ -10,13 +10,13 @@ The same keras-hub classes serve both of the notebook's modes, so "train it your
 
     masked_lm.fit(texts)                           # MLM: 15 % of tokens chosen, 80/10/10
     fill_masks(masked_lm, ["the plot is [MASK] ."])
-    classifier = text_classifier(masked_lm.backbone, masked_lm.preprocessor.tokenizer, ...)
 
 Both are ``keras_hub.models.BertMaskedLM`` (a ``BertBackbone`` — embeddings and a stack of
 ``keras_hub.layers.TransformerEncoder`` — plus the MLM head) with a
-``BertMaskedLMPreprocessor`` (the ``BertTokenizer`` and the 15 % / 80-10-10 masking), and the
-classifier is ``keras_hub.models.BertTextClassifier`` on the same backbone: a Dense layer on
-the ``[CLS]`` position's pooled output.
+``BertMaskedLMPreprocessor`` (the ``BertTokenizer`` and the 15 % / 80-10-10 masking). The
+classification head on the ``[CLS]`` position's pooled output is assembled in notebook 08
+itself (and shown equal there to ``keras_hub.models.BertTextClassifier``, the class
+``benchmarks/bert.py`` times); :func:`untrained_copy` gives its from-scratch control.
 
 keras-hub is imported inside the functions (:func:`seqlab.data.wordpiece.import_keras_hub`),
 so ``import seqlab.models`` and notebooks 01-07 never need it.
@@ -149,21 +149,6 @@ def masked_lm_from_preset(preset: str | Path = DEFAULT_PRESET, *,
     if sequence_length is not None:
         masked_lm.preprocessor.sequence_length = int(sequence_length)
     return masked_lm
-
-
-def text_classifier(backbone, tokenizer, *, sequence_length: int, num_classes: int = 2,
-                    dropout: float = 0.1):
-    """``keras_hub.models.BertTextClassifier`` on ``backbone``: Dense(num_classes) on ``[CLS]``.
-
-    The classifier shares ``backbone`` (its weights are the classifier's: fine-tuning changes
-    them). Pass :func:`untrained_copy` of a backbone for the same architecture from random
-    weights. Outputs are logits; labels are class ids (0 = negative, 1 = positive).
-    """
-    keras_hub = import_keras_hub()
-    preprocessor = keras_hub.models.BertTextClassifierPreprocessor(
-        tokenizer, sequence_length=sequence_length)
-    return keras_hub.models.BertTextClassifier(backbone, num_classes=num_classes,
-                                               preprocessor=preprocessor, dropout=dropout)
 
 
 def untrained_copy(backbone):

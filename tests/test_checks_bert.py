@@ -105,7 +105,7 @@ def test_the_probe_check_passes_two_frozen_trained_heads(probe_kit, capsys):
     pretrained, twin = backbone(), backbone()
     probes = {"MLM-pretrained, frozen": _probe(probe_kit, pretrained),
               "random weights, frozen": _probe(probe_kit, twin)}
-    checks.bert.check_frozen_probe(lambda: probes, batches)
+    checks.check_frozen_probe(lambda: probes, batches)
     out = capsys.readouterr().out
     assert "passed" in out and "test accuracy" in out
 
@@ -129,4 +129,4 @@ def test_the_probe_check_explains_mistakes(probe_kit, mistake, message):
              "placeholder": lambda: (_ for _ in ()).throw(NotImplementedError("Exercise 3"))
              }.get(mistake, lambda: probes)
     with pytest.raises(CheckFailed, match=message):
-        checks.bert.check_frozen_probe(build, batches)
+        checks.check_frozen_probe(build, batches)

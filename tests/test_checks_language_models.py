@@ -29,8 +29,8 @@ def _perplexity(logits, ids, start):
 def test_reference_answers_pass(capsys):
     checks.check_perplexity(lm_checks.sample_perplexity_reference)
     checks.check_perplexity(_perplexity)
-    lm_checks.check_loss_by_position(lm_checks.loss_by_position_reference)
-    lm_checks.check_loss_by_position(
+    checks.check_loss_by_position(lm_checks.loss_by_position_reference)
+    checks.check_loss_by_position(
         lambda logits, targets: -np.take_along_axis(_log_softmax(logits), targets[..., None],
                                                     -1)[..., 0].mean(0))
     checks.check_sampling_distribution(
@@ -46,7 +46,7 @@ def test_the_sample_perplexity_reference_is_the_mean_surprise_of_the_continuatio
     assert lm_checks.sample_perplexity_reference(logits, ids, 2) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("check", [checks.check_perplexity, lm_checks.check_loss_by_position,
+@pytest.mark.parametrize("check", [checks.check_perplexity, checks.check_loss_by_position,
                                    checks.check_sampling_distribution])
 def test_the_placeholder_is_not_accepted(check):
     with pytest.raises(CheckFailed, match="placeholder"):
@@ -98,7 +98,7 @@ def _picked(logits, targets):
 ])
 def test_plausible_wrong_losses_by_position_are_rejected(wrong, message):
     with pytest.raises(CheckFailed, match=message):
-        lm_checks.check_loss_by_position(wrong)
+        checks.check_loss_by_position(wrong)
 
 
 def _softmax(z):

@@ -79,7 +79,7 @@ def keep(counts, threshold):
 
 
 def test_noise_and_subsampling_accepts_the_paper_formulas(capsys):
-    checks.embeddings.check_noise_and_subsampling(noise, keep)
+    checks.check_noise_and_subsampling(noise, keep)
     out = capsys.readouterr().out
     assert "passed" in out and "of the negatives" in out
 
@@ -97,4 +97,4 @@ def test_noise_and_subsampling_accepts_the_paper_formulas(capsys):
 ])
 def test_noise_and_subsampling_explains_mistakes(wrong_noise, wrong_keep, message):
     with pytest.raises(CheckFailed, match=message):
-        checks.embeddings.check_noise_and_subsampling(wrong_noise, wrong_keep)
+        checks.check_noise_and_subsampling(wrong_noise, wrong_keep)

@@ -156,7 +156,7 @@ TEXT_LABELS = [1, 0, 1, 0]
 
 
 def test_shuffled_words_passes_and_reports_a_bag_of_words(frozen_on_the_stand_in, capsys):
-    checks.imdb.check_shuffled_words(shuffle_words, accuracy_with_shuffled_words,
+    checks.check_shuffled_words(shuffle_words, accuracy_with_shuffled_words,
                                      frozen_on_the_stand_in, TEXTS, TEXT_LABELS)
     out = capsys.readouterr().out
     assert "passed" in out and "4 test reviews" in out
@@ -180,7 +180,7 @@ def test_shuffled_words_passes_and_reports_a_bag_of_words(frozen_on_the_stand_in
 def test_shuffled_words_explains_what_is_wrong(frozen_on_the_stand_in, shuffle, accuracy,
                                                message):
     with pytest.raises(CheckFailed, match=message):
-        checks.imdb.check_shuffled_words(shuffle, accuracy, frozen_on_the_stand_in, TEXTS,
+        checks.check_shuffled_words(shuffle, accuracy, frozen_on_the_stand_in, TEXTS,
                                          TEXT_LABELS)
 
 

@@ -13,6 +13,11 @@ one token at a time with :func:`seqlab.sampling.generate` and the sampling funct
   whose self-attention is causally masked (the slides' "Masked Self-Attention Block": position
   ``t`` sees positions ``≤ t`` only), then a Dense to the vocabulary: the Transformer's decoder
   without cross-attention, built from :class:`seqlab.layers.TransformerEncoderLayer`.
+
+Notebook 07 assembles both networks in its own cells from the same layers and shows them equal
+to these (same weights, same logits; ``tests/test_language_model.py`` too); the benchmarks
+(``benchmarks/full_mode.py``), :func:`seqlab.sampling.generate` and the offline full-mode tests
+use the versions here.
 """
 
 from __future__ import annotations

@@ -70,3 +70,73 @@ def test_missing_w_on_square_inputs_is_named():
 def test_plausible_wrong_weights_are_rejected(wrong, message):
     with pytest.raises(CheckFailed, match=message):
         checks.check_attention_weights(wrong)
+
+
+def unmasked_loss(labels, logits):
+    return ops.mean(ops.sparse_categorical_crossentropy(labels, logits, from_logits=True))
+
+
+def runs(**changes):
+    result = {"masked": {"masked_loss": 1.9, "unmasked_loss": 7.0, "padding_share": 0.36,
+                         "bleu": 17.1},
+              "unmasked": {"masked_loss": 2.9, "unmasked_loss": 1.9, "padding_share": 0.36,
+                           "bleu": 1.3}}
+    for key, value in changes.items():
+        name, field = key.split("__")
+        result[name][field] = value
+    return result
+
+
+def test_loss_mask_experiment_accepts_consistent_runs(capsys):
+    checks.attention.check_loss_mask_experiment(unmasked_loss, lambda: runs())
+    out = capsys.readouterr().out
+    assert "passed" in out and "36%" in out and "BLEU 1.3" in out
+
+
+def test_loss_mask_experiment_refuses_the_placeholder():
+    with pytest.raises(CheckFailed, match="placeholder"):
+        checks.attention.check_loss_mask_experiment(stub, runs())
+    with pytest.raises(CheckFailed, match="placeholder"):
+        checks.attention.check_loss_mask_experiment(unmasked_loss, stub)
+
+
+def masked_mean(labels, logits):
+    losses = ops.sparse_categorical_crossentropy(labels, logits, from_logits=True)
+    real = ops.cast(labels != 0, "float32")
+    return ops.sum(losses * real) / ops.sum(real)
+
+
+@pytest.mark.parametrize("wrong, message", [
+    (masked_mean, "leaves the padding out"),
+    (lambda labels, logits: ops.sum(ops.sparse_categorical_crossentropy(labels, logits,
+                                                                       from_logits=True)), "sum"),
+    (lambda labels, logits: ops.sparse_categorical_crossentropy(labels, logits, from_logits=True),
+     "one number"),
+    (lambda labels, logits: ops.mean(ops.sparse_categorical_crossentropy(labels, logits)),
+     "differs"),  # logits read as probabilities
+])
+def test_plausible_wrong_unmasked_losses_are_rejected(wrong, message):
+    with pytest.raises(CheckFailed, match=message):
+        checks.attention.check_loss_mask_experiment(wrong, runs())
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"masked__unmasked_loss": 0.5}, "cannot happen"),  # below (1 - 0.36) * 1.9
+    ({"unmasked__padding_share": 0.4}, "padding shares differ"),
+    ({"masked__padding_share": 0.0}, "between 0 and 1"),
+    ({"unmasked__bleu": 0.4 * 300}, r"\[0, 100\]"),
+    ({"masked__bleu": float("nan")}, "expected a number"),
+    ({"masked__masked_loss": "1.9"}, "expected a number"),
+])
+def test_inconsistent_runs_are_rejected(changes, message):
+    with pytest.raises(CheckFailed, match=message):
+        checks.attention.check_loss_mask_experiment(unmasked_loss, runs(**changes))
+
+
+def test_missing_runs_or_fields_are_named():
+    with pytest.raises(CheckFailed, match="entries"):
+        checks.attention.check_loss_mask_experiment(unmasked_loss, {"masked": runs()["masked"]})
+    broken = runs()
+    del broken["unmasked"]["bleu"]
+    with pytest.raises(CheckFailed, match="bleu"):
+        checks.attention.check_loss_mask_experiment(unmasked_loss, broken)

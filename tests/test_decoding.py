@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from seqlab.data import load_translation
 from seqlab.decoding import beam_search, greedy_decode, translate
-from seqlab.models import Seq2SeqTranslator
+from seqlab.models import Seq2SeqTranslator, build_rnn_translator
 
 PAD, START, END, A, B = range(5)
 
@@ -136,3 +136,35 @@ def test_translate_refuses_an_empty_sentence_quickly(random_translator):
             translate(model, ["Hello.", empty], data.source_vectorizer, data.target_vectorizer)
     with pytest.raises(ValueError, match="method"):
         translate(model, "Hello.", data.source_vectorizer, data.target_vectorizer, method="sample")
+
+
+def python_greedy_loop(model, source_ids, start_id, end_id, max_length):
+    """Notebook 04's greedy loop: the decoder called on one-word sequences, in plain Python."""
+    encoder_outputs, state, source_mask = model.encoder(source_ids)
+    word = np.full((len(source_ids), 1), start_id)
+    finished = np.zeros(len(source_ids), bool)
+    generated = []
+    for _ in range(max_length):
+        logits, state, _ = model.decoder(word, encoder_outputs, source_mask, state)
+        word = np.argmax(logits[:, -1], axis=-1)[:, None]
+        word[finished] = 0
+        generated.append(word[:, 0])
+        finished |= word[:, 0] == end_id
+        if finished.all():
+            break
+    return np.stack(generated, axis=1)
+
+
+@pytest.mark.parametrize("attention", ["none", "bahdanau", "luong-dot", "luong-concat"])
+def test_a_python_loop_over_the_decoder_equals_greedy_decode(attention):
+    """The loop notebook 04 writes (whole-decoder calls on length-1 targets) and the package's
+    ``decode_step`` (the recurrent cell alone) pick the same words, for both decoder orders."""
+    data = load_translation("sample", batch_size=16)
+    keras.utils.set_random_seed(5)
+    model = build_rnn_translator(data.source_vocab_size, data.target_vocab_size, embedding_dim=8,
+                                 units=16, attention=attention, output_norm=True)
+    (source, _), _ = next(iter(data.test))
+    source = source.numpy()
+    expected, _ = greedy_decode(model, source, data.start_id, data.end_id, 6)
+    np.testing.assert_array_equal(
+        python_greedy_loop(model, source, data.start_id, data.end_id, 6), expected)

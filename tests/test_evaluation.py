@@ -81,3 +81,41 @@ def test_format_scores_refuses_what_is_not_scores():
         format_scores({})
     with pytest.raises(TypeError, match="'bleu' is 'high'"):
         format_scores({"bleu": "high"})
+
+
+def bleu_from_the_definition(candidate: str, reference: str) -> float:
+    """Papineni et al. (2002): clipped n-gram precisions (n = 1..4), their geometric mean and the
+    brevity penalty, on sacrebleu's 13a tokens (notebook 04 computes it the same way)."""
+    import math
+    from collections import Counter
+
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    tokenize = Tokenizer13a()
+    cand, ref = tokenize(candidate).split(), tokenize(reference).split()
+    logs = []
+    for n in range(1, 5):
+        cand_ngrams = Counter(tuple(cand[i:i + n]) for i in range(len(cand) - n + 1))
+        ref_ngrams = Counter(tuple(ref[i:i + n]) for i in range(len(ref) - n + 1))
+        clipped = sum(min(count, ref_ngrams[g]) for g, count in cand_ngrams.items())
+        logs.append(math.log(clipped / sum(cand_ngrams.values())))
+    brevity = 1.0 if len(cand) > len(ref) else math.exp(1 - len(ref) / len(cand))
+    return 100 * brevity * math.exp(sum(logs) / 4)
+
+
+@pytest.mark.parametrize("candidate, reference", [
+    ("mi hermano no quiere tiempo.", "mi hermano no quiere más tiempo."),  # short: BP < 1
+    ("el gato está sobre la mesa grande hoy.", "el gato está sobre la mesa."),  # long: BP = 1
+    ("la la la casa es roja y la casa", "la casa es roja y la puerta también"),  # clipping
+])
+def test_bleu_by_the_definition_equals_sacrebleu_and_ours(candidate, reference):
+    expected = bleu_from_the_definition(candidate, reference)
+    assert sacrebleu.sentence_bleu(candidate, [reference], smooth_method="none").score == \
+        pytest.approx(expected)
+    # The default smoothing only changes an order with no match; here every order has one.
+    assert bleu([candidate], [reference]) == pytest.approx(expected)
+
+
+def test_clipping_counts_a_word_at_most_as_often_as_the_reference_has_it():
+    result = sacrebleu.sentence_bleu("la la la la", ["la casa"], smooth_method="none")
+    assert result.precisions[0] == pytest.approx(25.0)  # 1 of 4 unigrams, not 4 of 4

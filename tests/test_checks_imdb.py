@@ -29,7 +29,7 @@ def unfinished(*args):
     raise NotImplementedError("Exercise: replace this line with your solution.")
 
 
-# ------------------------------------------------------------------ 01, exercise 1
+# ------------------------------------------------------------------ 01, former exercise 1 (check kept)
 
 
 def test_frozen_classifier_passes(capsys):
@@ -74,7 +74,7 @@ def test_accuracy_function_explains_what_is_wrong(wrong, message):
         checks.check_accuracy_function(wrong)
 
 
-# ------------------------------------------------------------------ 02, exercise 1
+# ------------------------------------------------------------------ 02, former exercise 1 (check kept)
 
 
 def recompile(model, base_learning_rate):
@@ -136,12 +136,6 @@ def shuffle_words(review, rng):
     return " ".join(rng.permutation(review.split()))
 
 
-def accuracy_with_shuffled_words(model, texts, labels, seed=0):
-    rng = np.random.default_rng(seed)
-    shuffled = tf.constant([shuffle_words(text, rng) for text in texts])
-    return float(model.evaluate(shuffled, np.asarray(labels), verbose=0)[1])
-
-
 @pytest.fixture(scope="module")
 def frozen_on_the_stand_in():
     from seqlab.layers import STANDIN_HANDLE
@@ -150,14 +144,27 @@ def frozen_on_the_stand_in():
     return build_frozen(STANDIN_HANDLE)
 
 
+def measured_with(model, shuffle=shuffle_words):
+    def accuracy_with_shuffled_words(texts, labels, seed):
+        rng = np.random.default_rng(seed)
+        shuffled = tf.constant([shuffle(text, rng) for text in texts])
+        return float(model.evaluate(shuffled, np.asarray(labels), verbose=0)[1])
+    return accuracy_with_shuffled_words
+
+
+def predictor(model):
+    return lambda texts: model.predict(tf.constant(list(texts)), verbose=0)
+
+
 TEXTS = ["A wonderful film with a brilliant cast .", "Dull , tedious and far too long .",
          "Not bad at all , clever and moving .", "The plot is awful and the ending is flat ."]
 TEXT_LABELS = [1, 0, 1, 0]
 
 
 def test_shuffled_words_passes_and_reports_a_bag_of_words(frozen_on_the_stand_in, capsys):
-    checks.check_shuffled_words(shuffle_words, accuracy_with_shuffled_words,
-                                     frozen_on_the_stand_in, TEXTS, TEXT_LABELS)
+    model = frozen_on_the_stand_in
+    checks.check_shuffled_words(shuffle_words, measured_with(model), predictor(model), TEXTS,
+                                TEXT_LABELS)
     out = capsys.readouterr().out
     assert "passed" in out and "4 test reviews" in out
     # sqrtn sums the token vectors: the order cannot matter beyond float rounding.
@@ -165,23 +172,33 @@ def test_shuffled_words_passes_and_reports_a_bag_of_words(frozen_on_the_stand_in
     assert largest < 1e-5
 
 
+def test_shuffled_words_uses_at_most_limit_texts(frozen_on_the_stand_in, capsys):
+    model = frozen_on_the_stand_in
+    checks.check_shuffled_words(shuffle_words, measured_with(model), predictor(model), TEXTS,
+                                TEXT_LABELS, limit=2)
+    assert "2 test reviews" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("shuffle, accuracy, message", [
-    (unfinished, accuracy_with_shuffled_words, "placeholder"),
-    (lambda review, rng: review, accuracy_with_shuffled_words, "unchanged"),
-    (lambda review, rng: " ".join(rng.permutation(review.lower().split())),
-     accuracy_with_shuffled_words, "not the same tokens"),
-    (lambda review, rng: " ".join(rng.permutation(list(review))), accuracy_with_shuffled_words,
+    (unfinished, None, "placeholder"),
+    (lambda review, rng: review, None, "unchanged"),
+    (lambda review, rng: " ".join(rng.permutation(review.lower().split())), None,
      "not the same tokens"),
-    (lambda review, rng: review.split()[::-1], accuracy_with_shuffled_words, "one string"),
-    (shuffle_words, lambda *args: 1.5, "between 0 and 1"),
-    (shuffle_words, lambda model, texts, labels, seed: 1.0 if accuracy_with_shuffled_words(
-        model, texts, labels, seed) < 1 else 0.0, "give"),
+    (lambda review, rng: " ".join(rng.permutation(list(review))), None, "not the same tokens"),
+    (lambda review, rng: review.split()[::-1], None, "one string"),
+    (shuffle_words, lambda texts, labels, seed: 1.5, "between 0 and 1"),
+    (shuffle_words, "wrong", "give"),
 ])
 def test_shuffled_words_explains_what_is_wrong(frozen_on_the_stand_in, shuffle, accuracy,
                                                message):
+    model = frozen_on_the_stand_in
+    if accuracy is None:
+        accuracy = measured_with(model, shuffle)
+    elif accuracy == "wrong":
+        right = measured_with(model)
+        accuracy = lambda texts, labels, seed: (right(texts, labels, seed) + 0.5) % 1.0  # noqa: E731
     with pytest.raises(CheckFailed, match=message):
-        checks.check_shuffled_words(shuffle, accuracy, frozen_on_the_stand_in, TEXTS,
-                                         TEXT_LABELS)
+        checks.check_shuffled_words(shuffle, accuracy, predictor(model), TEXTS, TEXT_LABELS)
 
 
 # ------------------------------------------------------------------ 02, exercise 1

@@ -104,8 +104,8 @@ def test_padded_target_steps_carry_the_state_over():
     np.testing.assert_allclose(final[0], two_steps[0], atol=1e-6)
 
 
-def test_unknown_length_traced_with_xla_equals_the_unrolled_loop():
-    """A target length unknown when traced goes through ops.scan; XLA compiles it."""
+def test_unknown_length_traced_with_xla_equals_the_eager_call():
+    """Lengths unknown when traced (the scan needs none), compiled by XLA."""
     decoder, (h, c) = make("lstm"), states("lstm")
     expected = decoder(TARGETS, VALUES, [h, c], encoder_mask=MASK)
     spec = [tf.TensorSpec((None, None, EMBEDDING)), tf.TensorSpec((None, None, VALUE)),

@@ -183,7 +183,7 @@ def test_bahdanau_translator_trains_and_decodes_greedily_and_with_beam():
 
 
 def test_bahdanau_in_a_traced_train_step_with_unknown_lengths():
-    """Shapes unknown when traced (a dataset of varying lengths) take the ops.scan path."""
+    """Shapes unknown when traced, as from a dataset of varying lengths."""
     import tensorflow as tf
 
     model = tiny("bahdanau", "lstm")

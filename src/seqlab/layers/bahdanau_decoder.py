@@ -154,13 +154,8 @@ class BahdanauDecoder(keras.layers.Layer):
              return_attention_scores=False, return_state=False, mask=None, training=None):
         keys = self.attention.project_values(encoder_outputs)  # once: (batch, Tv, attention_units)
         state = [ops.cast(s, self.compute_dtype) for s in initial_state]
-        length = target_embeddings.shape[1]
-        if length is not None:
-            outputs, weights, state = self._unrolled(target_embeddings, state, encoder_outputs,
-                                                     keys, encoder_mask, mask, training, length)
-        else:
-            outputs, weights, state = self._scanned(target_embeddings, state, encoder_outputs,
-                                                    keys, encoder_mask, mask, training)
+        outputs, weights, state = self._scanned(target_embeddings, state, encoder_outputs, keys,
+                                                encoder_mask, mask, training)
         results = [outputs]  # (batch, T, units + value_dim)
         if return_attention_scores:
             results.append(weights)  # (batch, T, Tv)
@@ -175,20 +170,13 @@ class BahdanauDecoder(keras.layers.Layer):
         keep = ops.expand_dims(ops.cast(keep, "bool"), -1)  # (batch, 1)
         return [ops.where(keep, new, old) for new, old in zip(new_state, state, strict=True)]
 
-    def _unrolled(self, embedded, state, values, keys, encoder_mask, mask, training, length):
-        """A known target length: a Python loop over the steps (one graph, no while loop)."""
-        outputs, weights = [], []
-        for t in range(length):
-            output, new_state, w = self._step(embedded[:, t], state, values, keys, encoder_mask,
-                                              training)
-            state = self._carry(None if mask is None else mask[:, t], new_state, state)
-            outputs.append(output)
-            weights.append(w)
-        return ops.stack(outputs, axis=1), ops.stack(weights, axis=1), state
-
     def _scanned(self, embedded, state, values, keys, encoder_mask, mask, training):
-        """An unknown target length (symbolic shapes): ``ops.scan`` over time-major steps.
+        """``ops.scan`` of :meth:`_step` over the time-major target.
 
+        A scan rather than a Python loop over a known length: on a 2-core CPU, at notebook 04's
+        class size (units 128, embedding 64, batch 128, length 20, 8,000 words), it traced in
+        37 s instead of 93 s and a training step took no longer (5.5 s vs 6.3 s median, a
+        shared machine); it also works when the length is unknown when traced, and under XLA.
         The carry is ``(state, output, weights)`` and each step emits the same structure:
         TensorFlow's ``ops.scan`` needs the per-step outputs shaped like the carry.
         """

@@ -88,16 +88,16 @@ def runs(**changes):
 
 
 def test_loss_mask_experiment_accepts_consistent_runs(capsys):
-    checks.attention.check_loss_mask_experiment(unmasked_loss, lambda: runs())
+    checks.check_loss_mask_experiment(unmasked_loss, lambda: runs())
     out = capsys.readouterr().out
     assert "passed" in out and "36%" in out and "BLEU 1.3" in out
 
 
 def test_loss_mask_experiment_refuses_the_placeholder():
     with pytest.raises(CheckFailed, match="placeholder"):
-        checks.attention.check_loss_mask_experiment(stub, runs())
+        checks.check_loss_mask_experiment(stub, runs())
     with pytest.raises(CheckFailed, match="placeholder"):
-        checks.attention.check_loss_mask_experiment(unmasked_loss, stub)
+        checks.check_loss_mask_experiment(unmasked_loss, stub)
 
 
 def masked_mean(labels, logits):
@@ -117,7 +117,7 @@ def masked_mean(labels, logits):
 ])
 def test_plausible_wrong_unmasked_losses_are_rejected(wrong, message):
     with pytest.raises(CheckFailed, match=message):
-        checks.attention.check_loss_mask_experiment(wrong, runs())
+        checks.check_loss_mask_experiment(wrong, runs())
 
 
 @pytest.mark.parametrize("changes, message", [
@@ -130,13 +130,13 @@ def test_plausible_wrong_unmasked_losses_are_rejected(wrong, message):
 ])
 def test_inconsistent_runs_are_rejected(changes, message):
     with pytest.raises(CheckFailed, match=message):
-        checks.attention.check_loss_mask_experiment(unmasked_loss, runs(**changes))
+        checks.check_loss_mask_experiment(unmasked_loss, runs(**changes))
 
 
 def test_missing_runs_or_fields_are_named():
     with pytest.raises(CheckFailed, match="entries"):
-        checks.attention.check_loss_mask_experiment(unmasked_loss, {"masked": runs()["masked"]})
+        checks.check_loss_mask_experiment(unmasked_loss, {"masked": runs()["masked"]})
     broken = runs()
     del broken["unmasked"]["bleu"]
     with pytest.raises(CheckFailed, match="bleu"):
-        checks.attention.check_loss_mask_experiment(unmasked_loss, broken)
+        checks.check_loss_mask_experiment(unmasked_loss, broken)

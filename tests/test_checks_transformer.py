@@ -119,7 +119,7 @@ def peeking():
 
 def test_the_unmasked_experiment_passes_and_reports_both_numbers(peeking, capsys):
     batch = _test_batch()
-    checks.transformer.check_causal_mask_experiment(lambda: _run(peeking, batch), batch,
+    checks.check_causal_mask_experiment(lambda: _run(peeking, batch), batch,
                                                     peeking.count_params())
     assert "greedy exact match 0.0%" in capsys.readouterr().out
 
@@ -136,7 +136,7 @@ def test_the_unmasked_experiment_rejects_wrong_reports(peeking, changes, message
         changes = {"teacher_forced_accuracy": min(1.0, _teacher_forced(peeking, batch) + 0.2)}
         message = "token accuracy on the test batch"
     with pytest.raises(CheckFailed, match=message):
-        checks.transformer.check_causal_mask_experiment(lambda: _run(peeking, batch, **changes),
+        checks.check_causal_mask_experiment(lambda: _run(peeking, batch, **changes),
                                                         batch, peeking.count_params())
 
 
@@ -145,12 +145,12 @@ def test_the_unmasked_experiment_rejects_a_model_that_still_hides_the_future():
     masked = TransformerTranslator.from_preset("tiny", SOURCE_VOCAB, TARGET_VOCAB)
     masked.build()
     with pytest.raises(CheckFailed, match="still hides the future"):
-        checks.transformer.check_causal_mask_experiment(lambda: _run(masked, batch), batch,
+        checks.check_causal_mask_experiment(lambda: _run(masked, batch), batch,
                                                         masked.count_params())
     with pytest.raises(CheckFailed, match="change only the mask"):
-        checks.transformer.check_causal_mask_experiment(lambda: _run(masked, batch), batch, 7)
+        checks.check_causal_mask_experiment(lambda: _run(masked, batch), batch, 7)
     with pytest.raises(CheckFailed, match="placeholder"):
-        checks.transformer.check_causal_mask_experiment(stub, batch, 7)
+        checks.check_causal_mask_experiment(stub, batch, 7)
 
 
 def _translator(**overrides):
@@ -161,7 +161,7 @@ def _translator(**overrides):
 
 def test_one_head_passes_and_prints_both_counts(capsys):
     four = _translator()
-    checks.transformer.check_one_head(lambda: _translator(num_heads=1), four.count_params(), 64)
+    checks.check_one_head(lambda: _translator(num_heads=1), four.count_params(), 64)
     out = capsys.readouterr().out
     assert "passed" in out and out.count(f"{four.count_params():,}") == 2
 
@@ -175,4 +175,4 @@ def test_one_head_passes_and_prints_both_counts(capsys):
 ])
 def test_one_head_rejects_other_models(build, message):
     with pytest.raises(CheckFailed, match=message):
-        checks.transformer.check_one_head(build, _translator().count_params(), 64)
+        checks.check_one_head(build, _translator().count_params(), 64)

@@ -21,6 +21,12 @@ Decoding protocol shared with :mod:`seqlab.decoding` (greedy, beam search, ``tra
   a cache the whole prefix is recomputed. ``attention`` is the last decoder layer's
   cross-attention of the newest position, averaged over heads.
 
+Notebook 05 assembles the same model from the same layers, under the same layer names, as a
+Keras functional model in view; it copies its weights into this class to decode, and
+``tests/test_models_transformer.py`` checks that the two give the same logits. This class stays
+for what the notebook's functional model lacks (``encode``, ``decode_step`` and the cache) and
+for the benchmarks and tests that build it.
+
 Sizes: the class defaults are the small configuration used in class (2 layers, d_model 128,
 4 heads, dff 512); :data:`TRANSFORMER_PRESETS` also holds the paper's base model
 (N=6, d_model=512, h=8, dff=2048, dropout 0.1) — ``TransformerTranslator.from_preset("base",

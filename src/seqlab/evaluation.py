@@ -45,8 +45,16 @@ def bleu(hypotheses: Sequence[str], references: Sequence[str] | Sequence[Sequenc
         hypotheses: one translation per sentence.
         references: one reference per sentence, or a list of references per sentence (all
             sentences must then have the same number).
-        lowercase / tokenize: passed to ``sacrebleu.corpus_bleu``; ``"13a"`` is the WMT
-            standard tokenisation, the one behind published BLEU scores.
+        lowercase / tokenize: passed to ``sacrebleu.corpus_bleu``; ``"13a"``, sacrebleu's
+            default, splits punctuation off the words as WMT's official scoring script
+            (``mteval-v13a.pl``) does (Post, 2018, "A Call for Clarity in Reporting BLEU
+            Scores"). Smoothing is sacrebleu's default (``"exp"``), which changes only an
+            n-gram order with no match at all.
+
+    BLEU (Papineni et al., 2002, §2): the clipped n-gram precisions for n = 1..4, counted over
+    the whole corpus, their geometric mean, times the brevity penalty ``exp(1 - r / c)`` when
+    the hypotheses' total length ``c`` does not exceed the references' ``r``; notebook 04
+    computes it by hand for one sentence.
 
     Raises:
         ValueError: for no hypotheses or a length mismatch.

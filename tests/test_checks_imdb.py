@@ -8,48 +8,22 @@ import tensorflow as tf
 from seqlab import checks
 from seqlab.checks import CheckFailed
 from seqlab.layers import HubTextEmbedding
-from seqlab.models import embedding_layer
 
 
-def build_frozen(handle, *, learning_rate=1e-3, trainable=False, units=128, loss="binary_crossentropy",
-                 metrics=("accuracy",), compile=True):
+def build_frozen(handle):
     model = keras.Sequential([
         keras.Input(shape=(), dtype="string"),
-        HubTextEmbedding(handle, trainable=trainable),
-        keras.layers.Dense(units, activation="relu"),
+        HubTextEmbedding(handle, trainable=False),
+        keras.layers.Dense(128, activation="relu"),
         keras.layers.Dense(1, activation="sigmoid"),
     ])
-    if compile:
-        model.compile(optimizer=keras.optimizers.Adam(learning_rate), loss=loss,
-                      metrics=list(metrics))
+    model.compile(optimizer=keras.optimizers.Adam(1e-3), loss="binary_crossentropy",
+                  metrics=["accuracy"])
     return model
 
 
 def unfinished(*args):
     raise NotImplementedError("Exercise: replace this line with your solution.")
-
-
-# ------------------------------------------------------------------ 01, former exercise 1 (check kept)
-
-
-def test_frozen_classifier_passes(capsys):
-    checks.check_frozen_classifier(build_frozen)
-    assert "passed" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("wrong, message", [
-    (lambda h: build_frozen(h, trainable=True), "trainable"),
-    (lambda h: build_frozen(h, units=64), "6,657"),
-    (lambda h: build_frozen(h, learning_rate=1e-2), "learning rate"),
-    (lambda h: build_frozen(h, loss="mse"), "binary"),
-    (lambda h: build_frozen(h, metrics=()), "accuracy"),
-    (lambda h: build_frozen(h, compile=False), "not compiled"),
-    (lambda h: None, "return the keras model"),
-    (unfinished, "placeholder"),
-])
-def test_frozen_classifier_explains_what_is_wrong(wrong, message):
-    with pytest.raises(CheckFailed, match=message):
-        checks.check_frozen_classifier(wrong)
 
 
 # ------------------------------------------------------------------ 01, exercise 2
@@ -72,61 +46,6 @@ def test_accuracy_function_passes():
 def test_accuracy_function_explains_what_is_wrong(wrong, message):
     with pytest.raises(CheckFailed, match=message):
         checks.check_accuracy_function(wrong)
-
-
-# ------------------------------------------------------------------ 02, former exercise 1 (check kept)
-
-
-def recompile(model, base_learning_rate):
-    embedding_layer(model).trainable = True
-    model.compile(optimizer=keras.optimizers.Adam(base_learning_rate / 10),
-                  loss="binary_crossentropy", metrics=["accuracy"])
-    return model
-
-
-def test_recompile_for_fine_tuning_passes():
-    checks.check_recompile_for_fine_tuning(recompile)
-
-
-def _no_unfreeze(model, base_learning_rate):
-    model.compile(optimizer=keras.optimizers.Adam(base_learning_rate / 10),
-                  loss="binary_crossentropy", metrics=["accuracy"])
-
-
-def _same_rate(model, base_learning_rate):
-    embedding_layer(model).trainable = True
-    model.compile(optimizer=keras.optimizers.Adam(base_learning_rate),
-                  loss="binary_crossentropy", metrics=["accuracy"])
-
-
-def _hard_coded(model, base_learning_rate):
-    embedding_layer(model).trainable = True
-    model.compile(optimizer=keras.optimizers.Adam(1e-4), loss="binary_crossentropy",
-                  metrics=["accuracy"])
-
-
-def _rebuilt(model, base_learning_rate):
-    new = build_frozen(embedding_layer(model).handle, trainable=True,
-                       learning_rate=base_learning_rate / 10)
-    return new
-
-
-def _not_recompiled(model, base_learning_rate):
-    embedding_layer(model).trainable = True
-    model.optimizer.learning_rate.assign(base_learning_rate / 10)
-
-
-@pytest.mark.parametrize("wrong, message", [
-    (_no_unfreeze, "still frozen"),
-    (_same_rate, "learning rate"),
-    (_hard_coded, "learning rate is 0.0001; expected 0.0002"),
-    (_rebuilt, "different model"),
-    (_not_recompiled, "call model.compile"),
-    (unfinished, "placeholder"),
-])
-def test_recompile_for_fine_tuning_explains_what_is_wrong(wrong, message):
-    with pytest.raises(CheckFailed, match=message):
-        checks.check_recompile_for_fine_tuning(wrong)
 
 
 # ------------------------------------------------------------------ 01, exercise 1 (shuffled words)

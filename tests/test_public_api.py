@@ -114,10 +114,14 @@ def scan_source(source: str, *, library_private: set[str], ours: set[str]) -> li
         if (token.type == tokenize.NAME and token.string in ("getattr", "hasattr", "setattr")
                 and i + 1 < len(tokens) and tokens[i + 1].string == "("):
             depth = 0
-            for inner in tokens[i + 1:]:
+            for j in range(i + 1, len(tokens)):
+                inner = tokens[j]
                 depth += inner.string == "("
                 depth -= inner.string == ")"
-                if inner.type == tokenize.STRING:
+                # only a whole argument names an attribute (not the suffix in name + "_pairs")
+                whole = (depth == 1 and tokens[j - 1].string == ","
+                         and j + 1 < len(tokens) and tokens[j + 1].string in (",", ")"))
+                if inner.type == tokenize.STRING and whole:
                     name = inner.string.strip("\"'")
                     if PRIVATE.match(name) and (name in library_private or name not in ours):
                         hits.append(f"line {line}: {token.string}(..., {inner.string})")
@@ -213,7 +217,7 @@ class Mine(keras.layers.Layer):
         return helpers._local_rule(y), x.__class__, self._helper()
 
     def _helper(self):
-        return getattr(self, "_cache")
+        return getattr(self, "_cache"), getattr(self, kind + "_rows")
 '''
 
 

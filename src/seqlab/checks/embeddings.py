@@ -11,63 +11,16 @@ CBOW prediction.
 * Exercise 2 — ``cbow_probabilities(W, U, context_ids)``: the slides' "Continuous Bag of Words
   Model (CBOW)": average the context words' vectors (rows of ``W``, ``v̄ = 1/2m Σ v``), score
   every word with ``z = U v̄``, return ``softmax(z)``, shape ``(V,)``.
-
-:func:`check_skipgram_pairs` belongs to an earlier version of notebook 06, whose Exercise 1
-re-typed ``seqlab.data.corpus.skipgram_pairs`` (the lesson shows it); no notebook calls it.
 """
 
 from __future__ import annotations
-
-from collections import Counter
 
 import numpy as np
 
 from seqlab.checks.core import CheckFailed, as_array, assert_close, passed, run_student_code
 
-SKIPGRAM = "Exercise 1: skip-gram pairs"
 NOISE_AND_SUBSAMPLING = "Exercise 1: the paper's noise distribution and subsampling"
 CBOW = "Exercise 2: the CBOW prediction"
-
-SLIDE_SENTENCE = "The quick brown fox jumps over the lazy dog".split()
-
-
-def skipgram_pairs_reference(words, window):
-    """(centre, context) for every context word within ``window`` positions of a centre word."""
-    return [(words[i], words[j])
-            for i in range(len(words))
-            for j in range(max(0, i - window), min(len(words), i + window + 1)) if j != i]
-
-
-def check_skipgram_pairs(skipgram_pairs) -> None:
-    """Check ``skipgram_pairs(words, window)`` on the slides' sentence and on edge cases."""
-    cases = [(SLIDE_SENTENCE, 2), (SLIDE_SENTENCE, 1), (["a", "b", "c"], 5), (["alone"], 2)]
-    for words, window in cases:
-        got = run_student_code(SKIPGRAM, skipgram_pairs, list(words), window)
-        try:
-            got = [tuple(pair) for pair in got]
-        except TypeError:
-            raise CheckFailed(SKIPGRAM, "return a list of (centre, context) pairs.") from None
-        if any(len(pair) != 2 for pair in got):
-            raise CheckFailed(SKIPGRAM, "every pair should hold two words: (centre, context).")
-        expected = skipgram_pairs_reference(list(words), window)
-        if Counter(got) == Counter(expected):
-            continue
-        sentence = " ".join(words)
-        if any(centre == context for centre, context in got) and len(set(words)) == len(words):
-            raise CheckFailed(SKIPGRAM, f"for {sentence!r} a word is paired with itself; the "
-                              "centre word is not its own context.")
-        if Counter(got) == Counter(skipgram_pairs_reference(list(words), window + 1)) or \
-                Counter(got) == Counter(skipgram_pairs_reference(list(words), window - 1)):
-            raise CheckFailed(SKIPGRAM, f"for window={window} you use a window of another size: "
-                              f"words at most {window} positions away count, on each side.")
-        missing = Counter(expected) - Counter(got)
-        extra = Counter(got) - Counter(expected)
-        detail = (f"missing {sorted(missing)[:3]}" if missing else "") + \
-            ("; " if missing and extra else "") + (f"unexpected {sorted(extra)[:3]}" if extra else "")
-        raise CheckFailed(SKIPGRAM, f"for {sentence!r} with window={window} you gave {len(got)} "
-                          f"pairs, expected {len(expected)}: {detail}.")
-    passed(SKIPGRAM, f"{len(skipgram_pairs_reference(SLIDE_SENTENCE, 2))} pairs for the "
-           "slides' sentence with a window of 2.")
 
 
 def check_noise_and_subsampling(noise_distribution, keep_probabilities) -> None:

@@ -9,9 +9,6 @@
   ``(B, T)``; return the mean cross-entropy at each position of the window, ``(T,)``. The
   notebook draws it for the mini-GPT (each window alone) and for the LSTM with its state carried
   or reset.
-
-(``check_sampling_distribution`` belongs to an earlier version of the notebook; it stays while
-``seqlab.checks`` re-exports it.)
 """
 
 from __future__ import annotations
@@ -22,7 +19,6 @@ from seqlab.checks.core import CheckFailed, as_array, assert_close, passed, run_
 
 PERPLEXITY = "Exercise 1: how surprised is the model by its own samples"
 POSITION_LOSS = "Exercise 2: the loss at each position of a window"
-SAMPLING = "Exercise 2: temperature and top-k"
 
 
 def _log_softmax(logits, axis=-1):
@@ -126,50 +122,3 @@ def check_loss_by_position(loss_by_position) -> None:
                                         "over the vocabulary first.")
         assert_close(exercise, got, expected, what="the loss by position", atol=1e-6)
     passed(exercise, "Its mean over the positions is the loss Keras reports.")
-
-
-# ---------------------------------------------- the earlier Exercise 2 (still re-exported)
-
-
-def _softmax(z):
-    z = z - z[np.isfinite(z)].max()
-    e = np.where(np.isfinite(z), np.exp(z), 0.0)
-    return e / e.sum()
-
-
-def sampling_distribution_reference(logits, temperature, top_k=None):
-    z = np.asarray(logits, "float64") / temperature
-    if top_k is not None:
-        kth = np.sort(z)[-top_k]
-        z = np.where(z >= kth, z, -np.inf)
-    return _softmax(z)
-
-
-def check_sampling_distribution(sampling_distribution) -> None:
-    """Check ``sampling_distribution(logits, temperature, top_k)`` for several settings."""
-    logits = np.array([1.5, -0.3, 2.4, 0.0, 0.9, -1.2])
-    for temperature, top_k in [(1.0, None), (0.5, None), (2.0, None), (1.0, 3), (0.7, 2), (1.5, 1)]:
-        got = as_array(SAMPLING, run_student_code(SAMPLING, sampling_distribution, logits.copy(),
-                                                  temperature, top_k), "your distribution")
-        expected = sampling_distribution_reference(logits, temperature, top_k)
-        if got.shape != expected.shape:
-            raise CheckFailed(SAMPLING, f"the result has shape {got.shape}; expected "
-                              f"{expected.shape}: one probability per character.")
-        if np.allclose(got, expected, atol=1e-6):
-            continue
-        setting = f"temperature={temperature}, top_k={top_k}"
-        if not np.isclose(got.sum(), 1.0, atol=1e-4):
-            raise CheckFailed(SAMPLING, f"with {setting} the probabilities sum to {got.sum():.4f}; "
-                              "renormalise after dropping the tokens outside the top k.")
-        if np.allclose(got, sampling_distribution_reference(logits, 1 / temperature, top_k), atol=1e-6):
-            raise CheckFailed(SAMPLING, f"with {setting}: divide the logits by the temperature "
-                              "(a low temperature must sharpen the distribution).")
-        if top_k is not None and np.allclose(got, sampling_distribution_reference(logits, temperature),
-                                             atol=1e-6):
-            raise CheckFailed(SAMPLING, f"with {setting} every token keeps some probability; only "
-                              f"the {top_k} most likely may.")
-        if top_k is not None and (got > 1e-12).sum() != min(top_k, len(logits)):
-            raise CheckFailed(SAMPLING, f"with {setting}, {(got > 1e-12).sum()} tokens have a "
-                              f"probability above 0; expected {top_k}.")
-        assert_close(SAMPLING, got, expected, what=f"the distribution ({setting})", atol=1e-6)
-    passed(SAMPLING)

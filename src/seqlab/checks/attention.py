@@ -1,5 +1,4 @@
-"""Checks for notebook 04's exercises: Luong's "general" score, the loss-mask experiment and
-the attention weights.
+"""Checks for notebook 04's exercises: Luong's "general" score and the loss-mask experiment.
 
 * Exercise 1 — ``general_score(h, y, W)``: eq. (12), ``e_ti = h_t^T W y_i`` for every decoder
   step ``t`` and source position ``i``; ``h`` ``(batch, Tq, dq)``, ``y`` ``(batch, Tv, dv)``,
@@ -9,14 +8,9 @@ the attention weights.
   which trains one translator with the masked loss and one with the unmasked loss and returns
   both losses of each on the validation batch, the padding share and the BLEU
   (:func:`check_loss_mask_experiment`).
-* ``check_attention_weights`` (no longer an exercise of notebook 04, whose lesson computes the
-  masked softmax by hand): eq. (13), the softmax over the *source* positions, with padded
-  positions (``mask`` false) given zero weight; ``scores`` ``(batch, Tq, Tv)``, ``mask``
-  ``(batch, Tv)`` -> ``alpha`` ``(batch, Tq, Tv)``.
 
 The functions are compared with NumPy versions of the equations on random inputs; the messages
-name the usual mistakes (``W`` left out or transposed, the padding still masked, the softmax
-over the wrong axis, padding not masked). The experiment's numbers are checked for what can be
+name the usual mistakes (``W`` left out or transposed, the padding still masked). The experiment's numbers are checked for what can be
 checked without re-running it: each model's unmasked loss is at least ``(1 - padding share)``
 times its masked loss, because the padded positions' cross-entropy is never negative.
 """
@@ -38,16 +32,10 @@ from seqlab.checks.core import (
 
 GENERAL_SCORE = "Exercise 1: Luong's general score"
 LOSS_MASK = "Exercise 2: drop the loss mask"
-ATTENTION_WEIGHTS = "Attention weights with a padding mask"
 #: What ``compare_loss_masks()`` returns: one entry per run, each with these numbers.
 LOSS_MASK_RUNS = ("masked", "unmasked")
 LOSS_MASK_FIELDS = ("masked_loss", "unmasked_loss", "padding_share", "bleu")
 
-
-def _softmax(x, axis=-1):
-    x = x - x.max(axis=axis, keepdims=True)
-    e = np.exp(x)
-    return e / e.sum(axis=axis, keepdims=True)
 
 
 def general_score_reference(h, y, W):
@@ -55,11 +43,6 @@ def general_score_reference(h, y, W):
     return np.einsum("btq,qv,biv->bti", h, W, y)
 
 
-def attention_weights_reference(scores, mask):
-    """Softmax over the last (source) axis; padded positions exactly 0."""
-    mask = np.asarray(mask, bool)[:, None, :]
-    weights = _softmax(np.where(mask, scores, -1e9), axis=-1)
-    return np.where(mask, weights, 0.0)
 
 
 def check_luong_general_score(general_score) -> None:
@@ -172,26 +155,3 @@ def check_loss_mask_experiment(unmasked_loss, comparison) -> None:
         for name, run in ((n, comparison[n]) for n in LOSS_MASK_RUNS))
     passed(exercise, f"padding is {shares[0]:.0%} of the validation labels.{table}")
 
-
-def check_attention_weights(attention_weights) -> None:
-    """Check ``attention_weights(scores, mask)`` against eq. (13) with padding masked."""
-    rng = np.random.default_rng(413)
-    scores = rng.normal(scale=2.0, size=(3, 4, 5)).astype("float32")
-    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 1, 0, 0, 0]], bool)
-    got = as_array(ATTENTION_WEIGHTS,
-                    run_student_code(ATTENTION_WEIGHTS, attention_weights, scores, mask),
-                    "your weights")
-    expected = attention_weights_reference(scores, mask)
-    if got.shape != expected.shape:
-        raise CheckFailed(ATTENTION_WEIGHTS, f"the weights have shape {got.shape}; expected "
-                          f"{expected.shape}, the shape of the scores.")
-    if np.allclose(got.sum(axis=1), 1.0, atol=1e-4) and not np.allclose(got.sum(-1), 1.0, atol=1e-4):
-        raise CheckFailed(ATTENTION_WEIGHTS, "the weights sum to 1 over the decoder steps (axis 1); "
-                          "eq. (13) normalises over the source positions i, the last axis.")
-    padded = ~np.broadcast_to(mask[:, None, :], got.shape)
-    if np.any(np.abs(got[padded]) > 1e-6):
-        raise CheckFailed(ATTENTION_WEIGHTS, "padded source positions (mask False) get weight "
-                          f"{float(np.abs(got[padded]).max()):.3g}; they must get exactly 0. "
-                          "Give their scores a large negative value before the softmax.")
-    assert_close(ATTENTION_WEIGHTS, got, expected, what="your weights alpha", atol=1e-5)
-    passed(ATTENTION_WEIGHTS, "softmax over the source, padding at zero, eq. (13).")

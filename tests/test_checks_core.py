@@ -38,7 +38,6 @@ def test_passed_prints_a_tick_and_returns_nothing_to_display(capsys):
 
 def test_a_passing_check_returns_none(capsys):
     from seqlab import checks
-
     from seqlab.checks.language_models import sample_perplexity_reference
 
     assert checks.check_perplexity(sample_perplexity_reference) is None

@@ -7,7 +7,7 @@ Full mode downloads the preset from Kaggle, which this project's machines cannot
 a step takes depends on the architecture, not on the weights, so this builds the same
 architecture from random weights: ``keras_hub.models.BertBackbone`` with the preset's published
 sizes (checked against the parameter count keras-hub lists for the preset) under
-``BertTextClassifier``, as ``seqlab.models.bert.text_classifier`` does, compiled as notebook 08
+``BertTextClassifier`` (notebook 08 assembles the same head in view and shows it equal), compiled as notebook 08
 compiles it. It times training steps on random token ids of the notebook's full-mode sequence
 length and batch, then prints seconds per step and what that makes for notebook 08's full
 fine-tuning (IMDB's 25,000 training reviews split 70/30 as in notebook 01: 17,500 reviews per

@@ -14,7 +14,7 @@ import nbformat
 import pytest
 
 from seqlab import config
-from seqlab.homework.giveaways import answers_shown, import_object
+from seqlab.homework.giveaways import answers_shown, import_object, python_source
 from seqlab.homework.tags import (
     ALLOWED_ERROR_TAG,
     CHECK_TAG,
@@ -128,9 +128,8 @@ TAUGHT_MODELS = {
 def _called_names(source: str) -> set[str]:
     import ast
 
-    clean = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
     names = set()
-    for node in ast.walk(ast.parse(clean)):
+    for node in ast.walk(ast.parse(python_source(source))):
         if isinstance(node, ast.Call):
             function = node.func
             names.add(function.attr if isinstance(function, ast.Attribute)

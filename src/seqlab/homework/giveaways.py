@@ -114,6 +114,12 @@ def source_of(target) -> str:
         return ""
 
 
+def python_source(source: str) -> str:
+    """A code cell's source without IPython's own lines (``%magic``, ``!shell``, ``x?``)."""
+    return "\n".join(line for line in source.splitlines()
+                     if not line.strip().startswith(("%", "!")) and not line.strip().endswith("?"))
+
+
 def _displayed_expressions(source: str) -> list[str]:
     """The expressions whose source a cell displays: ``getsource(X)``, ``X??``, ``%psource X``."""
     found = []
@@ -123,10 +129,8 @@ def _displayed_expressions(source: str) -> list[str]:
             found.append(stripped.split(None, 1)[1] if " " in stripped else "")
         elif stripped.endswith("??"):
             found.append(stripped.rstrip("?").strip())
-    clean = "\n".join(line for line in source.splitlines()
-                      if not line.strip().startswith(("%", "!")) and not line.strip().endswith("?"))
     try:
-        tree = ast.parse(clean)
+        tree = ast.parse(python_source(source))
     except SyntaxError:
         return found
     for node in ast.walk(tree):
@@ -143,10 +147,8 @@ def _imports(cells: Iterable) -> list[ast.stmt]:
     for cell in cells:
         if cell.cell_type != "code":
             continue
-        clean = "\n".join(line for line in cell.source.splitlines()
-                          if not line.strip().startswith(("%", "!")))
         try:
-            tree = ast.parse(clean)
+            tree = ast.parse(python_source(cell.source))
         except SyntaxError:
             continue
         statements += [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]

@@ -167,8 +167,8 @@ def test_measured_notebooks_take_a_size_parameter(number):
     cells = nbformat.read(path, as_version=4).cells
     assert "parameters" in cells[2].metadata.get("tags", [])
     assert "\nSIZE = None" in cells[2].source, f"{path.name}: the parameters cell needs SIZE = None"
-    assert "SIZE = config.size(SIZE, fast=FAST)" in cells[3].source, (
-        f"{path.name}: cell 3 must resolve SIZE with config.size(SIZE, fast=FAST)")
+    resolve = f'SIZE = sizes.choose(SIZE, fast=FAST, notebook="{number}")'
+    assert resolve in cells[3].source, f"{path.name}: cell 3 must resolve SIZE with {resolve}"
 
 
 def test_full_mode_sync_replaces_the_unmeasured_sentence_the_first_time(tmp_path):

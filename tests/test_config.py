@@ -50,30 +50,3 @@ def test_setup_names_colab_when_the_runtime_is_colab_s():
     line = notebook.describe_versions(dict(config.TESTED_COLAB))
     assert line.count("the version Colab's runtime ships") == 2
     assert "Colab" not in notebook.describe_versions(dict(config.TESTED_FLOOR))
-
-
-@pytest.mark.parametrize("fast, env, value, expected", [
-    (True, None, None, "fast"),
-    (False, None, None, "full"),
-    (False, "class", None, "class"),
-    (False, "CLASS ", None, "class"),
-    (False, "class", "full", "full"),   # the notebook's parameter wins over the environment
-    (True, None, "fast", "fast"),
-])
-def test_size_resolves_parameter_environment_and_mode(monkeypatch, fast, env, value, expected):
-    if env is None:
-        monkeypatch.delenv("SEQLAB_SIZE", raising=False)
-    else:
-        monkeypatch.setenv("SEQLAB_SIZE", env)
-    assert config.size(value, fast=fast) == expected
-
-
-@pytest.mark.parametrize("fast, value, message", [
-    (False, "classroom", "must be one of 'fast', 'class', 'full'"),
-    (True, "class", "FAST mode is on"),
-    (False, "fast", "needs FAST mode"),
-])
-def test_size_refuses_typos_and_contradictions(monkeypatch, fast, value, message):
-    monkeypatch.delenv("SEQLAB_SIZE", raising=False)
-    with pytest.raises(ValueError, match=message):
-        config.size(value, fast=fast)

@@ -532,11 +532,13 @@ def test_notebook_07_full_mode(network_stand_in):
 #: words of IMDB's vocabulary, "wonderful", "actor", that generated examples cannot hold); the
 #: in-process tests above cover their data and model paths.
 FULL_MODE_RUNS = {
-    "01_imdb_pretrained_embedding": ({"EPOCHS": 1, "BATCH_SIZE": 16}, 48),
-    "02_fine_tuning": ({"FROZEN_EPOCHS": 1, "FINE_TUNING_EPOCHS": 1, "EXERCISE_EPOCHS": 1,
+    "01_imdb_pretrained_embedding": ({"SIZE": "full", "EPOCHS": 1, "BATCH_SIZE": 16}, 48),
+    "02_fine_tuning": ({"SIZE": "full", "FROZEN_EPOCHS": 1, "FINE_TUNING_EPOCHS": 1,
+                        "EXERCISE_EPOCHS": 1,
                         "BATCH_SIZE": 16}, 32),
-    "04_neural_machine_translation": ({"EPOCHS": 1, "BATCH_SIZE": 8, "UNITS": 8}, 1),
-    "05_transformer": ({"EPOCHS": 1, "BATCH_SIZE": 8, "WARMUP_STEPS": 10}, 1),
+    "04_neural_machine_translation": ({"SIZE": "full", "EPOCHS": 1, "BATCH_SIZE": 8,
+                                       "UNITS": 8}, 1),
+    "05_transformer": ({"SIZE": "full", "EPOCHS": 1, "BATCH_SIZE": 8, "WARMUP_STEPS": 10}, 1),
     # The class size's own code paths (time budgets, the same-budget comparison), a few seconds
     # of training each.
     "04_neural_machine_translation class": ({"SIZE": "class", "TRAIN_MINUTES": 0.1,
@@ -545,7 +547,8 @@ FULL_MODE_RUNS = {
                               "WARMUP_STEPS": 10}, 1),
     # STEPS > 40: the causality probe changes the characters from position 40 on. PROMPT: the
     # generated text has no speaker lines to take the default prompt from.
-    "07_language_models": ({"LSTM_EPOCHS": 1, "GPT_EPOCHS": 1, "BATCH_SIZE": 4, "STEPS": 48,
+    "07_language_models": ({"SIZE": "full", "LSTM_EPOCHS": 1, "GPT_EPOCHS": 1, "BATCH_SIZE": 4,
+                            "STEPS": 48,
                             "PROMPT": "ab", "TEMPERATURES": [0.0, 1.0]}, 80),
 }
 #: Run by default (about a minute); SEQLAB_TEST_FULL_NOTEBOOKS=all runs every notebook above.

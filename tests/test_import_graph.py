@@ -22,6 +22,7 @@ LEVELS = {
     "seqlab": 0,
     "seqlab.config": 0,
     "seqlab.results": 0,
+    "seqlab.sizes": 0,
     "seqlab.distribute": 0,
     "seqlab.data": 1,
     "seqlab.layers": 2,

@@ -80,38 +80,6 @@ def is_fast(default: bool = False) -> bool:
     )
 
 
-#: The sizes a notebook runs at: FAST (offline, about a minute), "class" (real data, at most
-#: 15 minutes of training on 2 CPU cores, Colab's free runtime) and "full" (the notebook's
-#: full-size models; the times each takes are in benchmarks/results/full_mode.json).
-SIZES = ("fast", "class", "full")
-
-
-def size(value: str | None = None, *, fast: bool | None = None) -> str:
-    """The size this run trains at: ``"fast"``, ``"class"`` or ``"full"``.
-
-    ``value`` (a notebook's ``SIZE`` parameter) wins; else ``SEQLAB_SIZE``; else ``"fast"`` in
-    FAST mode (``fast``, or ``SEQLAB_FAST``) and ``"full"`` otherwise.
-
-    Raises:
-        ValueError: for anything but the three sizes, naming them (a typo must not start a
-            long run), or for ``"class"``/``"full"`` asked for in FAST mode.
-    """
-    fast = is_fast() if fast is None else bool(fast)
-    raw = value if value is not None else os.environ.get("SEQLAB_SIZE")
-    if raw is None:
-        return "fast" if fast else "full"
-    chosen = str(raw).strip().lower()
-    if chosen not in SIZES:
-        raise ValueError(f"SIZE (or SEQLAB_SIZE) must be one of {', '.join(map(repr, SIZES))}; "
-                         f"got {raw!r}.")
-    if fast and chosen != "fast":
-        raise ValueError(f"SIZE = {chosen!r} trains on the real data, but FAST mode is on: set "
-                         "FAST = False (or SEQLAB_FAST=0) as well.")
-    if not fast and chosen == "fast":
-        raise ValueError("SIZE = 'fast' needs FAST mode: set FAST = True (or SEQLAB_FAST=1).")
-    return chosen
-
-
 def models_dir() -> Path:
     """``models/``, created on first use (trained artifacts and the stand-in land here)."""
     MODELS_DIR.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,8 @@
 """Training helpers: compiling, the masked loss and metric, the optimizer, learning-rate schedules,
 callbacks, the results files, and the ``tf.distribute`` helpers a training cell needs.
 
-One module per topic (``compiling``, ``losses``, ``optimizers``, ``schedules``, ``callbacks``);
+One module per topic (``compiling``, ``losses``, ``optimizers``, ``schedules``, ``callbacks``,
+``resume``: training that survives a disconnect);
 the results files are :mod:`seqlab.results` and the strategy helpers :mod:`seqlab.distribute`,
 re-exported here because a notebook's training cells use them. Import from here:
 ``from seqlab.training import compile_translator``.
@@ -19,6 +20,7 @@ from seqlab.training.callbacks import EpochTimer, TimeBudget, standard_callbacks
 from seqlab.training.compiling import compile_sentiment_classifier, compile_translator
 from seqlab.training.losses import MaskedAccuracy, MaskedSparseCategoricalCrossentropy
 from seqlab.training.optimizers import SummedRowsAdam
+from seqlab.training.resume import ResumableBackup, TrainingRun, backup_root
 from seqlab.training.schedules import TransformerSchedule, transformer_optimizer
 
 __all__ = [
@@ -28,6 +30,8 @@ __all__ = [
     "transformer_optimizer",
     # callbacks
     "EpochTimer", "TimeBudget", "standard_callbacks",
+    # training that survives a disconnect (seqlab.training.resume)
+    "ResumableBackup", "TrainingRun", "backup_root",
     # one or several devices (seqlab.distribute)
     "choose_strategy", "fixed_shape_batches", "global_batch_size", "scale_learning_rate",
     "scale_warmup_steps",

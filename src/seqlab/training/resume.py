@@ -1,0 +1,282 @@
+"""Training that survives a disconnect: Keras's ``BackupAndRestore`` behind one small helper.
+
+A notebook creates a :class:`TrainingRun` right before its ``fit`` and passes the run's
+callbacks to it::
+
+    run = TrainingRun("01-frozen-" + SIZE, model)
+    if not run.finished:
+        model.fit(train, validation_data=valid, epochs=EPOCHS,
+                  callbacks=[*callbacks, *run.callbacks])   # the run's callbacks last
+    history = run.history
+
+If the kernel dies (a lost Colab session, a restart, the stop button), running the notebook
+again continues the ``fit`` from the last finished epoch; once a ``fit`` has completed, running
+it again loads the final weights instead of training again.
+
+Backups go to Google Drive when it is mounted on Colab (``/content/drive/MyDrive``, then
+``seqlab/backups/<run name>``), else to ``models/backups/<run name>`` (``SEQLAB_HOME``'s
+``models/``); ``SEQLAB_BACKUP_DIR`` names another folder. See docs/resuming.md.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+from pathlib import Path
+
+import keras
+
+from seqlab import config
+
+#: Where Colab mounts Google Drive (``drive.mount("/content/drive")``).
+GOOGLE_DRIVE = Path("/content/drive/MyDrive")
+
+_HISTORY_FILE = "history.json"          # one entry per finished epoch, kept across resumes
+_FINAL_WEIGHTS_FILE = "final.weights.h5"
+_FINISHED_FILE = "finished.json"        # written last: the run's fit completed
+_BACKUP_FOLDER = "backup"               # BackupAndRestore's own; Keras deletes it after fit
+
+
+def backup_root() -> Path:
+    """The folder that holds every run's backups (one subfolder per run).
+
+    In this order: ``$SEQLAB_BACKUP_DIR`` if set; ``seqlab/backups`` on Google Drive when Drive
+    is mounted on Colab (``/content/drive/MyDrive`` exists), so the backups outlive the Colab
+    runtime; else ``models/backups`` of the checkout (``$SEQLAB_HOME/models/backups`` when
+    ``SEQLAB_HOME`` is set), which a lost Colab runtime loses with it.
+    """
+    override = os.environ.get("SEQLAB_BACKUP_DIR")
+    if override:
+        return Path(override).expanduser()
+    if GOOGLE_DRIVE.is_dir():
+        return GOOGLE_DRIVE / "seqlab" / "backups"
+    return config.MODELS_DIR / "backups"
+
+
+def _write_json(path: Path, value) -> None:
+    """Write ``value`` to ``path`` whole or not at all (a kill mid-write leaves the old file)."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(value, indent=1))
+    os.replace(partial, path)
+
+
+def _as_history(entries: list[dict]) -> keras.callbacks.History:
+    """A ``keras.callbacks.History`` holding ``entries`` (one ``{"epoch": i, name: value}``
+    per epoch), as ``fit`` returns it: ``.epoch`` and ``.history[name]``."""
+    history = keras.callbacks.History()
+    history.epoch = [entry["epoch"] for entry in entries]
+    history.history = {}
+    for entry in entries:
+        for name, value in entry.items():
+            if name != "epoch":
+                history.history.setdefault(name, []).append(value)
+    return history
+
+
+class ResumableBackup(keras.callbacks.BackupAndRestore):
+    """Keras's ``BackupAndRestore`` that also keeps the run's history and marks it finished.
+
+    What Keras's ``BackupAndRestore`` does (Keras 3, ``save_freq="epoch"``): at the end of every
+    epoch it saves the model's weights *and the optimizer's state* (Adam's moments, its step
+    count, so a learning-rate schedule continues where it was) and the number of finished
+    epochs to ``backup_dir``; at the start of the next ``fit`` it loads them, and ``fit``
+    continues with the next epoch. When a ``fit`` completes (all epochs, or stopped early by a
+    callback) it deletes ``backup_dir``.
+
+    What it does not restore: the position inside an epoch (an interrupted epoch starts again
+    from its first batch, so at most one epoch of training is lost: minutes in every notebook
+    of this course), the order in which a shuffled dataset deals its batches (the resumed
+    process shuffles its first epoch as a fresh one would), random draws such as dropout's,
+    and other callbacks' state (``EarlyStopping`` and ``ReduceLROnPlateau`` count their
+    patience, ``TimeBudget`` its seconds, from the resumed epoch). So a resumed run ends near,
+    not exactly at, the uninterrupted run's numbers, as two runs with different shuffles do.
+    Keras's integer ``save_freq`` (a backup every n batches) is not used: Keras 3 records only
+    the epoch, restarts that epoch from its first batch and would train those batches twice.
+
+    What this subclass adds: each finished epoch's logs go to ``history.json`` (before the
+    epoch's backup is written, and cut back to the restored epoch when a fit resumes), so the
+    run's history covers every epoch across resumes; one line is printed when a fit resumes;
+    and when the fit completes, the final weights, the history and a ``finished.json`` marker
+    are written next to the backup before Keras deletes it.
+
+    Pass it *last* in ``fit(callbacks=...)``: callbacks run in list order, and
+    ``EarlyStopping(restore_best_weights=True)`` puts the best epoch's weights back when
+    training ends, which must happen before this callback saves the final weights.
+
+    Args:
+        folder: the run's folder; the backup itself goes to its ``backup`` subfolder.
+        name: the run's name, for the printed lines.
+    """
+
+    def __init__(self, folder: str | Path, name: str | None = None):
+        self.folder = Path(folder)
+        self.name = name or self.folder.name
+        super().__init__(backup_dir=str(self.folder / _BACKUP_FOLDER), save_freq="epoch")
+        self._first_epoch_of_fit = True
+        self._backup_time: str | None = None
+
+    def _read_history(self) -> list[dict]:
+        path = self.folder / _HISTORY_FILE
+        return json.loads(path.read_text()) if path.is_file() else []
+
+    def _start_next_fit_at_epoch_zero(self):
+        """Make the model's next ``fit`` start at epoch 0, and leave a backup of that state.
+
+        Keras (3.10 to 3.13) keeps the epoch a ``BackupAndRestore`` restored on the model and
+        starts every later ``fit`` of that model there, with or without a backup (a plain
+        ``fit`` too). Restoring a backup in which no epoch has finished is the public way to set
+        it back. The optimizer is built first, as ``BackupAndRestore`` does before it loads, so
+        the backup holds its state and loads back without warnings.
+        """
+        if self.model.optimizer is not None and not self.model.optimizer.built:
+            self.model.optimizer.build(self.model.trainable_variables)
+        super().on_epoch_end(-1)      # a backup of the current weights, 0 epochs finished
+        super().on_train_begin()      # restored: the next fit starts at epoch 0
+
+    def on_train_begin(self, logs=None):
+        backup = Path(self.backup_dir)
+        saved = list(backup.iterdir()) if backup.is_dir() else []
+        self._first_epoch_of_fit = True
+        if saved:
+            newest = max(file.stat().st_mtime for file in saved)
+            self._backup_time = datetime.datetime.fromtimestamp(
+                newest, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            super().on_train_begin(logs)  # weights, optimizer state and epoch from the backup
+        else:
+            self._start_next_fit_at_epoch_zero()
+
+    def on_epoch_begin(self, epoch, logs=None):
+        if not self._first_epoch_of_fit:
+            return
+        self._first_epoch_of_fit = False
+        # The history may hold an epoch whose backup was never written (a kill between the
+        # two writes): keep only the epochs before the one fit starts with.
+        history = [entry for entry in self._read_history() if entry["epoch"] < epoch]
+        self.folder.mkdir(parents=True, exist_ok=True)
+        _write_json(self.folder / _HISTORY_FILE, history)
+        if epoch > 0:
+            total = self.params.get("epochs", "?") if self.params else "?"
+            print(f"{self.name}: resuming from epoch {epoch + 1} of {total}, backed up at "
+                  f"{self._backup_time} (epochs 1-{epoch} are in the backup)")
+
+    def on_epoch_end(self, epoch, logs=None):
+        entry = {"epoch": int(epoch)}
+        entry.update({name: float(value) for name, value in (logs or {}).items()})
+        history = [e for e in self._read_history() if e["epoch"] < epoch] + [entry]
+        _write_json(self.folder / _HISTORY_FILE, history)
+        super().on_epoch_end(epoch, logs)
+
+    def on_train_end(self, logs=None):
+        self.model.save_weights(str(self.folder / _FINAL_WEIGHTS_FILE))
+        history = self._read_history()
+        _write_json(self.folder / _FINISHED_FILE, {
+            "name": self.name, "epochs": len(history), "keras": keras.version(),
+            "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        })
+        super().on_train_end(logs)  # deletes the backup
+        self._start_next_fit_at_epoch_zero()
+        shutil.rmtree(self.backup_dir, ignore_errors=True)
+
+
+class TrainingRun:
+    """One named training run that survives a disconnect: resumes, or loads when finished.
+
+    Create it in the cell of the ``fit``, right before it. It prints one line saying where its
+    backups go. If this run finished earlier (its folder holds ``finished.json`` and the final
+    weights), it loads the final weights into ``model``, prints how to train again, and
+    ``finished`` is True: the notebook skips ``fit``, so a finished run is never trained again
+    by accident. Otherwise ``callbacks`` holds a :class:`ResumableBackup` for ``fit``: the fit
+    resumes from the last finished epoch if an earlier one was interrupted.
+
+    To train again from scratch: pass ``retrain=True`` (the run's folder is deleted first), or
+    delete the folder printed by the first line.
+
+    ``history`` holds every epoch of the run, across resumes, as ``fit``'s return value does:
+    ``run.history.history["val_loss"]``, ``run.history.epoch``.
+
+    Name each run after what it trains and its size (``f"04-{variant}-{SIZE}"``), so that runs
+    of another model or size never share a backup: a backup only fits the model and compile
+    settings that wrote it (Keras's ``BackupAndRestore`` documentation says so too). A resumed
+    run restarts a ``TimeBudget`` and the patience of ``EarlyStopping``: see
+    :class:`ResumableBackup` for what a resume restores and what it does not.
+
+    Args:
+        name: the run's folder name: letters, digits, ``-``, ``_``, ``.``; no path separators.
+        model: the model ``fit`` will train, built (its weights exist) and compiled.
+        retrain: delete this run's backups and final weights and train from scratch.
+        root: the folder of all runs; default :func:`backup_root` (Google Drive if mounted).
+
+    Attributes:
+        folder: this run's folder (``root / name``).
+        finished: True if an earlier ``fit`` of this run completed (weights now loaded).
+        callbacks: ``[ResumableBackup(...)]``, or ``[]`` when finished; put them last in
+            ``fit(callbacks=...)``.
+
+    Raises:
+        ValueError: if ``name`` is empty or holds a path separator, or ``model`` is not a
+            ``keras.Model`` or not built.
+
+    Example:
+        >>> import keras, numpy as np, tempfile
+        >>> model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+        >>> model.compile("sgd", "mse")
+        >>> root = tempfile.mkdtemp()
+        >>> run = TrainingRun("demo", model, root=root)  # doctest: +ELLIPSIS
+        demo: backups in .../demo (a local folder)
+        >>> if not run.finished:
+        ...     _ = model.fit(np.zeros((4, 2)), np.zeros(4), epochs=2, verbose=0,
+        ...                   callbacks=run.callbacks)
+        >>> run.history.epoch
+        [0, 1]
+        >>> TrainingRun("demo", model, root=root).finished  # doctest: +ELLIPSIS
+        demo: backups in .../demo (a local folder)
+        demo: finished earlier (2 epochs): final weights loaded, not trained again; ...
+        True
+    """
+
+    def __init__(self, name: str, model: keras.Model, *, retrain: bool = False,
+                 root: str | Path | None = None):
+        if not isinstance(name, str) or not name.strip() or name in (".", "..") or any(
+                separator in name for separator in ("/", "\\", os.sep)):
+            raise ValueError("TrainingRun needs a run name that is a folder name, such as "
+                             f"'04-luong-dot-full' (no '/' or '\\\\'); got {name!r}.")
+        if not isinstance(model, keras.Model):
+            raise ValueError(f"TrainingRun needs a keras.Model; got {type(model).__name__}.")
+        if not model.built:
+            raise ValueError(f"TrainingRun needs a built model, whose weights exist to be backed "
+                             f"up; {model.name!r} is not built yet: call it on a batch (or give "
+                             "it a keras.Input) first.")
+        self.name = name
+        self.model = model
+        root = Path(root) if root is not None else backup_root()
+        self.folder = root / name
+        on_drive = GOOGLE_DRIVE in self.folder.parents
+        print(f"{name}: backups in {self.folder} "
+              f"({'Google Drive' if on_drive else 'a local folder'})")
+        if retrain and self.folder.exists():
+            shutil.rmtree(self.folder)
+        final = self.folder / _FINAL_WEIGHTS_FILE
+        self.finished = (self.folder / _FINISHED_FILE).is_file() and final.is_file()
+        if self.finished:
+            optimizer = model.optimizer
+            if optimizer is not None and not optimizer.built:
+                # The final weights hold the optimizer's state too (Keras saves it with them).
+                optimizer.build(model.trainable_variables)
+            model.load_weights(str(final))
+            print(f"{name}: finished earlier ({len(self._history_entries())} epochs): final "
+                  "weights loaded, not trained again; to train again pass retrain=True or "
+                  f"delete {self.folder}")
+            self.callbacks: list[keras.callbacks.Callback] = []
+        else:
+            self.callbacks = [ResumableBackup(self.folder, name)]
+
+    def _history_entries(self) -> list[dict]:
+        path = self.folder / _HISTORY_FILE
+        return json.loads(path.read_text()) if path.is_file() else []
+
+    @property
+    def history(self) -> keras.callbacks.History:
+        """Every epoch trained so far in this run, across resumes (``.history``, ``.epoch``)."""
+        return _as_history(self._history_entries())

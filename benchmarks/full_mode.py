@@ -58,7 +58,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import nbformat  # noqa: E402
 
 from benchmarks.notebooks import device, readme_table, table_line  # noqa: E402
-from seqlab import config  # noqa: E402
+from seqlab import config, sizes  # noqa: E402
 from seqlab.notebook_files import notebook_paths  # noqa: E402
 
 RECORD = config.REPO_ROOT / "benchmarks" / "results" / "full_mode.json"
@@ -87,33 +87,24 @@ IMDB_CORPUS = 75_000      # train + unsupervised: notebook 06's word-vector corp
 NNLM_ROWS, NNLM_DIM = 963_812, 50
 SHAKESPEARE_CHARS, SHAKESPEARE_VOCAB = 1_115_394, 66   # 65 characters + id 0 (unseen)
 
-#: What each notebook trains at each size: the numbers of its parameters and constants cells.
+#: The numbers each notebook takes from ``seqlab.sizes.SETTINGS`` at each size (the one home of
+#: the sizes), with the constants of its cells that do not change with the size. 01 and 02
+#: train within the class limit at full size: their class size is their full size.
+def _sized(number: str, **constants) -> dict:
+    return {size: {**constants, **sizes.settings(number, size)} for size in SIZES}
+
+
 SETTINGS = {
-    "01": {"full": {"epochs": 10, "batch": 128}},
-    "02": {"full": {"fine_tuning_epochs": 5, "exercise_epochs": 3, "batch": 128}},
-    "03": {"full": {"epochs": 5, "batch": 128, "units": 64, "sequence": 300, "max_tokens": 20_000,
-                    "adding_epochs": 10, "adding_examples": 10_000, "adding_steps": 50}},
-    "06": {"full": {"reviews": IMDB_CORPUS, "dim": 100, "epochs": 5, "classifier_epochs": 10,
-                    "vocab": 20_000, "pairs_batch": 4096, "batch": 128}},
-    "07": {"full": {"chars": SHAKESPEARE_CHARS, "lstm_epochs": 20, "gpt_epochs": 20, "steps": 100,
-                    "batch": 32, "embedding": 64, "lstm_units": 512,
-                    "gpt": {"d_model": 256, "num_heads": 8, "dff": 1024, "num_layers": 4}}},
-    "08": {"full": {"fine_tune_epochs": 2, "sequence": 256, "batch": 32}},
+    "01": {"full": sizes.settings("01", "full")},
+    "02": {"full": sizes.settings("02", "full")},
+    "03": _sized("03", batch=128, units=64, sequence=300, max_tokens=20_000, adding_epochs=10,
+                 adding_examples=10_000, adding_steps=50),
+    "06": _sized("06", dim=100, vocab=20_000, pairs_batch=4096, batch=128),
+    "07": _sized("07", chars=SHAKESPEARE_CHARS, steps=100, batch=32),
+    "08": _sized("08", batch=32),
 }
-#: Each class size: what it changes in the notebook's full-mode settings.
-CLASS_CHANGES = {
-    # the same model for 2 epochs instead of 5 (testing on 25,000 reviews stays)
-    "03": {"epochs": 2},
-    # a third of the reviews, 2 skip-gram epochs, 3 epochs per classifier
-    "06": {"reviews": 25_000, "epochs": 2, "classifier_epochs": 3},
-    # the whole text, both models smaller and 5 epochs each: still the perplexity race
-    "07": {"lstm_epochs": 5, "gpt_epochs": 5, "lstm_units": 256,
-           "gpt": {"d_model": 128, "num_heads": 4, "dff": 512, "num_layers": 2}},
-    # one epoch of reviews cut to 128 tokens: random weights vs the preset, side by side
-    "08": {"fine_tune_epochs": 1, "sequence": 128},
-}
-for _number, _changes in CLASS_CHANGES.items():
-    SETTINGS[_number]["class"] = {**SETTINGS[_number]["full"], **_changes}
+for _size in SIZES:  # None: every review of the corpus
+    SETTINGS["06"][_size]["reviews"] = SETTINGS["06"][_size]["reviews"] or IMDB_CORPUS
 
 
 @dataclass

@@ -88,3 +88,29 @@ def test_every_notebook_of_the_real_record_has_both_sizes():
     for number in ("01", "02", "03", "04", "05", "06", "07", "08"):
         assert sizes.expected_minutes(number, "class") is not None, number
         assert sizes.expected_minutes(number, "full") >= sizes.expected_minutes(number, "class")
+
+
+def test_each_notebook_takes_its_size_s_numbers_from_one_home():
+    """No notebook keeps a table of per-size numbers of its own (seqlab.sizes.SETTINGS is it)."""
+    import nbformat
+
+    from seqlab import config
+    from seqlab.notebook_files import notebook_paths
+
+    for path in notebook_paths(config.REPO_ROOT / "notebooks"):
+        number = path.name[:2]
+        cells = nbformat.read(path, as_version=4).cells
+        assert f'AT_SIZE = sizes.settings("{number}", SIZE)' in cells[3].source, path.name
+        code = "\n".join(cell.source for cell in cells if cell.cell_type == "code")
+        assert '{"fast":' not in code, f"{path.name} has a per-size table: move it to seqlab.sizes"
+
+
+def test_settings_are_copies_and_refuse_unknown_notebooks_and_sizes():
+    a = sizes.settings("07", "full")
+    a["gpt"]["d_model"] = 1
+    assert sizes.SETTINGS["07"]["full"]["gpt"]["d_model"] == 256
+    with pytest.raises(ValueError, match="no sizes for notebook"):
+        sizes.settings("09", "full")
+    with pytest.raises(ValueError, match="size must be one of"):
+        sizes.settings("04", "huge")
+    assert all(set(sizes.SETTINGS[n]) == set(sizes.SIZES) for n in sizes.SETTINGS)

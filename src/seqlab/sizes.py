@@ -29,6 +29,63 @@ SIZES = ("fast", "class", "full")
 RECORD = config.REPO_ROOT / "benchmarks" / "results" / "full_mode.json"
 _NAMES = {"class": "the class size", "full": "the full size"}
 
+#: What each notebook trains at each size: the numbers its constants cell takes from here (a
+#: parameter set in the notebook wins) and ``benchmarks.full_mode`` measures. The class sizes
+#: were chosen to train within 15 minutes on 2 CPU cores (benchmarks/README.md); 01 and 02
+#: already do at full size, so their class size is their full size.
+SETTINGS: dict[str, dict[str, dict]] = {
+    "01": {"fast": {"epochs": 10, "batch": 32}, "class": {"epochs": 10, "batch": 128},
+           "full": {"epochs": 10, "batch": 128}},
+    "02": {"fast": {"frozen_epochs": 10, "fine_tuning_epochs": 10, "exercise_epochs": 3,
+                    "batch": 32},
+           "class": {"frozen_epochs": 10, "fine_tuning_epochs": 5, "exercise_epochs": 3,
+                     "batch": 128},
+           "full": {"frozen_epochs": 10, "fine_tuning_epochs": 5, "exercise_epochs": 3,
+                    "batch": 128}},
+    # class: the same model for 2 epochs instead of 5
+    "03": {"fast": {"epochs": 2}, "class": {"epochs": 2}, "full": {"epochs": 5}},
+    # class: four smaller models, one epoch or 3 minutes each, scored on 2,000 test sentences
+    "04": {"fast": {"epochs": 4, "embedding_dim": 32, "units": 64, "train_minutes": None,
+                    "test_sentences": None},
+           "class": {"epochs": 1, "embedding_dim": 64, "units": 128, "train_minutes": 3,
+                     "test_sentences": 2000},
+           "full": {"epochs": 4, "embedding_dim": 128, "units": 256, "train_minutes": None,
+                    "test_sentences": None}},
+    # class: the full-size model for 6 minutes (and notebook 04's RNN at its class size)
+    "05": {"fast": {"epochs": 3, "preset": "tiny", "train_minutes": None},
+           "class": {"epochs": 10, "preset": "small", "train_minutes": 6},
+           "full": {"epochs": 10, "preset": "small", "train_minutes": None}},
+    # class: a third of the reviews (None: all), 2 skip-gram epochs, 3 per classifier
+    "06": {"fast": {"reviews": 2500, "epochs": 3, "classifier_epochs": 6},
+           "class": {"reviews": 25_000, "epochs": 2, "classifier_epochs": 3},
+           "full": {"reviews": None, "epochs": 5, "classifier_epochs": 10}},
+    # class: the whole text, both models smaller, 5 epochs each: still the perplexity race
+    "07": {"fast": {"lstm_epochs": 4, "gpt_epochs": 4, "embedding": 32, "lstm_units": 128,
+                    "gpt": {"d_model": 64, "num_heads": 4, "dff": 128, "num_layers": 2}},
+           "class": {"lstm_epochs": 5, "gpt_epochs": 5, "embedding": 64, "lstm_units": 256,
+                     "gpt": {"d_model": 128, "num_heads": 4, "dff": 512, "num_layers": 2}},
+           "full": {"lstm_epochs": 20, "gpt_epochs": 20, "embedding": 64, "lstm_units": 512,
+                    "gpt": {"d_model": 256, "num_heads": 8, "dff": 1024, "num_layers": 4}}},
+    # class: one epoch of reviews cut to 128 tokens
+    "08": {"fast": {"sequence": 48, "fine_tune_epochs": 5},
+           "class": {"sequence": 128, "fine_tune_epochs": 1},
+           "full": {"sequence": 256, "fine_tune_epochs": 2}},
+}
+
+
+def settings(notebook: str, size: str) -> dict:
+    """A copy of :data:`SETTINGS` for notebook ``"04"`` at ``size``.
+
+    Raises:
+        ValueError: for a notebook or size that has no entry, naming those that do.
+    """
+    if notebook not in SETTINGS:
+        raise ValueError(f"no sizes for notebook {notebook!r}; there are {sorted(SETTINGS)}")
+    if size not in SIZES:
+        raise ValueError(f"size must be one of {', '.join(map(repr, SIZES))}; got {size!r}")
+    return {key: dict(value) if isinstance(value, dict) else value
+            for key, value in SETTINGS[notebook][size].items()}
+
 
 def has_gpu() -> bool:
     """True when TensorFlow sees a GPU on this runtime."""
@@ -57,8 +114,10 @@ def expected_minutes(notebook: str, size: str) -> float | None:
 
 def _cpu_time(notebook: str | None, size: str) -> str:
     minutes = expected_minutes(notebook, size) if notebook else None
-    return ("its time is not recorded" if minutes is None
-            else f"about {minutes:.0f} min of training on 2 CPU cores")
+    if minutes is None:
+        return "its time is not recorded"
+    amount = "under a minute" if minutes < 1 else f"about {minutes:.0f} min"
+    return f"{amount} of training on 2 CPU cores"
 
 
 def describe(notebook: str | None, size: str, gpu: bool) -> str:

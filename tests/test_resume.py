@@ -88,6 +88,7 @@ def test_an_interrupted_fit_resumes_at_the_epoch_and_ends_as_an_uninterrupted_on
     assert "tiny-fast: resuming from epoch 4 of 6, backed up at " in capsys.readouterr().out
     _assert_same_weights(model, reference)
     assert run.history.epoch == list(range(EPOCHS))
+    assert run.steps == EPOCHS * 4 and len(run.epoch_seconds) == EPOCHS  # 64 examples / 16
     for name in ("loss", "accuracy", "val_loss", "val_accuracy"):
         np.testing.assert_allclose(run.history.history[name], reference_history.history[name],
                                    rtol=1e-6)
@@ -104,7 +105,8 @@ def test_an_epoch_logged_but_not_backed_up_is_trained_again_and_logged_once(tmp_
     # A kill between writing epoch 3's logs and its backup: the history is one epoch ahead.
     history_file = tmp_path / "tiny-fast" / "history.json"
     entries = json.loads(history_file.read_text())
-    history_file.write_text(json.dumps([*entries, {**entries[-1], "epoch": 3, "loss": -1.0}]))
+    logs = {**entries[-1]["logs"], "loss": -1.0}
+    history_file.write_text(json.dumps([*entries, {**entries[-1], "epoch": 3, "logs": logs}]))
 
     model = _model()
     run = TrainingRun("tiny-fast", model, root=tmp_path)
@@ -128,6 +130,7 @@ def test_a_finished_run_loads_its_final_weights_and_is_not_trained_again(tmp_pat
     _assert_same_weights(again, model)
     assert run.history.epoch == list(range(EPOCHS))
     assert run.history.history["val_loss"] == pytest.approx(trained.history["val_loss"])
+    assert run.steps == EPOCHS * 4 and run.seconds_per_epoch() > 0  # timings kept too
 
     fresh = _model()
     run = TrainingRun("tiny-fast", fresh, root=tmp_path, retrain=True)

@@ -24,6 +24,8 @@ import datetime
 import json
 import os
 import shutil
+import statistics
+import time
 from pathlib import Path
 
 import keras
@@ -33,7 +35,7 @@ from seqlab import config
 #: Where Colab mounts Google Drive (``drive.mount("/content/drive")``).
 GOOGLE_DRIVE = Path("/content/drive/MyDrive")
 
-_HISTORY_FILE = "history.json"          # one entry per finished epoch, kept across resumes
+_HISTORY_FILE = "history.json"          # one record per finished epoch, kept across resumes
 _FINAL_WEIGHTS_FILE = "final.weights.h5"
 _FINISHED_FILE = "finished.json"        # written last: the run's fit completed
 _BACKUP_FOLDER = "backup"               # BackupAndRestore's own; Keras deletes it after fit
@@ -62,17 +64,22 @@ def _write_json(path: Path, value) -> None:
     os.replace(partial, path)
 
 
-def _as_history(entries: list[dict]) -> keras.callbacks.History:
-    """A ``keras.callbacks.History`` holding ``entries`` (one ``{"epoch": i, name: value}``
-    per epoch), as ``fit`` returns it: ``.epoch`` and ``.history[name]``."""
+def _as_history(records: list[dict]) -> keras.callbacks.History:
+    """A ``keras.callbacks.History`` of the epoch records, as ``fit`` returns one: ``.epoch``
+    and ``.history[name]``."""
     history = keras.callbacks.History()
-    history.epoch = [entry["epoch"] for entry in entries]
+    history.epoch = [record["epoch"] for record in records]
     history.history = {}
-    for entry in entries:
-        for name, value in entry.items():
-            if name != "epoch":
-                history.history.setdefault(name, []).append(value)
+    for record in records:
+        for name, value in record["logs"].items():
+            history.history.setdefault(name, []).append(value)
     return history
+
+
+def _read_records(folder: Path) -> list[dict]:
+    """The run's epoch records: ``{"epoch", "logs", "seconds", "steps"}`` per finished epoch."""
+    path = folder / _HISTORY_FILE
+    return json.loads(path.read_text()) if path.is_file() else []
 
 
 class ResumableBackup(keras.callbacks.BackupAndRestore):
@@ -95,11 +102,12 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
     Keras's integer ``save_freq`` (a backup every n batches) is not used: Keras 3 records only
     the epoch, restarts that epoch from its first batch and would train those batches twice.
 
-    What this subclass adds: each finished epoch's logs go to ``history.json`` (before the
-    epoch's backup is written, and cut back to the restored epoch when a fit resumes), so the
-    run's history covers every epoch across resumes; one line is printed when a fit resumes;
-    and when the fit completes, the final weights, the history and a ``finished.json`` marker
-    are written next to the backup before Keras deletes it.
+    What this subclass adds: each finished epoch's logs, wall seconds (validation included)
+    and training steps go to ``history.json`` (before the epoch's backup is written, and cut
+    back to the restored epoch when a fit resumes), so the run's record covers every epoch
+    across resumes; one line is printed when a fit resumes; and when the fit completes, the
+    final weights, the history and a ``finished.json`` marker are written next to the backup
+    before Keras deletes it.
 
     Pass it *last* in ``fit(callbacks=...)``: callbacks run in list order, and
     ``EarlyStopping(restore_best_weights=True)`` puts the best epoch's weights back when
@@ -116,10 +124,8 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
         super().__init__(backup_dir=str(self.folder / _BACKUP_FOLDER), save_freq="epoch")
         self._first_epoch_of_fit = True
         self._backup_time: str | None = None
-
-    def _read_history(self) -> list[dict]:
-        path = self.folder / _HISTORY_FILE
-        return json.loads(path.read_text()) if path.is_file() else []
+        self._epoch_start = 0.0
+        self._epoch_steps = 0
 
     def _start_next_fit_at_epoch_zero(self):
         """Make the model's next ``fit`` start at epoch 0, and leave a backup of that state.
@@ -148,31 +154,36 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
             self._start_next_fit_at_epoch_zero()
 
     def on_epoch_begin(self, epoch, logs=None):
+        self._epoch_start, self._epoch_steps = time.perf_counter(), 0
         if not self._first_epoch_of_fit:
             return
         self._first_epoch_of_fit = False
-        # The history may hold an epoch whose backup was never written (a kill between the
+        # The record may hold an epoch whose backup was never written (a kill between the
         # two writes): keep only the epochs before the one fit starts with.
-        history = [entry for entry in self._read_history() if entry["epoch"] < epoch]
+        records = [record for record in _read_records(self.folder) if record["epoch"] < epoch]
         self.folder.mkdir(parents=True, exist_ok=True)
-        _write_json(self.folder / _HISTORY_FILE, history)
+        _write_json(self.folder / _HISTORY_FILE, records)
         if epoch > 0:
             total = self.params.get("epochs", "?") if self.params else "?"
             print(f"{self.name}: resuming from epoch {epoch + 1} of {total}, backed up at "
                   f"{self._backup_time} (epochs 1-{epoch} are in the backup)")
 
+    def on_train_batch_end(self, batch, logs=None):
+        self._epoch_steps += 1
+        super().on_train_batch_end(batch, logs)
+
     def on_epoch_end(self, epoch, logs=None):
-        entry = {"epoch": int(epoch)}
-        entry.update({name: float(value) for name, value in (logs or {}).items()})
-        history = [e for e in self._read_history() if e["epoch"] < epoch] + [entry]
-        _write_json(self.folder / _HISTORY_FILE, history)
+        record = {"epoch": int(epoch),
+                  "logs": {name: float(value) for name, value in (logs or {}).items()},
+                  "seconds": time.perf_counter() - self._epoch_start, "steps": self._epoch_steps}
+        records = [r for r in _read_records(self.folder) if r["epoch"] < epoch] + [record]
+        _write_json(self.folder / _HISTORY_FILE, records)
         super().on_epoch_end(epoch, logs)
 
     def on_train_end(self, logs=None):
         self.model.save_weights(str(self.folder / _FINAL_WEIGHTS_FILE))
-        history = self._read_history()
         _write_json(self.folder / _FINISHED_FILE, {
-            "name": self.name, "epochs": len(history), "keras": keras.version(),
+            "name": self.name, "epochs": len(_read_records(self.folder)), "keras": keras.version(),
             "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         })
         super().on_train_end(logs)  # deletes the backup
@@ -213,6 +224,10 @@ class TrainingRun:
         finished: True if an earlier ``fit`` of this run completed (weights now loaded).
         callbacks: ``[ResumableBackup(...)]``, or ``[]`` when finished; put them last in
             ``fit(callbacks=...)``.
+        history: every epoch's logs, across resumes (a ``keras.callbacks.History``).
+        epoch_seconds, steps: each epoch's wall seconds and the run's training steps, across
+            resumes; :meth:`seconds_per_epoch` as ``EpochTimer`` reports it. A finished run
+            keeps them, so a notebook can print its times without training again.
 
     Raises:
         ValueError: if ``name`` is empty or holds a path separator, or ``model`` is not a
@@ -265,18 +280,37 @@ class TrainingRun:
                 # The final weights hold the optimizer's state too (Keras saves it with them).
                 optimizer.build(model.trainable_variables)
             model.load_weights(str(final))
-            print(f"{name}: finished earlier ({len(self._history_entries())} epochs): final "
+            print(f"{name}: finished earlier ({len(_read_records(self.folder))} epochs): final "
                   "weights loaded, not trained again; to train again pass retrain=True or "
                   f"delete {self.folder}")
             self.callbacks: list[keras.callbacks.Callback] = []
         else:
             self.callbacks = [ResumableBackup(self.folder, name)]
 
-    def _history_entries(self) -> list[dict]:
-        path = self.folder / _HISTORY_FILE
-        return json.loads(path.read_text()) if path.is_file() else []
-
     @property
     def history(self) -> keras.callbacks.History:
         """Every epoch trained so far in this run, across resumes (``.history``, ``.epoch``)."""
-        return _as_history(self._history_entries())
+        return _as_history(_read_records(self.folder))
+
+    @property
+    def epoch_seconds(self) -> list[float]:
+        """Wall seconds of each epoch of the run (validation included), across resumes; an
+        epoch cut short by a callback (``TimeBudget``) counts what it ran."""
+        return [record["seconds"] for record in _read_records(self.folder)]
+
+    @property
+    def steps(self) -> int:
+        """Training steps (batches) of the run's finished epochs, across resumes."""
+        return sum(record["steps"] for record in _read_records(self.folder))
+
+    def seconds_per_epoch(self) -> float:
+        """Median epoch time, as :class:`seqlab.training.EpochTimer` reports it: the first
+        epoch also traces the training step, so it is left out when there are others.
+
+        Raises:
+            ValueError: if no epoch has finished yet.
+        """
+        seconds = self.epoch_seconds
+        if not seconds:
+            raise ValueError(f"run {self.name!r} has no finished epoch yet: fit it first.")
+        return statistics.median(seconds[1:] or seconds)

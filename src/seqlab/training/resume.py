@@ -26,6 +26,7 @@ import os
 import shutil
 import statistics
 import time
+import weakref
 from pathlib import Path
 
 import keras
@@ -39,6 +40,9 @@ _HISTORY_FILE = "history.json"          # one record per finished epoch, kept ac
 _FINAL_WEIGHTS_FILE = "final.weights.h5"
 _FINISHED_FILE = "finished.json"        # written last: the run's fit completed
 _BACKUP_FOLDER = "backup"               # BackupAndRestore's own; Keras deletes it after fit
+
+#: Models whose fit resumed from a backup at a later epoch (see _start_next_fit_at_epoch_zero).
+_RESUMED_MODELS: weakref.WeakSet = weakref.WeakSet()
 
 
 def backup_root() -> Path:
@@ -140,6 +144,7 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
             self.model.optimizer.build(self.model.trainable_variables)
         super().on_epoch_end(-1)      # a backup of the current weights, 0 epochs finished
         super().on_train_begin()      # restored: the next fit starts at epoch 0
+        _RESUMED_MODELS.discard(self.model)
 
     def on_train_begin(self, logs=None):
         backup = Path(self.backup_dir)
@@ -150,7 +155,7 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
             self._backup_time = datetime.datetime.fromtimestamp(
                 newest, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
             super().on_train_begin(logs)  # weights, optimizer state and epoch from the backup
-        else:
+        elif self.model in _RESUMED_MODELS:  # an earlier fit of this model resumed
             self._start_next_fit_at_epoch_zero()
 
     def on_epoch_begin(self, epoch, logs=None):
@@ -164,6 +169,7 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
         self.folder.mkdir(parents=True, exist_ok=True)
         _write_json(self.folder / _HISTORY_FILE, records)
         if epoch > 0:
+            _RESUMED_MODELS.add(self.model)
             total = self.params.get("epochs", "?") if self.params else "?"
             print(f"{self.name}: resuming from epoch {epoch + 1} of {total}, backed up at "
                   f"{self._backup_time} (epochs 1-{epoch} are in the backup)")
@@ -187,8 +193,9 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
             "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         })
         super().on_train_end(logs)  # deletes the backup
-        self._start_next_fit_at_epoch_zero()
-        shutil.rmtree(self.backup_dir, ignore_errors=True)
+        if self.model in _RESUMED_MODELS:
+            self._start_next_fit_at_epoch_zero()
+            shutil.rmtree(self.backup_dir, ignore_errors=True)
 
 
 class TrainingRun:

@@ -213,6 +213,10 @@ def test_load_translation_anki_uses_the_downloaded_file(tmp_path, monkeypatch):
         data = load_translation("anki", batch_size=4)
     assert len(data.train_pairs) == 32 and len(data.test_pairs) == 4
     assert data.test_pairs[0][1].startswith("Veo")
+    # The real corpus's training batches are grouped by length by default.
+    assert data.info["bucket_widths"] is not None
+    assert int(data.train.cardinality()) == 8
+    assert all(y.shape[0] == 4 for _, y in data.train)
 
 
 @pytest.mark.parametrize("vocab_size", [2, 4, 0, 8.5])
@@ -224,3 +228,132 @@ def test_a_vocabulary_too_small_for_the_special_tokens_is_one_clear_error(vocab_
 def test_the_smallest_vocabulary_still_loads():
     data = load_translation("sample", vocab_size=5)
     assert data.source_vocab_size == data.target_vocab_size == 5
+
+
+# ---- training batches grouped by length ----------------------------------------------------
+
+
+def test_bucket_widths_step_by_two_up_to_the_longest_pair():
+    assert translation.bucket_widths(20) == [6, 8, 10, 12, 14, 16, 18, 20]
+    assert translation.bucket_widths(11) == [6, 8, 10, 11]
+    assert translation.bucket_widths(5) == [5]
+
+
+def test_buckets_too_small_for_a_batch_merge_into_wider_ones():
+    lengths = np.array([5] * 3 + [7] * 4 + [9] * 2 + [12] * 1)  # buckets 6, 8, 10, 12
+    assert translation.fitted_bucket_widths(lengths, 3, longest=12) == [6, 8, 12]
+    # The one pair of 12 fills no batch: the bucket of 10 widens to hold it.
+    assert translation.fitted_bucket_widths(lengths, 2, longest=12) == [6, 8, 12]
+    assert translation.fitted_bucket_widths(lengths, 4, longest=12) == [12]
+    assert translation.fitted_bucket_widths(lengths, 100, longest=12) == [12]
+
+
+@pytest.fixture(scope="module")
+def bucketed():
+    return load_translation("sample", batch_size=16, bucket=True)
+
+
+def _rows(source, target_in, target_out):
+    """Each row as its real tokens: (source ids, target ids with [START] and [END])."""
+    rows = []
+    for s, t_in, t_out in zip(source, target_in, target_out, strict=True):
+        target = [int(t_in[0]), *t_out[t_out != 0].tolist()]
+        rows.append((tuple(s[s != 0].tolist()), tuple(target)))
+    return rows
+
+
+def _epoch(dataset):
+    shapes, rows = [], []
+    for (source, target_in), target_out in dataset:
+        shapes.append((source.shape, target_in.shape, target_out.shape))
+        rows += _rows(source.numpy(), target_in.numpy(), target_out.numpy())
+    return shapes, rows
+
+
+def test_bucketed_batches_are_full_padded_to_a_bucket_width_and_teacher_forcing(bucketed):
+    widths = bucketed.info["bucket_widths"]
+    assert set(widths) <= set(translation.bucket_widths(
+        max(bucketed.info["source_length"], bucketed.info["target_length"]))) and len(widths) > 1
+    shapes, rows = _epoch(bucketed.train)
+    # Each bucket leaves out fewer than a batch of pairs per epoch.
+    assert len(shapes) == int(bucketed.train.cardinality())
+    assert len(bucketed.train_pairs) // 16 - len(widths) < len(shapes) <= len(bucketed.train_pairs) // 16
+    for source_shape, in_shape, out_shape in shapes:
+        assert source_shape[0] == in_shape[0] == out_shape[0] == 16
+        assert in_shape == out_shape and in_shape[1] <= bucketed.info["target_length"]
+        width = min(w for w in widths if w >= source_shape[1])
+        assert source_shape[1] == min(width, bucketed.info["source_length"])
+        assert in_shape[1] == min(width, bucketed.info["target_length"])
+    assert len({shape for shape, _, _ in shapes}) > 1  # really grouped: several widths
+    for (source, target_in), target_out in bucketed.train.take(3):
+        source, target_in, target_out = (t.numpy() for t in (source, target_in, target_out))
+        assert np.all(target_in[:, 0] == bucketed.start_id)
+        assert np.all((target_out == bucketed.end_id).sum(axis=1) == 1)
+        # No batch is padded beyond its bucket: its longest pair needs more than the next
+        # narrower width.
+        longest = max(int((source != 0).sum(1).max()), int((target_out != 0).sum(1).max()))
+        narrower = [w for w in widths if w < source.shape[1]]
+        assert not narrower or longest > narrower[-1]
+
+
+def test_a_bucketed_epoch_draws_each_pair_at_most_once_from_the_same_pairs_as_padded(sample,
+                                                                                     bucketed):
+    _, padded_rows = _epoch(sample.train)
+    _, rows = _epoch(bucketed.train)
+    everything = set(_epoch(load_translation("sample", batch_size=1, bucket=False).train)[1])
+    assert len(everything) == len(bucketed.train_pairs)
+    assert set(rows) <= everything and len(set(rows)) == len(rows) > len(padded_rows) * 0.75
+    # Grouping by length costs nothing in variety: each epoch is a new draw and order.
+    _, again = _epoch(bucketed.train)
+    assert again != rows
+
+
+def test_bucketed_batches_hold_fewer_padding_positions(sample, bucketed):
+    def real_share(dataset):
+        labels = [target_out.numpy() for _, target_out in dataset]
+        return sum((y != 0).sum() for y in labels) / sum(y.size for y in labels)
+
+    assert real_share(bucketed.train) > real_share(sample.train) + 0.05
+
+
+def test_bucketing_is_seeded_and_leaves_validation_and_test_alone(sample, bucketed):
+    # First epochs of two fresh loads (the fixture's has been iterated before).
+    first, again = (load_translation("sample", batch_size=16, bucket=True) for _ in range(2))
+    assert _epoch(again.train) == _epoch(first.train)
+    for name in ("valid", "test"):
+        for (ours, theirs) in zip(getattr(bucketed, name), getattr(sample, name), strict=True):
+            for a, b in zip(tf.nest.flatten(ours), tf.nest.flatten(theirs), strict=True):
+                np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_only_the_real_corpus_is_bucketed_by_default(sample):
+    assert sample.info["bucket_widths"] is None
+    with pytest.raises(ValueError, match="do not fill one batch"):
+        load_translation("sample", batch_size=512, bucket=True)
+
+
+@pytest.mark.parametrize("kind", ["rnn", "transformer"])
+def test_a_bucketed_batch_has_the_loss_of_the_same_batch_padded_to_full_length(kind, bucketed):
+    from seqlab.models import build_rnn_translator, build_transformer_translator
+    from seqlab.training import MaskedSparseCategoricalCrossentropy
+
+    keras.utils.set_random_seed(0)
+    if kind == "rnn":
+        model = build_rnn_translator(bucketed.source_vocab_size, bucketed.target_vocab_size,
+                                     embedding_dim=8, units=8, attention="luong-general",
+                                     output_norm=True)
+    else:
+        model = build_transformer_translator(bucketed.source_vocab_size,
+                                             bucketed.target_vocab_size, preset="tiny")
+    loss = MaskedSparseCategoricalCrossentropy()
+    narrow = next(s for s in bucketed.train if s[0][0].shape[1] < bucketed.info["source_length"])
+    (source, target_in), target_out = narrow
+
+    def pad(ids, length):
+        return np.pad(ids.numpy(), ((0, 0), (0, length - ids.shape[1])))
+
+    full_source = pad(source, bucketed.info["source_length"])
+    full_in = pad(target_in, bucketed.info["target_length"])
+    full_out = pad(target_out, bucketed.info["target_length"])
+    np.testing.assert_allclose(float(loss(target_out, model((source, target_in)))),
+                               float(loss(full_out, model((full_source, full_in)))), rtol=1e-5)

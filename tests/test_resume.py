@@ -116,6 +116,35 @@ def test_an_epoch_logged_but_not_backed_up_is_trained_again_and_logged_once(tmp_
                                rtol=1e-6)
 
 
+def test_a_backup_cut_off_mid_write_falls_back_to_the_one_before_or_starts_over(
+        tmp_path, capsys, uninterrupted):
+    reference, _ = uninterrupted
+    model = _model()
+    run = TrainingRun("tiny-fast", model, root=tmp_path)
+    with pytest.raises(RuntimeError):
+        _fit(model, [Interrupt(3), *run.callbacks])
+    backup = tmp_path / "tiny-fast" / "backup"
+    latest, previous = sorted(backup.glob("*.weights.h5*"), key=lambda path: len(path.name))
+    latest.write_bytes(latest.read_bytes()[:96])  # a kill while the latest was being written
+
+    model = _model()
+    run = TrainingRun("tiny-fast", model, root=tmp_path)
+    assert _fit(model, run.callbacks).epoch == [2, 3, 4, 5]  # from the epoch before
+    _assert_same_weights(model, reference)
+
+    model = _model()
+    run = TrainingRun("tiny-fast", model, root=tmp_path, retrain=True)
+    with pytest.raises(RuntimeError):
+        _fit(model, [Interrupt(3), *run.callbacks])
+    for path in backup.glob("*.weights.h5*"):  # both copies unreadable
+        path.write_bytes(b"")
+    model = _model()
+    run = TrainingRun("tiny-fast", model, root=tmp_path)
+    assert _fit(model, run.callbacks).epoch == list(range(EPOCHS))
+    assert "the backup cannot be read" in capsys.readouterr().out
+    _assert_same_weights(model, reference)
+
+
 def test_a_finished_run_loads_its_final_weights_and_is_not_trained_again(tmp_path, capsys):
     model = _model()
     run = TrainingRun("tiny-fast", model, root=tmp_path)

@@ -96,6 +96,11 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
     continues with the next epoch. When a ``fit`` completes (all epochs, or stopped early by a
     callback) it deletes ``backup_dir``.
 
+    With ``double_checkpoint=True`` it keeps the previous epoch's backup as well (twice the
+    disk space) and falls back to it when the latest cannot be read, e.g. after a kill in the
+    middle of writing it; if neither can be read, this callback says so and trains from the
+    first epoch.
+
     What it does not restore: the position inside an epoch (an interrupted epoch starts again
     from its first batch, so at most one epoch of training is lost: minutes in every notebook
     of this course), the order in which a shuffled dataset deals its batches (the resumed
@@ -125,7 +130,10 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
     def __init__(self, folder: str | Path, name: str | None = None):
         self.folder = Path(folder)
         self.name = name or self.folder.name
-        super().__init__(backup_dir=str(self.folder / _BACKUP_FOLDER), save_freq="epoch")
+        # double_checkpoint: Keras keeps the previous epoch's backup too, and falls back to it
+        # when a kill in the middle of writing the latest one left that unreadable.
+        super().__init__(backup_dir=str(self.folder / _BACKUP_FOLDER), save_freq="epoch",
+                         double_checkpoint=True)
         self._first_epoch_of_fit = True
         self._backup_time: str | None = None
         self._epoch_start = 0.0
@@ -154,7 +162,12 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
             newest = max(file.stat().st_mtime for file in saved)
             self._backup_time = datetime.datetime.fromtimestamp(
                 newest, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-            super().on_train_begin(logs)  # weights, optimizer state and epoch from the backup
+            try:
+                super().on_train_begin(logs)  # weights, optimizer state and epoch from the backup
+            except OSError as error:  # both copies cut off mid-write: only the first epochs'
+                print(f"{self.name}: the backup cannot be read ({error}); training from the "
+                      "first epoch")
+                shutil.rmtree(self.backup_dir, ignore_errors=True)
         elif self.model in _RESUMED_MODELS:  # an earlier fit of this model resumed
             self._start_next_fit_at_epoch_zero()
 

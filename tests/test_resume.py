@@ -167,6 +167,21 @@ def test_a_finished_run_loads_its_final_weights_and_is_not_trained_again(tmp_pat
     assert _fit(fresh, run.callbacks).epoch == list(range(EPOCHS))
 
 
+def test_a_run_whose_model_changed_says_so_and_trains_again(tmp_path, capsys):
+    model = _model()
+    _fit(model, TrainingRun("tiny-fast", model, root=tmp_path).callbacks)
+    keras.utils.set_random_seed(0)
+    wider = keras.Sequential([keras.Input((3,)), keras.layers.Dense(16, activation="relu"),
+                              keras.layers.Dense(1, activation="sigmoid")])
+    wider.compile(keras.optimizers.Adam(0.02), loss="binary_crossentropy")
+    initial = wider.get_weights()
+    run = TrainingRun("tiny-fast", wider, root=tmp_path)
+    assert not run.finished and "do not fit this model" in capsys.readouterr().out
+    for ours, theirs in zip(wider.get_weights(), initial, strict=True):
+        np.testing.assert_array_equal(ours, theirs)  # nothing half-loaded
+    assert _fit(wider, run.callbacks).epoch == list(range(EPOCHS))
+
+
 def test_the_final_weights_are_those_early_stopping_restores(tmp_path):
     model = _model()
     # No later epoch beats the first by 10: training stops after the second epoch and the

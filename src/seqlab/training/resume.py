@@ -68,6 +68,10 @@ def _write_json(path: Path, value) -> None:
     os.replace(partial, path)
 
 
+def _first_line(error: Exception) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
 def _as_history(records: list[dict]) -> keras.callbacks.History:
     """A ``keras.callbacks.History`` of the epoch records, as ``fit`` returns one: ``.epoch``
     and ``.history[name]``."""
@@ -162,11 +166,17 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
             newest = max(file.stat().st_mtime for file in saved)
             self._backup_time = datetime.datetime.fromtimestamp(
                 newest, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            weights = self.model.get_weights()
             try:
                 super().on_train_begin(logs)  # weights, optimizer state and epoch from the backup
-            except OSError as error:  # both copies cut off mid-write: only the first epochs'
-                print(f"{self.name}: the backup cannot be read ({error}); training from the "
-                      "first epoch")
+            except OSError as error:  # both copies cut off mid-write
+                print(f"{self.name}: the backup cannot be read ({_first_line(error)}); training "
+                      "from the first epoch")
+                shutil.rmtree(self.backup_dir, ignore_errors=True)
+            except ValueError as error:  # written by another model (changed since)
+                self.model.set_weights(weights)
+                print(f"{self.name}: the backup does not fit this model, which must have changed "
+                      f"({_first_line(error)}); training from the first epoch")
                 shutil.rmtree(self.backup_dir, ignore_errors=True)
         elif self.model in _RESUMED_MODELS:  # an earlier fit of this model resumed
             self._start_next_fit_at_epoch_zero()
@@ -299,7 +309,16 @@ class TrainingRun:
             if optimizer is not None and not optimizer.built:
                 # The final weights hold the optimizer's state too (Keras saves it with them).
                 optimizer.build(model.trainable_variables)
-            model.load_weights(str(final))
+            weights = model.get_weights()
+            try:
+                model.load_weights(str(final))
+            except ValueError as error:  # written by another model (changed since)
+                model.set_weights(weights)
+                print(f"{name}: the finished run's weights do not fit this model, which must "
+                      f"have changed ({_first_line(error)}); training it again")
+                shutil.rmtree(self.folder)
+                self.finished = False
+        if self.finished:
             print(f"{name}: finished earlier ({len(_read_records(self.folder))} epochs): final "
                   "weights loaded, not trained again; to train again pass retrain=True or "
                   f"delete {self.folder}")

@@ -13,8 +13,10 @@ from seqlab.data.corpus import (
     cbow_examples,
     load_review_corpus,
     log_uniform_probabilities,
+    pair_offsets,
     sample_log_uniform,
     skipgram_dataset,
+    skipgram_pair_positions,
     skipgram_pairs,
     subsample,
     subsampling_keep_probabilities,
@@ -113,9 +115,8 @@ def test_skipgram_dataset_batches_positive_pairs_then_negatives():
 
 
 def test_skipgram_dataset_reads_the_texts_once_however_it_is_iterated():
-    # The pairs are cached. A look at the first batch used to leave the cache half-written, so
-    # TensorFlow threw it away (warning "did not fully read the dataset being cached") and every
-    # later pass recomputed the pairs from the texts.
+    # The pairs are found once, when the dataset is made; iterating it (a look at the first
+    # batch, as notebook 06 takes, then whole epochs) never reads the texts again.
     reads = []
 
     def count(ids):
@@ -125,11 +126,39 @@ def test_skipgram_dataset_reads_the_texts_once_however_it_is_iterated():
     texts = tf.data.Dataset.from_tensor_slices(np.arange(2, 402, dtype="int64").reshape(40, 10))
     texts = texts.map(lambda ids: tf.ensure_shape(tf.py_function(count, [ids], tf.int64), [10]))
     dataset = skipgram_dataset(texts, window_size=2, num_negatives=2, vocab_size=500,
-                               batch_size=8, shuffle_buffer=16)
+                               batch_size=8)
     next(iter(dataset))
     for _ in range(2):
         assert sum(1 for _ in dataset) == 40 * 34 // 8   # 34 pairs per text of 10 ids, window 2
     assert len(reads) == 40, f"the 40 texts were read {len(reads)} times"
+
+
+def test_skipgram_pair_positions_are_the_pairs_of_each_text():
+    rng = np.random.default_rng(3)
+    texts = [rng.integers(0, 9, size=n).tolist() for n in (0, 1, 2, 7, 12)]   # 0, 1: dropped
+    tokens, pairs = skipgram_pair_positions(tf.ragged.constant(texts, tf.int64), 3, min_id=2)
+    offsets = pair_offsets(3)
+    positions, kinds = pairs // 6, pairs % 6
+    got = sorted(zip(tokens[positions].tolist(), tokens[positions + offsets[kinds]].tolist(),
+                     strict=True))
+    expected = sorted(p for ids in texts for p in _pairs_reference([i if i >= 2 else 0 for i in ids], 3))
+    assert got == expected and tokens.dtype == np.int32
+
+
+def test_each_epoch_uses_every_pair_once_in_a_new_order_with_new_negatives():
+    sequences = [[2, 3, 4, 5, 6, 7], [8, 9, 10, 11]]             # 2·(5 + 4) + 2·(3 + 2) = 28 pairs
+    dataset = skipgram_dataset(sequences, window_size=2, num_negatives=3, vocab_size=40,
+                               batch_size=7, seed=5)
+    epochs = [[(c.numpy(), x.numpy()) for (c, x), _ in dataset] for _ in range(2)]
+    expected = sorted(p for ids in sequences for p in _pairs_reference(ids, 2))
+    for epoch in epochs:
+        assert len(epoch) == int(dataset.cardinality()) == 4
+        pairs = [(int(c), int(row[0])) for centres, rows in epoch for c, row in
+                 zip(centres, rows, strict=True)]
+        assert sorted(pairs) == expected
+    first, second = (np.concatenate([x for _, x in epoch]) for epoch in epochs)
+    assert not np.array_equal(first[:, 0], second[:, 0])     # another order
+    assert not np.array_equal(first[:, 1:], second[:, 1:])   # other negatives
 
 
 def test_skipgram_dataset_rejects_bad_settings():

@@ -62,7 +62,7 @@ class SkipGram(keras.Model):
         centre, candidates = inputs
         v = self.target_embedding(centre)                # (batch, d)
         u = self.context_embedding(candidates)           # (batch, 1 + K, d)
-        return ops.einsum("bkd,bd->bk", u, v)            # (batch, 1 + K)
+        return ops.sum(u * v[:, None, :], axis=-1)       # (batch, 1 + K): u_o · v_c
 
     @property
     def vectors(self) -> np.ndarray:

@@ -34,7 +34,10 @@ class SkipGram(keras.Model):
     Returns:
         Logits ``(batch, 1 + K)``: ``u_candidate · v_centre``. ``sigmoid`` of a logit is the
         model's probability that the candidate really appeared near the centre word; train with
-        ``keras.losses.BinaryCrossentropy(from_logits=True)``.
+        ``keras.losses.BinaryCrossentropy(from_logits=True)``. With Adam, prefer
+        :class:`seqlab.training.optimizers.FusedAdam`: Adam's update in one pass over each table
+        instead of Keras's several (about twice the pairs per second on 2 CPU cores at full
+        size, the same loss; ``python -m benchmarks.embedding_updates``).
 
     Example:
         >>> model = SkipGram(vocab_size=50, embedding_dim=8)

@@ -21,9 +21,9 @@ Two cuts, measured by ``python -m benchmarks.embedding_updates`` (table in
   20,000-row tables (notebook 06), which a batch of 4,096 pairs covers widely, and where lazy
   Adam's slower-moving rare words showed in the loss.
 
-XLA (``jit_compile=True``) compiles Keras's Adam into one fused loop too, but on the 2-core
-CPUs measured it made the skip-gram's step slower, not faster (its scatter and gather run
-single-threaded there); on a GPU Keras turns it on by itself.
+XLA (``jit_compile=True``) compiles the skip-gram with Keras's Adam (Keras 3.10 and 3.13), but
+on the 2-core CPU measured its step was slower, not faster (0.79 times the pairs per second);
+on a GPU Keras turns XLA on by itself (``jit_compile="auto"``).
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ class LazyAdam(_AdamWithMomentLookup):
     decays by β₁ a step but is not zero), about ten more steps' worth after each use; lazy
     Adam does not, so a rarely used row moves less. Rows used on every step, and every dense
     weight, get exactly Adam's update. Fine-tuning the nnlm-sized table at notebook 02's rate
-    (1e-4), the loss after the same steps matched Adam's to six digits; on the skip-gram,
+    (1e-4), the loss after the same steps matched Adam's to four digits; on the skip-gram,
     where most of the 20,000 words are rare and the rate is 0.005, it was measurably higher
     than Adam's: use :class:`FusedAdam` there.
 
@@ -158,7 +158,15 @@ class LazyAdam(_AdamWithMomentLookup):
         learning_rate, beta_1, beta_2, epsilon, **kwargs: as ``keras.optimizers.Adam``.
 
     Example:
-        >>> model.compile(optimizer=LazyAdam(learning_rate=1e-4), loss="binary_crossentropy")
+        >>> import numpy as np
+        >>> model = keras.Sequential([keras.Input((3,), dtype="int32"),
+        ...                           keras.layers.Embedding(1000, 4),   # (batch, 3, 4)
+        ...                           keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(1)])
+        >>> model.compile(optimizer=LazyAdam(learning_rate=0.1), loss="mse")
+        >>> table = model.layers[0].embeddings.numpy()
+        >>> _ = model.fit(np.array([[1, 2, 3]]), np.ones((1, 1)), verbose=0)
+        >>> np.flatnonzero((model.layers[0].embeddings.numpy() != table).any(axis=1)).tolist()
+        [1, 2, 3]
     """
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
@@ -210,8 +218,15 @@ class FusedAdam(_AdamWithMomentLookup):
         learning_rate, beta_1, beta_2, epsilon, **kwargs: as ``keras.optimizers.Adam``.
 
     Example:
+        >>> import numpy as np
+        >>> from seqlab.models import SkipGram
+        >>> word2vec = SkipGram(vocab_size=50, embedding_dim=8)
         >>> word2vec.compile(optimizer=FusedAdam(learning_rate=0.005),
         ...                  loss=keras.losses.BinaryCrossentropy(from_logits=True))
+        >>> centre, candidates = np.array([3, 4]), np.array([[5, 6, 7], [8, 9, 10]])
+        >>> labels = np.array([[1.0, 0, 0], [1.0, 0, 0]])
+        >>> round(float(word2vec.train_on_batch((centre, candidates), labels)), 2)
+        0.69
     """
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,

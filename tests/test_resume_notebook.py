@@ -116,6 +116,9 @@ def test_a_killed_kernel_resumes_the_fit_and_ends_with_the_uninterrupted_numbers
     assert f"{RUN_NAME}: resuming from epoch " in printed
     resumed = _frozen_result(home)
     assert (run_folder / "finished.json").is_file()
+    records = json.loads((run_folder / "history.json").read_text())
+    assert [record["epoch"] for record in records] == list(range(len(records)))  # each once
+    assert len(resumed["history"]["loss"]) == len(records) > logged  # the whole run's epochs
 
     # The resumed run restores the weights and Adam's state at the end of an epoch, but not the
     # order of the batches: its new process shuffles its first epoch as epoch 1 of a fresh run

@@ -176,7 +176,7 @@ def test_a_run_whose_model_changed_says_so_and_trains_again(tmp_path, capsys):
     wider.compile(keras.optimizers.Adam(0.02), loss="binary_crossentropy")
     initial = wider.get_weights()
     run = TrainingRun("tiny-fast", wider, root=tmp_path)
-    assert not run.finished and "do not fit this model" in capsys.readouterr().out
+    assert not run.finished and "changed since this run was backed up" in capsys.readouterr().out
     for ours, theirs in zip(wider.get_weights(), initial, strict=True):
         np.testing.assert_array_equal(ours, theirs)  # nothing half-loaded
     assert _fit(wider, run.callbacks).epoch == list(range(EPOCHS))
@@ -248,3 +248,18 @@ def test_an_unbuilt_model_or_no_model_is_refused(tmp_path):
 def test_the_docstring_example_runs():
     result = doctest.testmod(resume_module, optionflags=doctest.ELLIPSIS, report=False)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_a_changed_learning_rate_trains_again_and_the_same_settings_load(tmp_path, capsys):
+    """Only the settings count, not Keras's automatic names: a second, identical model built in
+    the same session (other layer names) loads the finished run; another rate trains again."""
+    model = _model()
+    _fit(model, TrainingRun("tiny-fast", model, root=tmp_path).callbacks)
+    twin = _model()
+    assert [w.path for w in twin.weights] != [w.path for w in model.weights]
+    assert TrainingRun("tiny-fast", twin, root=tmp_path).finished
+    capsys.readouterr()
+    other_rate = _model()
+    other_rate.compile(keras.optimizers.Adam(0.001), loss="binary_crossentropy")
+    run = TrainingRun("tiny-fast", other_rate, root=tmp_path)
+    assert not run.finished and "changed since" in capsys.readouterr().out

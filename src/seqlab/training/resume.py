@@ -21,6 +21,7 @@ Backups go to Google Drive when it is mounted on Colab (``/content/drive/MyDrive
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import os
 import shutil
@@ -39,6 +40,7 @@ GOOGLE_DRIVE = Path("/content/drive/MyDrive")
 _HISTORY_FILE = "history.json"          # one record per finished epoch, kept across resumes
 _FINAL_WEIGHTS_FILE = "final.weights.h5"
 _FINISHED_FILE = "finished.json"        # written last: the run's fit completed
+_SETTINGS_FILE = "settings.json"        # what the run trains: a backup only fits the same
 _BACKUP_FOLDER = "backup"               # BackupAndRestore's own; Keras deletes it after fit
 
 #: Models whose fit resumed from a backup at a later epoch (see _start_next_fit_at_epoch_zero).
@@ -70,6 +72,39 @@ def _write_json(path: Path, value) -> None:
 
 def _first_line(error: Exception) -> str:
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def _without_names(value):
+    """A Keras config with every ``name`` left out (Keras numbers automatic names, ``dense_3``,
+    by how many layers the session has built: the same model gets other names in a new kernel)."""
+    if isinstance(value, dict):
+        return {key: _without_names(item) for key, item in value.items() if key != "name"}
+    if isinstance(value, (list, tuple)):
+        return [_without_names(item) for item in value]
+    return value
+
+
+def training_settings(model: keras.Model) -> dict:
+    """What a backup of ``model`` only fits: its architecture (config, or its weights' shapes
+    where the model has no config), its optimizer's class and settings (learning rate and its
+    schedule included), and the number of replicas it trains on."""
+    try:
+        architecture = _without_names(model.get_config())
+    except NotImplementedError:
+        architecture = None
+    optimizer = model.optimizer
+    return {
+        "model": type(model).__name__, "architecture": architecture,
+        "weights": [[list(weight.shape), str(weight.dtype)] for weight in model.weights],
+        "optimizer": None if optimizer is None else [
+            type(optimizer).__name__, _without_names(optimizer.get_config())],
+        "replicas": model.distribute_strategy.num_replicas_in_sync,
+    }
+
+
+def _fingerprint(settings: dict) -> str:
+    text = json.dumps(settings, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _as_history(records: list[dict]) -> keras.callbacks.History:
@@ -302,6 +337,18 @@ class TrainingRun:
               f"({'Google Drive' if on_drive else 'a local folder'})")
         if retrain and self.folder.exists():
             shutil.rmtree(self.folder)
+        # A backup or a finished run of other settings (a changed learning rate, layer size,
+        # optimizer or number of replicas) would resume or load the wrong thing: start afresh.
+        settings = training_settings(model)
+        written = self.folder / _SETTINGS_FILE
+        if self.folder.exists() and (not written.is_file() or json.loads(
+                written.read_text()).get("fingerprint") != _fingerprint(settings)):
+            print(f"{name}: the model or its optimizer changed since this run was backed up: "
+                  "training it from the start")
+            shutil.rmtree(self.folder)
+        if not written.is_file():
+            self.folder.mkdir(parents=True, exist_ok=True)
+            _write_json(written, {"fingerprint": _fingerprint(settings), "settings": settings})
         final = self.folder / _FINAL_WEIGHTS_FILE
         self.finished = (self.folder / _FINISHED_FILE).is_file() and final.is_file()
         if self.finished:
@@ -317,6 +364,8 @@ class TrainingRun:
                 print(f"{name}: the finished run's weights do not fit this model, which must "
                       f"have changed ({_first_line(error)}); training it again")
                 shutil.rmtree(self.folder)
+                self.folder.mkdir(parents=True)
+                _write_json(written, {"fingerprint": _fingerprint(settings), "settings": settings})
                 self.finished = False
         if self.finished:
             print(f"{name}: finished earlier ({len(_read_records(self.folder))} epochs): final "

@@ -41,6 +41,8 @@ REGISTERED = {
     "seqlab>MaskedAccuracy": seqlab.training.MaskedAccuracy,
     "seqlab>MaskedSparseCategoricalCrossentropy": seqlab.training.MaskedSparseCategoricalCrossentropy,
     "seqlab>SummedRowsAdam": seqlab.training.SummedRowsAdam,
+    "seqlab>LazyAdam": seqlab.training.LazyAdam,
+    "seqlab>FusedAdam": seqlab.training.FusedAdam,
     "seqlab>TransformerSchedule": seqlab.training.TransformerSchedule,
     "seqlab>standardize": seqlab.data.translation.standardize_with_markers,
 }

@@ -25,7 +25,8 @@ MAX_MODULES = 6
 FACES = {
     "seqlab", "seqlab.checks", "seqlab.config", "seqlab.data", "seqlab.decoding",
     "seqlab.distribute", "seqlab.evaluation", "seqlab.export", "seqlab.layers", "seqlab.models",
-    "seqlab.notebook", "seqlab.plotting", "seqlab.results", "seqlab.sampling", "seqlab.training",
+    "seqlab.notebook", "seqlab.plotting", "seqlab.results", "seqlab.sampling", "seqlab.sizes",
+    "seqlab.training",
 }
 
 

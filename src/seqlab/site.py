@@ -43,7 +43,7 @@ INJECTED_PARAMETERS_TAG = "injected-parameters"
 #: myst-nb's tag for a cell that is not rendered at all.
 REMOVE_CELL_TAG = "remove-cell"
 #: Maintainer pages, in the order the book lists them (those that exist are included).
-DOC_PAGES = ("docs/instructors.md", "docs/architecture.md", "docs/hardware.md",
+DOC_PAGES = ("docs/instructors.md", "docs/resuming.md", "docs/architecture.md", "docs/hardware.md",
              "docs/versions-and-ci.md", "benchmarks/README.md")
 
 SPHINX_SETTINGS = {

@@ -340,15 +340,14 @@ class TrainingRun:
         # A backup or a finished run of other settings (a changed learning rate, layer size,
         # optimizer or number of replicas) would resume or load the wrong thing: start afresh.
         settings = training_settings(model)
-        written = self.folder / _SETTINGS_FILE
-        if self.folder.exists() and (not written.is_file() or json.loads(
-                written.read_text()).get("fingerprint") != _fingerprint(settings)):
-            print(f"{name}: the model or its optimizer changed since this run was backed up: "
-                  "training it from the start")
-            shutil.rmtree(self.folder)
-        if not written.is_file():
-            self.folder.mkdir(parents=True, exist_ok=True)
-            _write_json(written, {"fingerprint": _fingerprint(settings), "settings": settings})
+        settings_file = self.folder / _SETTINGS_FILE
+        recorded = (json.loads(settings_file.read_text()).get("fingerprint")
+                    if settings_file.is_file() else None)
+        if recorded != _fingerprint(settings):
+            if self.folder.exists():
+                print(f"{name}: the model or its optimizer changed since this run was backed "
+                      "up: training it from the start")
+            self._start_afresh(settings)
         final = self.folder / _FINAL_WEIGHTS_FILE
         self.finished = (self.folder / _FINISHED_FILE).is_file() and final.is_file()
         if self.finished:
@@ -363,9 +362,7 @@ class TrainingRun:
                 model.set_weights(weights)
                 print(f"{name}: the finished run's weights do not fit this model, which must "
                       f"have changed ({_first_line(error)}); training it again")
-                shutil.rmtree(self.folder)
-                self.folder.mkdir(parents=True)
-                _write_json(written, {"fingerprint": _fingerprint(settings), "settings": settings})
+                self._start_afresh(settings)
                 self.finished = False
         if self.finished:
             print(f"{name}: finished earlier ({len(_read_records(self.folder))} epochs): final "
@@ -374,6 +371,13 @@ class TrainingRun:
             self.callbacks: list[keras.callbacks.Callback] = []
         else:
             self.callbacks = [ResumableBackup(self.folder, name)]
+
+    def _start_afresh(self, settings: dict) -> None:
+        """An empty run folder that records ``settings`` (what a backup of it will fit)."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self.folder.mkdir(parents=True)
+        _write_json(self.folder / _SETTINGS_FILE,
+                    {"fingerprint": _fingerprint(settings), "settings": settings})
 
     @property
     def history(self) -> keras.callbacks.History:

@@ -54,6 +54,15 @@ class Interrupt(keras.callbacks.Callback):
             raise RuntimeError("interrupted")
 
 
+def _interrupted_run(root, epoch=3, batches=0, name="tiny-fast", **options):
+    """A fresh model's run, killed in epoch ``epoch`` after ``batches`` steps: ``(model, run)``."""
+    model = _model()
+    run = TrainingRun(name, model, root=root, **options)
+    with pytest.raises(RuntimeError, match="interrupted"):
+        _fit(model, [Interrupt(epoch, batches), *run.callbacks])
+    return model, run
+
+
 def _assert_same_weights(model, reference):
     # The resumed run computes the same float32 operations on the same batches in the same
     # order on this CPU as the uninterrupted one, from the same restored weights and Adam
@@ -73,10 +82,7 @@ def uninterrupted():
 def test_an_interrupted_fit_resumes_at_the_epoch_and_ends_as_an_uninterrupted_one(
         tmp_path, capsys, uninterrupted, batches):
     reference, reference_history = uninterrupted
-    model = _model()
-    run = TrainingRun("tiny-fast", model, root=tmp_path)
-    with pytest.raises(RuntimeError, match="interrupted"):
-        _fit(model, [Interrupt(3, batches), *run.callbacks])
+    model, run = _interrupted_run(tmp_path, batches=batches)
     assert run.history.epoch == [0, 1, 2]
 
     model = _model()  # a new kernel builds the model again
@@ -98,10 +104,7 @@ def test_an_interrupted_fit_resumes_at_the_epoch_and_ends_as_an_uninterrupted_on
 def test_an_epoch_logged_but_not_backed_up_is_trained_again_and_logged_once(tmp_path,
                                                                           uninterrupted):
     reference, reference_history = uninterrupted
-    model = _model()
-    run = TrainingRun("tiny-fast", model, root=tmp_path)
-    with pytest.raises(RuntimeError):
-        _fit(model, [Interrupt(3), *run.callbacks])
+    model, run = _interrupted_run(tmp_path)
     # A kill between writing epoch 3's logs and its backup: the history is one epoch ahead.
     history_file = tmp_path / "tiny-fast" / "history.json"
     entries = json.loads(history_file.read_text())
@@ -119,10 +122,7 @@ def test_an_epoch_logged_but_not_backed_up_is_trained_again_and_logged_once(tmp_
 def test_a_backup_cut_off_mid_write_falls_back_to_the_one_before_or_starts_over(
         tmp_path, capsys, uninterrupted):
     reference, _ = uninterrupted
-    model = _model()
-    run = TrainingRun("tiny-fast", model, root=tmp_path)
-    with pytest.raises(RuntimeError):
-        _fit(model, [Interrupt(3), *run.callbacks])
+    model, run = _interrupted_run(tmp_path)
     backup = tmp_path / "tiny-fast" / "backup"
     latest, previous = sorted(backup.glob("*.weights.h5*"), key=lambda path: len(path.name))
     latest.write_bytes(latest.read_bytes()[:96])  # a kill while the latest was being written
@@ -132,10 +132,7 @@ def test_a_backup_cut_off_mid_write_falls_back_to_the_one_before_or_starts_over(
     assert _fit(model, run.callbacks).epoch == [2, 3, 4, 5]  # from the epoch before
     _assert_same_weights(model, reference)
 
-    model = _model()
-    run = TrainingRun("tiny-fast", model, root=tmp_path, retrain=True)
-    with pytest.raises(RuntimeError):
-        _fit(model, [Interrupt(3), *run.callbacks])
+    model, run = _interrupted_run(tmp_path, retrain=True)
     for path in backup.glob("*.weights.h5*"):  # both copies unreadable
         path.write_bytes(b"")
     model = _model()
@@ -202,10 +199,7 @@ def test_a_later_fit_of_a_resumed_model_starts_at_epoch_zero(tmp_path):
     # Keras keeps the epoch BackupAndRestore restored on the model; without the reset a later
     # fit of the same model (notebook 02 fine-tunes the model it trained frozen) would skip
     # that many epochs.
-    model = _model()
-    run = TrainingRun("first", model, root=tmp_path)
-    with pytest.raises(RuntimeError):
-        _fit(model, [Interrupt(4), *run.callbacks])
+    model, run = _interrupted_run(tmp_path, epoch=4, name="first")
     _fit(model, TrainingRun("first", model, root=tmp_path).callbacks)
     assert _fit(model, TrainingRun("second", model, root=tmp_path).callbacks).epoch == list(
         range(EPOCHS))

@@ -412,7 +412,8 @@ def fitted_bucket_widths(lengths: np.ndarray, batch_size: int, *, longest: int) 
 
 def make_bucketed_dataset(source_ids: tf.RaggedTensor, target_ids: tf.RaggedTensor,
                           batch_size: int, *, source_length: int, target_length: int,
-                          seed: int = config.SEED) -> tf.data.Dataset:
+                          seed: int = config.SEED, widths: list[int] | None = None
+                          ) -> tf.data.Dataset:
     """Shuffled training batches grouped by length: ``((source_ids, target_in), target_out)``.
 
     Each pair's length is ``max(source tokens, shifted target tokens)``; it goes into the
@@ -440,15 +441,18 @@ def make_bucketed_dataset(source_ids: tf.RaggedTensor, target_ids: tf.RaggedTens
         source_length / target_length: the padded lengths of the unbucketed splits (the
             longest source, the longest target before the shift): no batch is wider.
         seed: the shuffle's seed.
+        widths: the buckets' widths, if the caller has them already; default
+            :func:`fitted_bucket_widths` of the pairs.
 
     Returns:
-        The dataset; its widths are :func:`fitted_bucket_widths` of the pairs.
+        The dataset, its batches padded to ``widths``.
     """
     source_lengths = source_ids.row_lengths().numpy().astype(np.int32)
     target_lengths = target_ids.row_lengths().numpy().astype(np.int32)
     lengths = pair_lengths(source_ids, target_ids)
-    widths = fitted_bucket_widths(lengths, batch_size,
-                                  longest=max(source_length, target_length - 1))
+    if widths is None:
+        widths = fitted_bucket_widths(lengths, batch_size,
+                                      longest=max(source_length, target_length - 1))
     counts = np.bincount(np.searchsorted(widths, lengths), minlength=len(widths))
     steps = int((counts // batch_size).sum())
     if steps == 0:
@@ -591,7 +595,8 @@ def load_translation(source: str = "anki", direction: str = "eng-spa", *,
                 longest=max(source_length, target_length - 1))
             datasets.append(make_bucketed_dataset(sources, targets, batch_size,
                                                   source_length=source_length,
-                                                  target_length=target_length, seed=seed))
+                                                  target_length=target_length, seed=seed,
+                                                  widths=bucket_widths_used))
         else:
             datasets.append(make_dataset(pad_ids(sources, source_length),
                                          pad_ids(targets, target_length), batch_size,

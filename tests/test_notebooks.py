@@ -169,6 +169,15 @@ NOISE = re.compile(
 STUDENT_KERNEL = {"TF_CPP_MIN_LOG_LEVEL": TENSORFLOW_LOG_LEVEL}
 
 
+#: One TensorFlow warning allowed on the runner's console only, never in a cell: tf.data's
+#: autotuning thread logs "Optimization loop failed: CANCELLED" when an iterator is destroyed
+#: before that thread has started (a race at teardown, reported harmlessly for years, e.g.
+#: ageron/handson-ml2#514). It reached the console once in CI, with two test processes on two
+#: cores, after a cell had finished; 2,000 short-lived iterators under full CPU load did not
+#: bring it back here, so no change to the notebooks can be shown to prevent it.
+CONSOLE_ONLY_RACE = re.compile(r"\] Optimization loop failed: CANCELLED: Operation was cancelled$")
+
+
 def _noise(executed, console: str) -> list[str]:
     """Every noise line in the notebook's outputs (with its cell) and on the console."""
     found = []
@@ -176,7 +185,8 @@ def _noise(executed, console: str) -> list[str]:
         for output in cell.get("outputs", []):
             text = output.get("text", "") if output.get("output_type") == "stream" else ""
             found += [f"cell {i}: {line}" for line in text.splitlines() if NOISE.search(line)]
-    return found + [f"console: {line}" for line in console.splitlines() if NOISE.search(line)]
+    return found + [f"console: {line}" for line in console.splitlines()
+                    if NOISE.search(line) and not CONSOLE_ONLY_RACE.search(line)]
 
 
 @pytest.mark.parametrize("line", [
@@ -196,6 +206,16 @@ def test_the_noise_check_sees_each_kind_of_startup_and_log_line(line):
         nbformat.v4.new_output("stream", name="stderr", text=f"{line}\n")])]
     assert _noise(notebook, "") == [f"cell 0: {line}"]
     assert _noise(nbformat.v4.new_notebook(), f"ok\n{line}\n") == [f"console: {line}"]
+
+
+def test_the_tf_data_teardown_race_is_allowed_on_the_console_only():
+    line = ("2026-11-25 19:35:20.635409: W tensorflow/core/data/root_dataset.cc:364] "
+            "Optimization loop failed: CANCELLED: Operation was cancelled")
+    assert _noise(nbformat.v4.new_notebook(), f"{line}\n") == []
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("", outputs=[
+        nbformat.v4.new_output("stream", name="stderr", text=f"{line}\n")])]
+    assert _noise(notebook, "") == [f"cell 0: {line}"]
 
 
 def test_the_noise_check_lets_the_teaching_through():

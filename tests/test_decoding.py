@@ -1,15 +1,18 @@
-"""seqlab.decoding: greedy and beam search over the decoding protocol; translate()."""
+"""seqlab.decoding: the Translator protocol, greedy and beam search over it; translate()."""
 
 from __future__ import annotations
+
+import inspect
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 
+from seqlab import decoding
 from seqlab.data import load_translation
-from seqlab.decoding import beam_search, greedy_decode, translate
-from seqlab.models import Seq2SeqTranslator, build_rnn_translator
+from seqlab.decoding import CachingTranslator, Translator, beam_search, greedy_decode, translate
+from seqlab.models import Seq2SeqTranslator, build_rnn_translator, build_transformer_translator
 
 PAD, START, END, A, B = range(5)
 
@@ -31,8 +34,27 @@ class ScriptedModel:
     def encode(self, source_ids):
         return {"source": tf.cast(source_ids, tf.float32)}
 
-    def decode_step(self, prefix, state):
-        return tf.gather(self.logits, prefix[:, -1]), state, None
+    def decode_step(self, target_prefix_ids, state):
+        return tf.gather(self.logits, target_prefix_ids[:, -1]), state, None
+
+
+def scripted_logits(rows: dict[int, dict[int, float]]) -> tf.Tensor:
+    """Next-token logits ``(5, 5)`` from ``{last token: {next token: probability}}``."""
+    table = np.full((5, 5), 1e-9)
+    for last, row in rows.items():
+        table[last, list(row)] = list(row.values())
+    table[END, END] = table[PAD, END] = 1.0
+    return tf.constant(np.log(table), tf.float32)
+
+
+class ShortOrLongModel(ScriptedModel):
+    """From [START]: END 0.4, A 0.35, B 0.25; after A or B: END 0.9.
+
+    "END" alone has p = 0.4, "A END" p = 0.315, "B END" p = 0.225.
+    """
+
+    logits = scripted_logits({START: {END: 0.4, A: 0.35, B: 0.25},
+                              A: {END: 0.9, A: 0.05, B: 0.05}, B: {END: 0.9, A: 0.05, B: 0.05}})
 
 
 class LoopingModel(ScriptedModel):
@@ -79,6 +101,107 @@ def test_length_penalty_changes_the_choice_between_short_and_long():
     short, _, _ = beam_search(ScriptedModel(), SOURCE[:1], START, END, 6, beam_width=3,
                               length_penalty=0.0)
     assert list(short[0]) == [B, END]
+
+
+def test_beam_search_by_hand_with_and_without_length_normalisation():
+    """Width 2 on ShortOrLongModel. Step 1: "END" (rank 0) ends; "A", "B" live on. Step 2:
+    "A END", "B END" end, and with three finished hypotheses (>= 2) the search stops.
+    Ranked by log p: "END" (log 0.4 = -0.92) beats "A END" (log 0.315 = -1.16); ranked by
+    log p / length ("length_penalty=1"): "A END" (-1.16 / 2 = -0.58) beats "END" (-0.92 / 1)."""
+    tokens, _, scores = beam_search(ShortOrLongModel(), SOURCE[:1], START, END, 5,
+                                    beam_width=2, length_penalty=0.0)
+    np.testing.assert_array_equal(tokens, [[END]])
+    np.testing.assert_allclose(scores, [np.log(0.4)], rtol=1e-5)
+    tokens, _, scores = beam_search(ShortOrLongModel(), SOURCE[:1], START, END, 5,
+                                    beam_width=2, length_penalty=1.0)
+    np.testing.assert_array_equal(tokens, [[A, END]])
+    np.testing.assert_allclose(scores, [np.log(0.35 * 0.9) / 2], rtol=1e-5)
+    # Greedy takes "END" at once (0.4 is the best first token).
+    np.testing.assert_array_equal(
+        greedy_decode(ShortOrLongModel(), SOURCE[:1], START, END, 5)[0], [[END]])
+
+
+def test_an_end_counts_only_among_the_top_width_extensions():
+    """``(parent, token, score)`` ranked best first, width 2: the [END] at rank 0 ends its
+    hypothesis, the one at rank 2 does not (two better hypotheses live on), and the choice
+    stops once two extensions continue."""
+    ranked = [(0, END, -0.1), (0, A, -0.2), (1, END, -0.3), (1, B, -0.4), (1, A, -0.5)]
+    continuing, ending = decoding._choose_extensions(ranked, 2, END, last_step=False)
+    assert continuing == [(0, A, -0.2), (1, B, -0.4)]
+    assert ending == [(0, END, -0.1)]
+    # At the last step the continuing ones end too (they reached max_length).
+    continuing, ending = decoding._choose_extensions(ranked, 2, END, last_step=True)
+    assert ending == [(0, END, -0.1), (0, A, -0.2), (1, B, -0.4)]
+    # An empty slot's extensions (score -inf) are never chosen.
+    assert decoding._choose_extensions([(0, A, -1.0), (1, B, -np.inf)], 2, END, False) == (
+        [(0, A, -1.0)], [])
+
+
+# ------------------------------------------------------------------ the Translator protocol
+
+
+def protocol_methods(protocol) -> list[str]:
+    """The method names a protocol of seqlab.decoding (and the protocols it extends) lists."""
+    return sorted({name for cls in protocol.__mro__ for name, value in vars(cls).items()
+                   if inspect.isfunction(value) and value.__module__ == decoding.__name__})
+
+
+def assert_same_parameters(protocol, model) -> None:
+    """Each method the protocol lists takes the protocol's parameters, by the same names in
+    the same order; any further parameter has a default (``encode(source_ids,
+    training=False)`` still answers ``encode(source_ids)``)."""
+    for name in protocol_methods(protocol):
+        wanted = list(inspect.signature(getattr(protocol, name)).parameters)[1:]  # no self
+        have = list(inspect.signature(getattr(model, name)).parameters.values())
+        assert [p.name for p in have[: len(wanted)]] == wanted, (type(model).__name__, name)
+        extra = [p.name for p in have[len(wanted):] if p.default is inspect.Parameter.empty
+                 and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        assert extra == [], (type(model).__name__, name, extra)
+
+
+@pytest.fixture(scope="module")
+def both_translators():
+    rnn = build_rnn_translator(12, 10, embedding_dim=8, units=16, attention="luong-dot")
+    transformer = build_transformer_translator(12, 10, preset="tiny")
+    return rnn, transformer
+
+
+def test_both_translators_satisfy_the_protocol(both_translators):
+    rnn, transformer = both_translators
+    assert protocol_methods(Translator) == ["decode_step", "encode"]
+    assert protocol_methods(CachingTranslator) == ["decode_step", "encode", "init_cache"]
+    for model in both_translators:
+        assert isinstance(model, Translator)
+        assert_same_parameters(Translator, model)
+    # Only the Transformer has the optional key/value cache.
+    assert isinstance(transformer, CachingTranslator) and not isinstance(rnn, CachingTranslator)
+    assert_same_parameters(CachingTranslator, transformer)
+    assert isinstance(ScriptedModel(), Translator)
+    assert_same_parameters(Translator, ScriptedModel())
+
+
+def test_an_object_lacking_a_method_is_no_translator():
+    class EncoderOnly:
+        def encode(self, source_ids):
+            return source_ids
+
+    assert not isinstance(EncoderOnly(), Translator)
+    assert not isinstance(object(), Translator)
+
+
+def test_the_parameter_check_catches_a_renamed_or_extra_parameter():
+    class Renamed(ScriptedModel):
+        def encode(self, ids):
+            return ids
+
+    class NeedsMore(ScriptedModel):
+        def decode_step(self, target_prefix_ids, state, temperature):
+            return None
+
+    for wrong in (Renamed(), NeedsMore()):
+        assert isinstance(wrong, Translator)  # isinstance sees names only
+        with pytest.raises(AssertionError):
+            assert_same_parameters(Translator, wrong)
 
 
 @pytest.fixture(scope="module")

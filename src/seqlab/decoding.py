@@ -2,27 +2,12 @@
 
 Translation only: sampling text from a language model (notebook 07) is :mod:`seqlab.sampling`.
 
-Works with any model that follows the decoding protocol (the RNN translator of
-:mod:`seqlab.models.seq2seq` and the Transformer alike):
-
-* ``model.encode(source_ids) -> state``: ``source_ids`` ``(batch, S)`` int32, 0 = padding;
-  ``state`` a nested structure (dicts/lists) of tensors whose first axis is the batch.
-* ``model.decode_step(target_prefix_ids, state) -> (logits, new_state, attention)``:
-  ``target_prefix_ids`` ``(batch, t)`` int32 starting with ``[START]``; ``logits``
-  ``(batch, vocab)`` for token ``t + 1``; ``new_state`` with the same structure and the same
-  shapes as ``state``; ``attention`` ``(batch, S)`` or ``None``. ``t`` is not known when the
-  step is traced, so ``decode_step`` must not need it as a Python number.
-* optional: ``model.init_cache(state, max_length) -> state`` adds a key/value cache (of fixed
-  shapes) to the state, so that ``decode_step`` runs only the newest token through the model
-  (the Transformer; same tokens, less work). The decoders call it unless ``use_cache=False``.
-
-Beam search reorders and repeats the state along its first axis (``tf.gather``), which is why
-every tensor in it must be batch-major.
-
-Both decoders stop at ``[END]`` or after ``max_length`` generated tokens, whichever comes first,
-so they always terminate. Output ids are ``(batch, T)`` with ``T <= max_length``, ``[START]``
-left out, ``[END]`` kept, 0 after it. TensorFlow only (``tf.while_loop``, ``tf.function``), like
-the ``tf.data`` pipelines and the SavedModel export.
+Works with any model that is a :class:`Translator` (the RNN translator of
+:mod:`seqlab.models.seq2seq` and the Transformer alike): :class:`Translator` states what the
+decoders need of a model. Both decoders stop at ``[END]`` or after ``max_length`` generated
+tokens, whichever comes first, so they always terminate. Output ids are ``(batch, T)`` with
+``T <= max_length``, ``[START]`` left out, ``[END]`` kept, 0 after it. TensorFlow only
+(``tf.while_loop``, ``tf.function``), like the ``tf.data`` pipelines and the SavedModel export.
 """
 
 from __future__ import annotations
@@ -30,6 +15,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import tensorflow as tf
@@ -37,9 +23,58 @@ import tensorflow as tf
 from seqlab.data.translation import END, START, detokenize, standardize_text
 
 __all__ = [
-    "Translations", "beam_search", "compiled_for", "encode_for_decoding", "greedy_decode",
-    "greedy_decode_in_graph", "translate",
+    "CachingTranslator", "Translations", "Translator", "beam_search", "compiled_for",
+    "encode_for_decoding", "greedy_decode", "greedy_decode_in_graph", "translate",
 ]
+
+
+@runtime_checkable
+class Translator(Protocol):
+    """What :func:`greedy_decode`, :func:`beam_search`, :func:`translate` and the SavedModel
+    export (:mod:`seqlab.export`) need of a translation model: the decoding protocol.
+
+    :class:`seqlab.models.Seq2SeqTranslator` and :class:`seqlab.models.TransformerTranslator`
+    both satisfy it (``isinstance(model, Translator)``; ``tests/test_decoding.py`` checks it).
+
+    * ``encode(source_ids) -> state``: ``source_ids`` ``(batch, S)`` int32, 0 = padding;
+      ``state`` a nested structure (dicts/lists) of tensors whose first axis is the batch.
+      Beam search repeats and reorders the state along that axis (``tf.gather``), which is why
+      every tensor in it must be batch-major.
+    * ``decode_step(target_prefix_ids, state) -> (logits, new_state, attention)``:
+      ``target_prefix_ids`` ``(batch, t)`` int32 starting with ``[START]``; ``logits``
+      ``(batch, target_vocab)`` for token ``t + 1``; ``new_state`` with the same structure and
+      the same shapes as ``state``; ``attention`` ``(batch, S)``, the weights over the source
+      in its original order, or ``None``. ``t`` is not known when the step is traced
+      (``None``), so ``decode_step`` must not need it as a Python number. A model may use only
+      the prefix's last token (the RNN: its history is in the state) or all of it.
+
+    A model that also has ``init_cache`` is a :class:`CachingTranslator`.
+    """
+
+    def encode(self, source_ids):
+        """``(batch, S)`` source ids -> the batch-major decoding state."""
+        ...
+
+    def decode_step(self, target_prefix_ids, state):
+        """``(batch, t)`` prefix and state -> ``(logits (batch, V), new_state, attention)``."""
+        ...
+
+
+@runtime_checkable
+class CachingTranslator(Translator, Protocol):
+    """A :class:`Translator` with a key/value cache (the Transformer): the optional part of
+    the decoding protocol.
+
+    * ``init_cache(state, max_length) -> state``: the state plus a cache of fixed shapes for up
+      to ``max_length`` decoding steps (batch-major, like the rest of the state), so that
+      ``decode_step`` runs only the newest token through the model: the same tokens, less work.
+      The decoders call it unless ``use_cache=False`` (:func:`encode_for_decoding`).
+    """
+
+    def init_cache(self, state, max_length):
+        """``state`` -> ``state`` with room for ``max_length`` steps of keys and values."""
+        ...
+
 
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -53,17 +88,17 @@ def compiled_for(model, name: str, function):
     return cache[name]
 
 
-def encode_for_decoding(model, source_ids, max_length: int, use_cache: bool = True):
+def encode_for_decoding(model: Translator, source_ids, max_length: int, use_cache: bool = True):
     """``model.encode(source_ids)``, plus the model's key/value cache for ``max_length`` steps
-    when it has one (``model.init_cache``) and ``use_cache`` is true."""
+    when it has one (a :class:`CachingTranslator`) and ``use_cache`` is true."""
     state = model.encode(source_ids)
-    if use_cache and hasattr(model, "init_cache"):
+    if use_cache and isinstance(model, CachingTranslator):
         state = model.init_cache(state, max_length)
     return state
 
 
-def greedy_decode_in_graph(model, source_ids, start_id: int, end_id: int, max_length: int,
-                        use_cache: bool = True):
+def greedy_decode_in_graph(model: Translator, source_ids, start_id: int, end_id: int,
+                           max_length: int, use_cache: bool = True):
     """The greedy loop as TensorFlow ops (``tf.while_loop``); call it inside a ``tf.function``.
 
     Returns ``(tokens (batch, T) int32, attention (batch, T, S) float32 or None)``.
@@ -108,17 +143,18 @@ def greedy_decode_in_graph(model, source_ids, start_id: int, end_id: int, max_le
     return tokens, attention if returns_attention[0] else None
 
 
-def greedy_decode(model, source_ids, start_id: int, end_id: int, max_length: int,
+def greedy_decode(model: Translator, source_ids, start_id: int, end_id: int, max_length: int,
                   use_cache: bool = True):
     """Pick the most likely next token at every step (the slides' fig. 13).
 
     Args:
-        model: follows the decoding protocol (module docstring).
+        model: a :class:`Translator`.
         source_ids: ``(batch, S)`` int ids, 0 = padding.
         start_id / end_id: ids of ``[START]`` and ``[END]`` in the target vocabulary.
         max_length: most tokens to generate per sentence (``[END]`` included).
-        use_cache: use the model's key/value cache if it has one (``init_cache``); ``False``
-            recomputes the whole prefix at every step (same tokens, slower).
+        use_cache: use the model's key/value cache if it has one (a
+            :class:`CachingTranslator`); ``False`` recomputes the whole prefix at every step
+            (same tokens, slower).
 
     Returns:
         ``(tokens, attention)`` as NumPy arrays: ``(batch, T)`` ids and ``(batch, T, S)``
@@ -148,7 +184,108 @@ def _length_normalised(score: float, length: int, length_penalty: float) -> floa
     return score / (max(length, 1) ** length_penalty)
 
 
-def beam_search(model, source_ids, start_id: int, end_id: int, max_length: int,
+@dataclass
+class _Finished:
+    """A hypothesis that emitted ``[END]`` or reached ``max_length`` tokens."""
+
+    score: float  # log p / length ** length_penalty
+    tokens: list[int]  # [START] left out, [END] kept
+    attention: np.ndarray  # (len(tokens), S)
+
+
+@dataclass
+class _Beams:
+    """The ``width`` live hypotheses of every sentence after ``t`` steps, batch-major.
+
+    A slot whose score is ``-inf`` holds no hypothesis (at the start only slot 0 is live: the
+    other copies would repeat it).
+    """
+
+    prefixes: np.ndarray  # (batch, width, t + 1) int32, [START] first
+    scores: np.ndarray  # (batch, width) float32 log-probabilities
+    attention: np.ndarray  # (batch, width, t, S) the weights of every generated token
+
+    @classmethod
+    def start(cls, batch: int, width: int, start_id: int, source_length: int) -> _Beams:
+        scores = np.full((batch, width), -np.inf, np.float32)
+        scores[:, 0] = 0.0
+        return cls(np.full((batch, width, 1), start_id, np.int32), scores,
+                   np.zeros((batch, width, 0, source_length), np.float32))
+
+    def extended(self, parents: np.ndarray, prefixes: np.ndarray, scores: np.ndarray,
+                 attention: np.ndarray) -> _Beams:
+        """The next step's beams: slot ``k`` continues slot ``parents[:, k]`` with
+        ``prefixes[:, k]`` and ``scores[:, k]``; ``attention`` ``(batch, width, S)`` is this
+        step's weights of every old slot."""
+        rows = np.arange(len(parents))[:, None]  # (batch, 1)
+        history = np.concatenate([self.attention[rows, parents],  # (batch, width, t, S)
+                                  attention[rows, parents][:, :, None]], axis=2)
+        return _Beams(prefixes, scores, history)  # history: (batch, width, t + 1, S)
+
+
+def _ranked_candidates(scores: np.ndarray, log_probs: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Every one-token extension of every live hypothesis, best first.
+
+    ``scores`` ``(batch, width)`` and ``log_probs`` ``(batch, width, vocab)`` -> the extensions'
+    scores ``(batch, width * vocab)`` (index ``parent * vocab + token``) and, per sentence, the
+    indices of the best ``2 * width`` of them in descending order (stable: ties keep their
+    order), ``(batch, 2 * width)``. ``2 * width`` candidates always hold ``width`` that do not
+    end the sentence.
+    """
+    batch, width, vocab = log_probs.shape
+    candidates = (scores[:, :, None] + log_probs).reshape(batch, width * vocab)
+    count = min(2 * width, candidates.shape[1])
+    top = np.argpartition(-candidates, count - 1, axis=1)[:, :count]
+    order = np.argsort(-np.take_along_axis(candidates, top, axis=1), axis=1, kind="stable")
+    return candidates, np.take_along_axis(top, order, axis=1)
+
+
+#: One hypothesis extended by one token: ``(parent slot, token id, log-probability)``.
+_Extension = tuple[int, int, float]
+
+
+def _choose_extensions(ranked: list[_Extension], width: int, end_id: int, last_step: bool
+                       ) -> tuple[list[_Extension], list[_Extension]]:
+    """One sentence's choice among its extensions, ranked best first.
+
+    Returns ``(continuing, ending)``: the best ``width`` extensions that do not emit ``[END]``
+    live on; an ``[END]`` ends its hypothesis, but counts only when it ranks among the top
+    ``width`` (otherwise ``width`` better hypotheses are still live). At the last step every
+    continuing extension also ends (it reached ``max_length``). An extension of score ``-inf``
+    (of an empty slot) stops the choice.
+    """
+    continuing, ending = [], []
+    for rank, (parent, token, score) in enumerate(ranked):
+        if not np.isfinite(score):
+            break
+        if token == end_id:
+            if rank < width:
+                ending.append((parent, token, score))
+            continue
+        if last_step:
+            ending.append((parent, token, score))
+        continuing.append((parent, token, score))
+        if len(continuing) == width:
+            break
+    return continuing, ending
+
+
+def _best_translations(finished: list[list[_Finished]], source_length: int
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The best finished hypothesis of every sentence, padded with 0 to the longest:
+    ``(tokens (batch, T), attention (batch, T, S), scores (batch,))``."""
+    best = [max(hypotheses, key=lambda h: h.score) for hypotheses in finished]
+    length = max(len(h.tokens) for h in best)
+    tokens = np.zeros((len(best), length), np.int32)
+    attention = np.zeros((len(best), length, source_length), np.float32)
+    for row, hypothesis in enumerate(best):
+        tokens[row, : len(hypothesis.tokens)] = hypothesis.tokens
+        attention[row, : len(hypothesis.tokens)] = hypothesis.attention
+    return tokens, attention, np.array([h.score for h in best])
+
+
+def beam_search(model: Translator, source_ids, start_id: int, end_id: int, max_length: int,
                 beam_width: int = 4, length_penalty: float = 0.6, use_cache: bool = True):
     """Keep the ``beam_width`` most likely prefixes at every step; return the best finished one.
 
@@ -158,6 +295,11 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_length: int,
     lowers the log-probability). A sentence stops searching once it has ``beam_width``
     finished hypotheses. With ``beam_width=1`` this is exactly :func:`greedy_decode`.
     ``use_cache`` as in :func:`greedy_decode` (the cache is reordered with the beams).
+
+    Each step: decode every live hypothesis one token further, rank the extensions
+    (:func:`_ranked_candidates`), let each sentence choose which live on and which end
+    (:func:`_choose_extensions`), and reorder the beams and the model's state to follow the
+    survivors' parents. At the end, :func:`_best_translations`.
 
     Returns:
         ``(tokens (batch, T), attention (batch, T, S) or None, scores (batch,))`` as NumPy
@@ -171,88 +313,55 @@ def beam_search(model, source_ids, start_id: int, end_id: int, max_length: int,
     batch, source_length = source_ids.shape
     width = beam_width
     encode = compiled_for(model, f"encode-{max_length}-{use_cache}",
-                       lambda ids: encode_for_decoding(model, ids, max_length, use_cache))
+                          lambda ids: encode_for_decoding(model, ids, max_length, use_cache))
     decode_step = compiled_for(model, "decode_step", model.decode_step)
     gather = compiled_for(model, "gather", lambda state, index: tf.nest.map_structure(
         lambda tensor: tf.gather(tensor, index), state))
 
-    # Every sentence starts with `width` copies of its state; only copy 0 is live at first.
+    # Every sentence starts with `width` copies of its state (row b * width + k: copy k of b).
     state = gather(encode(tf.constant(source_ids)),
                    tf.constant(np.repeat(np.arange(batch), width), tf.int32))
-    prefixes = np.full((batch, width, 1), start_id, np.int32)
-    scores = np.full((batch, width), -np.inf, np.float32)
-    scores[:, 0] = 0.0
-    attention_history = np.zeros((batch, width, 0, source_length), np.float32)
-    finished: list[list[tuple[float, list[int], np.ndarray | None]]] = [[] for _ in range(batch)]
+    beams = _Beams.start(batch, width, start_id, source_length)
+    finished: list[list[_Finished]] = [[] for _ in range(batch)]
     done = np.zeros(batch, bool)
     has_attention = True
 
     for step in range(max_length):
         logits, state, attention = decode_step(
-            tf.constant(prefixes.reshape(batch * width, -1)), state)
+            tf.constant(beams.prefixes.reshape(batch * width, -1)), state)
         log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1).numpy()
-        vocab = log_probs.shape[-1]
+        log_probs = log_probs.reshape(batch, width, -1)  # (batch, width, vocab)
         if attention is None:
             has_attention = False
             attention = np.zeros((batch * width, source_length), np.float32)
         attention = np.asarray(attention, np.float32).reshape(batch, width, source_length)
-        candidates = scores[:, :, None] + log_probs.reshape(batch, width, vocab)
-        candidates = candidates.reshape(batch, width * vocab)
-        # 2 * width candidates always hold `width` that do not end the sentence.
-        count = min(2 * width, candidates.shape[1])
-        top = np.argpartition(-candidates, count - 1, axis=1)[:, :count]
-        order = np.argsort(-np.take_along_axis(candidates, top, axis=1), axis=1, kind="stable")
-        top = np.take_along_axis(top, order, axis=1)
-        new_prefixes = np.zeros((batch, width, step + 2), np.int32)
-        new_scores = np.full((batch, width), -np.inf, np.float32)
-        parents = np.zeros((batch, width), np.int64)
+        candidates, top = _ranked_candidates(beams.scores, log_probs)
+        vocab = log_probs.shape[-1]
         last_step = step + 1 == max_length
-        for b in range(batch):
-            if done[b]:
-                continue
-            alive = 0
-            for rank, flat in enumerate(top[b]):
-                parent, token = divmod(int(flat), vocab)
-                score = float(candidates[b, flat])
-                if not np.isfinite(score):
-                    break
-                tokens = [*prefixes[b, parent, 1:].tolist(), token]
-                if token == end_id or last_step:
-                    # An [END] only counts when it ranks among the top `width` candidates.
-                    if token != end_id or rank < width:
-                        history = np.concatenate(
-                            [attention_history[b, parent], attention[b, parent][None]], axis=0)
-                        finished[b].append(
-                            (_length_normalised(score, len(tokens), length_penalty), tokens,
-                             history))
-                    if token == end_id:
-                        continue
-                if alive < width:
-                    new_prefixes[b, alive] = [start_id, *tokens]
-                    new_scores[b, alive] = score
-                    parents[b, alive] = parent
-                    alive += 1
-                if alive == width:
-                    break
-            if len(finished[b]) >= width or last_step:
-                done[b] = True
+        # The next step's beams; sentences that are done keep empty slots.
+        prefixes = np.zeros((batch, width, step + 2), np.int32)
+        scores = np.full((batch, width), -np.inf, np.float32)
+        parents = np.zeros((batch, width), np.int64)
+        for b in np.flatnonzero(~done):
+            ranked = [(*divmod(int(flat), vocab), float(candidates[b, flat])) for flat in top[b]]
+            continuing, ending = _choose_extensions(ranked, width, end_id, last_step)
+            for parent, token, score in ending:
+                tokens = [*beams.prefixes[b, parent, 1:].tolist(), token]
+                history = np.concatenate([beams.attention[b, parent], attention[b, parent][None]])
+                finished[b].append(_Finished(
+                    _length_normalised(score, len(tokens), length_penalty), tokens, history))
+            for slot, (parent, token, score) in enumerate(continuing):
+                prefixes[b, slot] = [*beams.prefixes[b, parent].tolist(), token]
+                scores[b, slot], parents[b, slot] = score, parent
+            done[b] = len(finished[b]) >= width or last_step
         if done.all():
             break
-        attention_history = np.concatenate(
-            [attention_history[np.arange(batch)[:, None], parents],
-             attention[np.arange(batch)[:, None], parents][:, :, None]], axis=2)
-        prefixes, scores = new_prefixes, new_scores
+        beams = beams.extended(parents, prefixes, scores, attention)
         state = gather(state, tf.constant(
             (np.arange(batch)[:, None] * width + parents).reshape(-1), tf.int32))
 
-    best = [max(hypotheses, key=lambda h: h[0]) for hypotheses in finished]
-    length = max(len(tokens) for _, tokens, _ in best)
-    tokens = np.zeros((batch, length), np.int32)
-    attention = np.zeros((batch, length, source_length), np.float32)
-    for b, (_, hypothesis, history) in enumerate(best):
-        tokens[b, : len(hypothesis)] = hypothesis
-        attention[b, : len(hypothesis)] = history
-    return tokens, attention if has_attention else None, np.array([h[0] for h in best])
+    tokens, attention, scores = _best_translations(finished, source_length)
+    return tokens, attention if has_attention else None, scores
 
 
 @dataclass
@@ -281,7 +390,7 @@ def _readable(token: str) -> str:
     return detokenize([str(token)]) or str(token)
 
 
-def translate(model, texts: str | Sequence[str], source_vectorizer, target_vectorizer, *,
+def translate(model: Translator, texts: str | Sequence[str], source_vectorizer, target_vectorizer, *,
               method: str = "greedy", beam_width: int = 4, max_length: int = 40,
               length_penalty: float = 0.6, batch_size: int = 256) -> Translations:
     """Raw sentences in, readable translations (and their attention) out.

@@ -1,0 +1,262 @@
+"""Every custom layer of ``seqlab.layers`` keeps the layer contract (tests/layer_contract.py).
+
+One row per layer (a layer used in two ways gets two rows): its factory, example inputs, and
+what the contract needs to know about it. A check a layer cannot keep for a real reason is
+listed in the row's ``not_applicable`` with the reason, and reported as skipped. What each
+layer computes (the slide equations, equality with Keras's twins, masks as properties, caches)
+is tested in ``tests/test_layers_<module>.py``.
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import pytest
+from layer_contract import (
+    CHECKS,
+    MIXED_POLICIES,
+    Padding,
+    keeps_the_mask,
+    no_output_mask,
+    run_layer_contract,
+)
+
+import seqlab.layers
+from seqlab.layers import (
+    STANDIN_HANDLE,
+    BahdanauAttention,
+    BahdanauDecoder,
+    GRUCell,
+    HubTextEmbedding,
+    LSTMCell,
+    LuongAttention,
+    MultiHeadAttention,
+    PositionalEmbedding,
+    PositionwiseFeedForward,
+    RecurrentCell,
+    SimpleRNNCell,
+    TextFromCodepoints,
+    TransformerDecoderLayer,
+    TransformerEncoderLayer,
+)
+
+# ---- tolerances of the mixed-policy checks (from the mixed-precision tests they replace) -----
+
+#: Machine epsilon of each compute dtype: float16 carries 10 mantissa bits, bfloat16 7.
+EPS = {"mixed_float16": 2.0**-10, "mixed_bfloat16": 2.0**-7}
+
+
+def rnn_attention_tolerance(policy, reference):
+    """Rounding to float16/bfloat16 costs at most half an epsilon, relative. An attention
+    output passes through about three such roundings (inputs, projections, context) whose
+    errors add up, and the softmax runs in float32 (``masked_softmax``), so we allow ``4 * eps``
+    of the float32 output's largest magnitude: 3.9e-3 (float16), 3.1e-2 (bfloat16) for
+    unit-scale outputs; measured on these inputs: at most 1.6e-3 and 1.6e-2 (outputs of scale
+    2.3)."""
+    return 4 * EPS[policy] * max(float(np.abs(reference).max()), 1.0)
+
+
+def transformer_tolerance(policy, reference):
+    """A ``mixed_*`` layer rounds its inputs and every intermediate result to the compute
+    dtype, whose unit roundoff is u = eps / 2 (2⁻¹¹ ≈ 4.9e-4 float16, 2⁻⁸ ≈ 3.9e-3 bfloat16).
+    The outputs are O(1) (layer-normalised activations, scaled embeddings) and each passes
+    through a few dozen rounded operations (projections, softmax inputs, residual sums,
+    normalisation): first-order error analysis bounds the error by (number of rounded
+    operations) × u × (output scale). We allow 40 u of the output's largest magnitude: 0.02
+    in float16 and 0.16 in bfloat16 for unit-scale outputs. A masking bug (a padded key with
+    weight, an overflowing −1e9, NaN) changes outputs by O(1) and fails."""
+    return 40 * (EPS[policy] / 2) * max(1.0, float(np.abs(reference).max()))
+
+
+def bahdanau_decoder_tolerance(policy, reference):
+    """The decoder's output ``[h_t; c_t]`` comes from the attention (``4 * eps`` above) and a
+    GRU step per target word, whose rounding errors carry over through the recurrence (4
+    steps here). The absolute bounds of its former test are kept: 2e-2 ≈ 20 eps (float16) and
+    1e-1 ≈ 13 eps (bfloat16), for outputs of magnitude about 2 (measured: at most 1.4e-3 and
+    9.3e-3)."""
+    return {"mixed_float16": 2e-2, "mixed_bfloat16": 1e-1}[policy]
+
+
+def recurrent_cell_tolerance(policy, reference):
+    """A cell step rounds its input, two matmuls and their sum, and 1-4 gate activations to
+    the compute dtype (about 8 roundings, u = eps / 2 each); the state of step t carries the
+    errors of the steps before it, damped by the gates (|h| < 1). Over 6 steps we allow
+    ``16 * eps`` of the output's scale: 1.6e-2 (float16), 1.3e-1 (bfloat16) for |h| ≤ 1;
+    measured: at most 1.4e-3 and 3.0e-2 (ReLU's outputs reach 4.4). A wrong weight or an
+    ignored mask moves h by O(0.1)."""
+    return 16 * EPS[policy] * max(1.0, float(np.abs(reference).max()))
+
+
+# ---- example inputs --------------------------------------------------------------------------
+
+rng = np.random.default_rng(10)
+#: The RNN attentions: row 3 is all padding (an empty source): its weights and context are 0.
+QUERY = rng.normal(size=(4, 3, 16)).astype("float32")  # (batch, Tq, d)
+VALUES = rng.normal(size=(4, 7, 16)).astype("float32")  # (batch, Tv, d)
+MASK = np.arange(7)[None, :] < np.array([[7], [4], [1], [0]])
+
+#: The recurrent cells: right-padded lengths 1..6, one sequence per length.
+SEQUENCES = rng.normal(size=(5, 6, 3)).astype("float32")  # (batch, time, features)
+SEQUENCE_MASK = np.arange(6)[None, :] < (1 + np.arange(5) % 6)[:, None]
+
+#: Bahdanau's decoder: embedded targets, encoder outputs, the initial state.
+TARGETS = rng.normal(size=(3, 4, 6)).astype("float32")  # (batch, T, embedding)
+ENCODED = rng.normal(size=(3, 5, 10)).astype("float32")  # (batch, Tv, value)
+ENCODED_MASK = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [1, 0, 0, 0, 0]], bool)
+STATE = [rng.normal(size=(3, 8)).astype("float32") for _ in range(2)]  # (batch, units) each
+
+#: The Transformer layers: row 1 of the context is all padding.
+X = rng.normal(size=(3, 5, 16)).astype("float32")  # (batch, T, d)
+CONTEXT = rng.normal(size=(3, 6, 16)).astype("float32")  # (batch, S, d)
+CONTEXT_MASK = np.array([[1, 1, 1, 1, 0, 0], [0] * 6, [1] * 6], bool)
+X_MASK = np.array([[1, 1, 1, 0, 0], [0] * 5, [1] * 5], bool)
+IDS = np.array([[4, 5, 6, 0, 0], [0] * 5, [7, 8, 9, 10, 11]], "int32")
+
+REVIEWS = np.array([b"A wonderful, moving film.", "Ça m'a plu ☺".encode(), b"", b"dull"],
+                   dtype=object)
+CODEPOINTS = np.zeros((4, 25), "int32")  # (batch, characters), 0-padded
+for row, review in enumerate(["A wonderful, moving film.", "Ça m'a plu ☺", "", "dull"]):
+    CODEPOINTS[row, : len(review)] = [ord(c) for c in review]
+
+
+# ---- facts that hold in every dtype policy ---------------------------------------------------
+
+
+def empty_source_gets_zero_weights_and_context(outputs):
+    context, weights = (np.asarray(keras.ops.cast(o, "float32")) for o in outputs)
+    assert np.all(weights[3] == 0.0) and np.all(context[3] == 0.0)  # not NaN or 1/7
+
+
+def padded_sources_get_zero_weight(outputs):
+    weights = np.asarray(keras.ops.cast(outputs[1], "float32"))  # (batch, T, Tv)
+    assert np.all(weights[np.broadcast_to(~ENCODED_MASK[:, None, :], weights.shape)] == 0.0)
+
+
+def padded_context_row_gets_zero_weight(outputs):
+    scores = outputs[1]["cross_attention"] if isinstance(outputs[1], dict) else outputs[1]
+    assert np.all(np.asarray(keras.ops.cast(scores, "float32"))[1] == 0)
+
+
+def bidirectional_rnn(cell):
+    return keras.layers.Bidirectional(keras.layers.RNN(cell, return_sequences=True))
+
+
+NO_CALL = "an abstract base class: subclasses implement call (tested as their own rows)"
+RNN_ATTENTION = {
+    "inputs": (QUERY, VALUES), "call_kwargs": {"mask": MASK, "return_attention_scores": True},
+    "expected_output_shape": (4, 3, 16), "mixed_tolerance": rnn_attention_tolerance,
+    "expect": empty_source_gets_zero_weights_and_context,
+    "paddings": [Padding(1, "mask")], "output_mask": no_output_mask,
+}
+CELL = {
+    "inputs": (SEQUENCES,), "call_kwargs": {"mask": SEQUENCE_MASK}, "wrap": bidirectional_rnn,
+    "expected_output_shape": (5, 6, 8), "mixed_tolerance": recurrent_cell_tolerance,
+    "paddings": [Padding(0, "mask", output_axis=1)], "output_mask": keeps_the_mask,
+}
+TRANSFORMER = {"mixed_tolerance": transformer_tolerance}
+
+#: id -> (the layer's factory, run_layer_contract's keyword arguments).
+LAYERS = {
+    "BahdanauAttention": (lambda: BahdanauAttention(16), {**RNN_ATTENTION}),
+    "LuongAttention-dot": (lambda: LuongAttention("dot"), {**RNN_ATTENTION}),
+    "LuongAttention-general": (lambda: LuongAttention("general"), {**RNN_ATTENTION}),
+    "BahdanauDecoder-gru": (lambda: BahdanauDecoder(8, rnn="gru"), {
+        "inputs": (TARGETS, ENCODED, STATE[:1]),
+        "call_kwargs": {"encoder_mask": ENCODED_MASK, "return_attention_scores": True},
+        "expected_output_shape": (3, 4, 18), "mixed_tolerance": bahdanau_decoder_tolerance,
+        "expect": padded_sources_get_zero_weight,
+        # Padded source positions change nothing; padded target steps carry the state over.
+        "paddings": [Padding(1, "encoder_mask"), Padding(0, "mask", output_axis=1)],
+        "output_mask": no_output_mask}),
+    "BahdanauDecoder-lstm": (lambda: BahdanauDecoder(8, attention_units=12, rnn="lstm",
+                                                     dropout=0.25), {
+        "inputs": (TARGETS, ENCODED, STATE), "call_kwargs": {"encoder_mask": ENCODED_MASK},
+        "expected_output_shape": (3, 4, 18), "mixed_tolerance": bahdanau_decoder_tolerance,
+        "paddings": [Padding(1, "encoder_mask")], "output_mask": no_output_mask}),
+    "RecurrentCell": (lambda: RecurrentCell(4), {
+        "inputs": None, "not_applicable": {check: NO_CALL for check in CHECKS
+                                           if check not in ("config", "registered_name")}}),
+    "SimpleRNNCell": (lambda: SimpleRNNCell(4), {**CELL}),
+    "SimpleRNNCell-relu": (lambda: SimpleRNNCell(4, activation="relu"), {**CELL}),
+    "LSTMCell": (lambda: LSTMCell(4), {**CELL}),
+    "LSTMCell-peephole": (lambda: LSTMCell(4, peephole=True, unit_forget_bias=False), {**CELL}),
+    "GRUCell": (lambda: GRUCell(4), {**CELL}),
+    "MultiHeadAttention-cross": (lambda: MultiHeadAttention(4, 4), {
+        **TRANSFORMER, "inputs": (X, CONTEXT),
+        "call_kwargs": {"value_mask": CONTEXT_MASK, "return_attention_scores": True},
+        "expected_output_shape": (3, 5, 16), "expect": padded_context_row_gets_zero_weight,
+        "paddings": [Padding(1, "value_mask")], "output_mask": keeps_the_mask}),
+    "MultiHeadAttention-causal-self": (lambda: MultiHeadAttention(2, 8, value_dim=4), {
+        **TRANSFORMER, "inputs": (X, X),
+        "call_kwargs": {"use_causal_mask": True, "query_mask": X_MASK},
+        "expected_output_shape": (3, 5, 16),
+        "paddings": [Padding(0, "query_mask", output_axis=1)], "output_mask": keeps_the_mask}),
+    "PositionalEmbedding": (lambda: PositionalEmbedding(30, 16), {
+        **TRANSFORMER, "inputs": (IDS,), "expected_output_shape": (3, 5, 16),
+        "paddings": [Padding(0, None, value=0, output_axis=1)],
+        "output_mask": lambda ids, mask: ids != 0}),
+    "PositionwiseFeedForward": (lambda: PositionwiseFeedForward(16, 32), {
+        **TRANSFORMER, "inputs": (X,), "expected_output_shape": (3, 5, 16),
+        "not_applicable": {"mask": "position-wise and used only inside the encoder/decoder "
+                                   "layers, which handle padding: it takes no mask"}}),
+    "TransformerEncoderLayer": (lambda: TransformerEncoderLayer(16, 4, 32), {
+        **TRANSFORMER, "inputs": (CONTEXT,),
+        "call_kwargs": {"mask": CONTEXT_MASK, "return_attention_scores": True},
+        "expected_output_shape": (3, 6, 16), "expect": padded_context_row_gets_zero_weight,
+        "paddings": [Padding(0, "mask", output_axis=1)], "output_mask": keeps_the_mask}),
+    "TransformerDecoderLayer": (lambda: TransformerDecoderLayer(16, 4, 32), {
+        **TRANSFORMER, "inputs": (X, CONTEXT),
+        "call_kwargs": {"context_mask": CONTEXT_MASK, "return_attention_scores": True},
+        "expected_output_shape": (3, 5, 16), "expect": padded_context_row_gets_zero_weight,
+        # Padded context changes nothing; later target steps cannot reach earlier ones.
+        "paddings": [Padding(1, "context_mask"), Padding(0, None, output_axis=1)],
+        "output_mask": no_output_mask}),
+    "HubTextEmbedding": (lambda: HubTextEmbedding(STANDIN_HANDLE), {
+        "inputs": (REVIEWS,), "expected_output_shape": (4, 50),
+        "not_applicable": {
+            **dict.fromkeys(MIXED_POLICIES, "the TF-Hub module's SavedModel graph computes in "
+                            "float32, as the layer documents; the classifier around it under "
+                            "mixed policies is tested in test_layers_text.py"),
+            "mask": "its input is one string per example: no time axis to pad or mask"}}),
+    "TextFromCodepoints": (TextFromCodepoints, {
+        "inputs": (CODEPOINTS,), "expected_output_shape": (4,),
+        "not_applicable": dict.fromkeys(MIXED_POLICIES, "no weights and no float output "
+                                        "(strings): nothing for a dtype policy to act on"),
+        # Code point 0 is its padding: appended zeros leave every string as it was.
+        "paddings": [Padding(0, None, value=0)], "output_mask": no_output_mask}),
+}
+
+
+def test_the_table_has_a_row_for_every_layer_class_in_seqlab_layers():
+    classes = {getattr(seqlab.layers, name) for name in seqlab.layers.__all__}
+    layer_classes = {c for c in classes if isinstance(c, type) and issubclass(c, keras.layers.Layer)}
+    covered = {type(factory()) for factory, _ in LAYERS.values()}
+    assert covered == layer_classes
+
+
+#: The names saved files know the layers by (those of the released files): a renamed class
+#: keeps its first name, or every file saved before stops loading.
+REGISTERED = {
+    BahdanauAttention: "seqlab>BahdanauAttention", BahdanauDecoder: "seqlab>BahdanauDecoder",
+    GRUCell: "seqlab>GRUCell", HubTextEmbedding: "seqlab>HubTextEmbedding",
+    LSTMCell: "seqlab>LSTMCell", LuongAttention: "seqlab>LuongAttention",
+    MultiHeadAttention: "seqlab>MultiHeadAttention",
+    PositionalEmbedding: "seqlab>PositionalEmbedding",
+    PositionwiseFeedForward: "seqlab>PositionwiseFeedForward",
+    RecurrentCell: "seqlab>RecurrentCell", SimpleRNNCell: "seqlab>SimpleRNNCell",
+    TextFromCodepoints: "seqlab>TextFromCodepoints",
+    TransformerDecoderLayer: "seqlab>TransformerDecoderLayer",
+    TransformerEncoderLayer: "seqlab>TransformerEncoderLayer",
+}
+
+
+@pytest.mark.parametrize("check", CHECKS)
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_layer_contract(name, check, tmp_path):
+    factory, case = LAYERS[name]
+    case = dict(case)
+    reason = case.get("not_applicable", {}).get(check)
+    if reason:
+        pytest.skip(f"not applicable to {name}: {reason}")
+    run_layer_contract(factory, case.pop("inputs"), tmp_path=tmp_path,
+                       registered_name=REGISTERED[type(factory())], checks=[check], **case)

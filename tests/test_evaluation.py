@@ -57,13 +57,13 @@ def test_results_file_keeps_models_of_one_mode(tmp_path):
 
     path = tmp_path / "nmt_results.json"
     assert read_nmt_results(path) == {}
-    write_nmt_result("rnn-bahdanau", {"dates": {"exact_match": 0.97, "bleu": 95}}, mode="FAST",
+    write_nmt_result("rnn-bahdanau", {"dates": {"exact_match": 0.97, "bleu": 95}}, size="fast",
                      details={"units": 64}, path=path)
-    both = write_nmt_result("transformer", {"dates": {"exact_match": 0.99}}, mode="FAST", path=path)
+    both = write_nmt_result("transformer", {"dates": {"exact_match": 0.99}}, size="fast", path=path)
     assert set(both["models"]) == {"rnn-bahdanau", "transformer"}
     assert read_nmt_results(path)["models"]["rnn-bahdanau"]["scores"]["dates"]["bleu"] == 95.0
-    full = write_nmt_result("rnn-luong-dot", {"anki": {"bleu": 30.1}}, mode="full", path=path)
-    assert set(full["models"]) == {"rnn-luong-dot"} and full["mode"] == "full"
+    full = write_nmt_result("rnn-luong-dot", {"anki": {"bleu": 30.1}}, size="full", path=path)
+    assert set(full["models"]) == {"rnn-luong-dot"} and full["size"] == "full"
 
 
 def test_format_scores_reads_as_words_and_rounded_numbers():

@@ -11,25 +11,25 @@ from seqlab.results import read_results, record_result, results_path
 def test_entries_of_one_mode_accumulate_and_the_other_mode_starts_afresh(tmp_path):
     path = tmp_path / "x_results.json"
     assert read_results("x", path) == {}
-    record_result("x", ("frozen",), {"accuracy": 0.7}, mode="FAST", path=path)
-    record_result("x", ("models", "rnn"), {"bleu": 12.5}, mode="FAST", path=path)
-    both = record_result("x", ("models", "transformer"), {"bleu": 20.0}, mode="FAST", path=path)
+    record_result("x", ("frozen",), {"accuracy": 0.7}, size="fast", path=path)
+    record_result("x", ("models", "rnn"), {"bleu": 12.5}, size="fast", path=path)
+    both = record_result("x", ("models", "transformer"), {"bleu": 20.0}, size="fast", path=path)
     assert both == read_results("x", path) == json.loads(path.read_text())
-    assert both == {"mode": "FAST", "frozen": {"accuracy": 0.7},
+    assert both == {"size": "fast", "frozen": {"accuracy": 0.7},
                     "models": {"rnn": {"bleu": 12.5}, "transformer": {"bleu": 20.0}}}
-    record_result("x", ("frozen",), {"accuracy": 0.6}, mode="FAST", path=path)  # replaced
+    record_result("x", ("frozen",), {"accuracy": 0.6}, size="fast", path=path)  # replaced
     assert read_results("x", path)["frozen"] == {"accuracy": 0.6}
-    class_size = record_result("x", ("models", "rnn"), {"bleu": 20.0}, mode="class", path=path)
-    assert class_size == {"mode": "class", "models": {"rnn": {"bleu": 20.0}}}
-    full = record_result("x", ("models", "rnn"), {"bleu": 30.0}, mode="full", path=path)
-    assert full == {"mode": "full", "models": {"rnn": {"bleu": 30.0}}}
+    class_size = record_result("x", ("models", "rnn"), {"bleu": 20.0}, size="class", path=path)
+    assert class_size == {"size": "class", "models": {"rnn": {"bleu": 20.0}}}
+    full = record_result("x", ("models", "rnn"), {"bleu": 30.0}, size="full", path=path)
+    assert full == {"size": "full", "models": {"rnn": {"bleu": 30.0}}}
 
 
-def test_bad_mode_or_place_is_refused(tmp_path):
-    with pytest.raises(ValueError, match="mode"):
-        record_result("x", ("a",), {}, mode="fast", path=tmp_path / "x.json")
+def test_bad_size_or_place_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="size must be one of 'fast', 'class', 'full'"):
+        record_result("x", ("a",), {}, size="FAST", path=tmp_path / "x.json")
     with pytest.raises(ValueError, match="keys"):
-        record_result("x", (), {}, mode="FAST", path=tmp_path / "x.json")
+        record_result("x", (), {}, size="fast", path=tmp_path / "x.json")
     assert not (tmp_path / "x.json").exists()
 
 

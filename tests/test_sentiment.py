@@ -103,29 +103,32 @@ def test_predict_sentiment_takes_python_strings():
 def test_results_file_keeps_both_stages_of_one_mode(tmp_path):
     path = tmp_path / "imdb_results.json"
     common = {"trainable_params": HEAD, "seconds_per_epoch": 0.5, "handle": STANDIN_HANDLE}
-    write_imdb_result("frozen", test_accuracy=0.7, mode="FAST", path=path, **common)
+    write_imdb_result("frozen", test_accuracy=0.7, size="fast", path=path, **common)
     history = {"accuracy": [np.float32(0.6), 0.7], "val_accuracy": [0.65, 0.68]}
-    write_imdb_result("fine_tuned", test_accuracy=0.8, mode="FAST", path=path, history=history,
+    write_imdb_result("fine_tuned", test_accuracy=0.8, size="fast", path=path, history=history,
                       **common)
     results = read_imdb_results(path)
-    assert results["mode"] == "FAST"
+    assert results["size"] == "fast"
     assert results["frozen"]["test_accuracy"] == 0.7 and results["fine_tuned"]["test_accuracy"] == 0.8
     assert set(results["frozen"]) >= {"test_accuracy", "trainable_params", "seconds_per_epoch"}
     assert results["fine_tuned"]["history"]["accuracy"] == pytest.approx([0.6, 0.7])
     # A full-mode run replaces FAST results instead of mixing with them.
-    write_imdb_result("frozen", test_accuracy=0.75, mode="full", path=path, **common)
-    assert set(json.loads(path.read_text())) == {"mode", "frozen"}
+    write_imdb_result("frozen", test_accuracy=0.75, size="full", path=path, **common)
+    assert set(json.loads(path.read_text())) == {"size", "frozen"}
     with pytest.raises(ValueError, match="stage"):
-        write_imdb_result("thawed", test_accuracy=0.7, mode="FAST", path=path, **common)
+        write_imdb_result("thawed", test_accuracy=0.7, size="fast", path=path, **common)
     assert read_imdb_results(tmp_path / "missing.json") == {}
 
 
-def test_stage_weights_are_kept_apart_per_mode():
-    fast, full = stage_weights_path("frozen", "FAST"), stage_weights_path("frozen", "full")
+def test_stage_weights_are_kept_apart_per_size():
+    fast, full = stage_weights_path("frozen", "fast"), stage_weights_path("frozen", "full")
     assert fast != full and fast.name.endswith(".weights.h5")
-    assert stage_weights_path("fine_tuned", "FAST") not in (fast, full)
+    assert stage_weights_path("fine_tuned", "fast") not in (fast, full)
+    assert stage_weights_path("frozen", "class") not in (fast, full)
     with pytest.raises(ValueError, match="stage"):
-        stage_weights_path("thawed", "FAST")
+        stage_weights_path("thawed", "fast")
+    with pytest.raises(ValueError, match="size must be one of"):
+        stage_weights_path("frozen", "FAST")
 
 
 def _notebook_03_assembly(vocab_size, units, sequence_length, cell=None):

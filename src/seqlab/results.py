@@ -1,16 +1,17 @@
-"""The results files notebooks hand to each other: one reader, one writer, one mode rule.
+"""The results files notebooks hand to each other: one reader, one writer, one size rule.
 
 Notebooks 01/02 record each training stage of the sentiment classifier in
-``models/imdb_results.json`` (notebook 03 compares with it); notebook 04 records its
+``models/imdb_results.json`` (notebooks 03 and 08 compare with it); notebook 04 records its
 translators in ``models/nmt_results.json`` (notebook 05 compares with it). Both files are a
-JSON object with the ``"mode"`` (``"FAST"`` or ``"full"``) its numbers were measured in, and
+JSON object with the ``"size"`` its numbers were measured at (one of
+:data:`seqlab.sizes.SIZES`: ``"fast"``, ``"class"``, ``"full"``, the notebook's ``SIZE``) and
 entries below it::
 
-    {"mode": "FAST", "frozen": {...}, "fine_tuned": {...}}                    # imdb
-    {"mode": "FAST", "models": {"rnn-bahdanau": {...}, "transformer": {...}}}  # nmt
+    {"size": "fast", "frozen": {...}, "fine_tuned": {...}}                    # imdb
+    {"size": "fast", "models": {"rnn-bahdanau": {...}, "transformer": {...}}}  # nmt
 
-Writing an entry in the other mode starts the file afresh, so a file never compares a FAST
-number with a full one. :func:`write_imdb_result` and :func:`write_nmt_result` build each
+Writing an entry at another size starts the file afresh, so a file never compares a FAST-mode
+number with a full-size one. :func:`write_imdb_result` and :func:`write_nmt_result` build each
 notebook's entries; :func:`record_result` stores them.
 """
 
@@ -21,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from seqlab import config
+from seqlab.sizes import SIZES
 
 #: The sentiment classifier's training stages (notebooks 01 and 02).
 STAGES = ("frozen", "fine_tuned")
@@ -37,11 +39,7 @@ def read_results(kind: str, path: str | Path | None = None) -> dict:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
-#: The sizes a results file can hold (one at a time): FAST mode, the class size, full size.
-MODES = ("FAST", "class", "full")
-
-
-def record_result(kind: str, keys: Sequence[str], entry: Mapping, *, mode: str,
+def record_result(kind: str, keys: Sequence[str], entry: Mapping, *, size: str,
                   path: str | Path | None = None) -> dict:
     """Store ``entry`` at ``results[keys[0]]...[keys[-1]]`` of a results file; return the file.
 
@@ -49,19 +47,19 @@ def record_result(kind: str, keys: Sequence[str], entry: Mapping, *, mode: str,
         kind: ``"imdb"`` or ``"nmt"`` (the file ``models/{kind}_results.json``).
         keys: where the entry goes, e.g. ``("frozen",)`` or ``("models", "transformer")``.
         entry: a JSON-serialisable mapping (it replaces what was at that place).
-        mode: ``"FAST"``, ``"class"`` (the class size, ``SIZE = "class"``) or ``"full"``. If
-            the file holds another mode's results they are dropped first, so a file never
-            compares models of different sizes.
+        size: the notebook's ``SIZE``: ``"fast"``, ``"class"`` or ``"full"``. If the file holds
+            another size's results they are dropped first, so a file never compares models of
+            different sizes.
         path: another file (tests).
     """
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}; got {mode!r}")
+    if size not in SIZES:
+        raise ValueError(f"size must be one of {', '.join(map(repr, SIZES))}; got {size!r}")
     if not keys:
         raise ValueError("keys must name where the entry goes, e.g. ('frozen',)")
     path = Path(path or results_path(kind))
     results = read_results(kind, path)
-    if results.get("mode") != mode:
-        results = {"mode": mode}
+    if results.get("size") != size:
+        results = {"size": size}
     place = results
     for key in keys[:-1]:
         place = place.setdefault(key, {})
@@ -77,15 +75,15 @@ def read_imdb_results(path: str | Path | None = None) -> dict:
 
 
 def write_imdb_result(stage: str, *, test_accuracy: float, trainable_params: int,
-                      seconds_per_epoch: float, mode: str, handle: str,
+                      seconds_per_epoch: float, size: str, handle: str,
                       history: Mapping[str, Sequence[float]] | None = None,
                       path: str | Path | None = None) -> dict:
     """Record one stage (``"frozen"`` or ``"fine_tuned"``) in ``models/imdb_results.json``.
 
     Each stage holds ``test_accuracy``, ``trainable_params``, ``seconds_per_epoch`` and
     ``handle``, plus the training ``history`` (``History.history``) when given, so notebook 02
-    can draw notebook 01's learning curves. Results of the other mode (FAST vs full) are
-    dropped, so the file never mixes a FAST frozen model with a full fine-tuned one. Returns
+    can draw notebook 01's learning curves. Results of another size are dropped, so the file
+    never mixes a FAST-mode frozen model with a full-size fine-tuned one. Returns
     the whole file's content.
     """
     if stage not in STAGES:
@@ -95,7 +93,7 @@ def write_imdb_result(stage: str, *, test_accuracy: float, trainable_params: int
     if history is not None:
         entry["history"] = {key: [float(v) for v in values]
                             for key, values in getattr(history, "history", history).items()}
-    return record_result("imdb", (stage,), entry, mode=mode, path=path)
+    return record_result("imdb", (stage,), entry, size=size, path=path)
 
 
 def read_nmt_results(path: str | Path | None = None) -> dict:
@@ -104,7 +102,7 @@ def read_nmt_results(path: str | Path | None = None) -> dict:
     return read_results("nmt", path)
 
 
-def write_nmt_result(name: str, scores: Mapping[str, Mapping[str, float]], *, mode: str,
+def write_nmt_result(name: str, scores: Mapping[str, Mapping[str, float]], *, size: str,
                      details: Mapping | None = None, path: str | Path | None = None) -> dict:
     """Record one model's test scores in ``models/nmt_results.json``; return the whole file.
 
@@ -112,12 +110,12 @@ def write_nmt_result(name: str, scores: Mapping[str, Mapping[str, float]], *, mo
         name: e.g. ``"rnn-bahdanau"`` (notebook 04's best) or ``"transformer"`` (notebook 05).
         scores: per task (``"dates"``, ``"sample"``, ``"anki"``) a dict such as
             ``{"bleu": 31.2, "exact_match": 0.12}``, measured on that task's fixed test split.
-        mode: ``"FAST"`` or ``"full"``; results of the other mode are dropped, so a file never
-            compares a FAST model with a full one.
+        size: the notebook's ``SIZE`` (``"fast"``, ``"class"``, ``"full"``); results of another
+            size are dropped, so a file never compares models of different sizes.
         details: anything else worth keeping (configuration, training seconds).
     """
     entry = {
         "scores": {task: {k: float(v) for k, v in values.items()} for task, values in scores.items()},
         **({"details": dict(details)} if details else {}),
     }
-    return record_result("nmt", ("models", name), entry, mode=mode, path=path)
+    return record_result("nmt", ("models", name), entry, size=size, path=path)

@@ -25,6 +25,7 @@ from seqlab.distribute import strategy_scope, text_as_codepoints
 from seqlab.layers.hub import NNLM_EN_DIM50, HubTextEmbedding
 from seqlab.layers.text import TextFromCodepoints
 from seqlab.results import STAGES
+from seqlab.sizes import SIZES
 
 
 def build_sentiment_classifier(embedding: str | HubTextEmbedding = NNLM_EN_DIM50,
@@ -117,15 +118,18 @@ def reads_codepoints(model: keras.Model) -> bool:
     return keras.backend.standardize_dtype(model.inputs[0].dtype) != "string"
 
 
-def stage_weights_path(stage: str, mode: str) -> Path:
-    """``models/imdb_{stage}_{mode}.weights.h5``: a stage's best weights, kept apart per mode.
+def stage_weights_path(stage: str, size: str) -> Path:
+    """``models/imdb_{stage}_{size}.weights.h5``: a stage's best weights, kept apart per size.
 
-    FAST mode's stand-in and the real nnlm-en-dim50 have different weights, so a FAST
-    checkpoint must never be loaded into a full-mode model, or the other way round.
+    FAST mode's stand-in and the real nnlm-en-dim50 have different weights, so a FAST-mode
+    checkpoint must never be loaded into a full-size model, or the other way round; ``size`` is
+    the notebook's ``SIZE`` (one of :data:`seqlab.sizes.SIZES`).
     """
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}; got {stage!r}")
-    return config.MODELS_DIR / f"imdb_{stage}_{mode.lower()}.weights.h5"
+    if size not in SIZES:
+        raise ValueError(f"size must be one of {', '.join(map(repr, SIZES))}; got {size!r}")
+    return config.MODELS_DIR / f"imdb_{stage}_{size}.weights.h5"
 
 
 def build_recurrent_classifier(vocab_size: int, units: int = 64, *, embedding_dim: int = 32,

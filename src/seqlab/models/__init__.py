@@ -1,8 +1,9 @@
 """Models assembled from :mod:`seqlab.layers`: the sentiment classifiers, the RNN and Transformer
 translators, word2vec and the language models.
 
-One module per model family: ``sentiment`` (notebooks 01-03), ``seq2seq`` (04), ``transformer``
-(05), ``word2vec`` (06), ``language_model`` (07). Import from here:
+One module per model family: ``sentiment`` (notebooks 01-03), ``seq2seq`` (04; its encoder and
+decoder layers in ``seq2seq_layers``), ``transformer`` (05), ``word2vec`` (06), ``language_model``
+(07). Import from here:
 ``from seqlab.models import build_rnn_translator``. Compiling them is :mod:`seqlab.training`'s job.
 """
 
@@ -25,12 +26,8 @@ from seqlab.models.sentiment import (
     predict_sentiment,
     stage_weights_path,
 )
-from seqlab.models.seq2seq import (
-    Seq2SeqDecoder,
-    Seq2SeqEncoder,
-    Seq2SeqTranslator,
-    build_rnn_translator,
-)
+from seqlab.models.seq2seq import Seq2SeqTranslator, build_rnn_translator
+from seqlab.models.seq2seq_layers import Seq2SeqDecoder, Seq2SeqEncoder
 from seqlab.models.transformer import (
     TRANSFORMER_PRESETS,
     TransformerTranslator,

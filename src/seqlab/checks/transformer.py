@@ -231,6 +231,9 @@ def check_one_head(build_one_head, four_head_parameters: int, d_model: int) -> N
         four_head_parameters: the lesson's four-head model's parameter count.
         d_model: the lesson's model size (one head must have the full width).
     """
+    # Imported here, as in the other checks: importing the checks loads no Keras.
+    from seqlab.layers.transformer_blocks import head_size
+
     exercise = ONE_HEAD
     facts = observe(exercise, _describe_heads, exercise, build_one_head)
     if facts.get("returned") != "model":
@@ -241,7 +244,7 @@ def check_one_head(build_one_head, four_head_parameters: int, d_model: int) -> N
     if set(facts["heads"]) != {1}:
         raise CheckFailed(exercise, f"the attention layers have {sorted(set(facts['heads']))} "
                                     "heads; every one should have exactly 1.")
-    if set(facts["head_sizes"]) != {int(d_model)}:
+    if set(facts["head_sizes"]) != {head_size(int(d_model), 1)}:
         raise CheckFailed(exercise, f"the head size is {sorted(set(facts['head_sizes']))}; keep "
                                     f"d_model = {int(d_model)}, so the one head has all of it.")
     if facts["parameters"] != int(four_head_parameters):

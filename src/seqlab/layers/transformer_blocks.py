@@ -69,6 +69,9 @@ class PositionwiseFeedForward(keras.layers.Layer):
 def head_size(d_model, num_heads):
     """``dk = d_model / num_heads``, or one clear error when the heads do not divide ``d_model``.
 
+    The package's one head-size rule: the attention sub-layers, the Transformer translator's
+    key/value cache and notebook 05's one-head check all take the head size from here.
+
     Example:
         >>> head_size(128, 4)
         32
@@ -89,7 +92,7 @@ def residual_parts(layer, name):
 
 def attention_sublayer(layer, name):
     """A :class:`MultiHeadAttention` with ``layer``'s heads, head size, attention dropout, dtype."""
-    return MultiHeadAttention(layer.num_heads, layer.d_model // layer.num_heads,
+    return MultiHeadAttention(layer.num_heads, head_size(layer.d_model, layer.num_heads),
                               dropout=layer.attention_dropout, name=name,
                               dtype=layer.dtype_policy)
 

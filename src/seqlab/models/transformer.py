@@ -7,19 +7,16 @@ embedding and N decoder layers that attend to the encoder output; a final ``Dens
 next-token logits at every target position. Token id 0 is padding in both languages (as
 ``TextVectorization`` writes it).
 
-Decoding protocol shared with :mod:`seqlab.decoding` (greedy, beam search, ``translate``):
-
-- ``model.encode(source_ids) -> state``: a dict of batch-major tensors, ``{"memory": (B, S, d),
-  "source_mask": (B, S) bool}``, so beam search can repeat or gather it along the batch axis;
-- ``model.init_cache(state, max_length) -> state`` (optional part of the protocol): adds a
-  key/value cache — per decoder layer, the cross-attention keys and values of the source
-  (computed once) and room for ``max_length`` self-attention keys and values;
-- ``model.decode_step(target_prefix_ids (B, t) int32, state) -> (logits (B, V), state,
-  attention (B, S))``. With a cache, only the newest token goes through the decoder: its keys
-  and values are written into the cache and its query attends to the cached ones, so a step
-  costs O(t) instead of recomputing the whole prefix (O(t²)); the tokens are the same. Without
-  a cache the whole prefix is recomputed. ``attention`` is the last decoder layer's
-  cross-attention of the newest position, averaged over heads.
+For decoding (greedy, beam search, ``translate``) it is a
+:class:`seqlab.decoding.CachingTranslator`: :meth:`~TransformerTranslator.encode` gives the state
+``{"memory": (B, S, d), "source_mask": (B, S) bool}``; :meth:`~TransformerTranslator.init_cache`
+adds a key/value cache (per decoder layer, the source's cross-attention keys and values, computed
+once, and room for ``max_length`` self-attention keys and values). With the cache,
+:meth:`~TransformerTranslator.decode_step` runs only the newest token through the decoder: its
+keys and values are written into the cache and its query attends to the cached ones, so a step
+costs O(t) instead of recomputing the whole prefix (O(t²)); the tokens are the same. Without a
+cache the whole prefix is recomputed. The attention it returns is the last decoder layer's
+cross-attention of the newest position, averaged over heads.
 
 Notebook 05 assembles the same model from the same layers, under the same layer names, as a
 Keras functional model in view; it copies its weights into this class to decode, and
@@ -45,6 +42,7 @@ from seqlab.layers import (
     padding_mask,
 )
 from seqlab.layers.multi_head_attention import dense_2d
+from seqlab.layers.transformer_blocks import head_size
 
 TRANSFORMER_PRESETS = {
     # Notebook 05 FAST mode (synthetic dates task, seconds on a CPU).
@@ -200,13 +198,14 @@ class TransformerTranslator(keras.Model):
         cache = []
         for layer in self.decoder_layers:
             cross = layer.cross_attention.project_key_value(memory)  # 2 × (B, H, S, dk)
-            empty = ops.zeros((batch, self.num_heads, max_length, self.d_model // self.num_heads),
+            empty = ops.zeros((batch, self.num_heads, max_length,
+                               head_size(self.d_model, self.num_heads)),
                               dtype=cross[0].dtype)  # (B, H, L, dk)
             cache.append({"self_attention": (empty, empty), "cross_attention": cross})
         return {**state, "cache": cache}
 
     def decode_step(self, target_prefix_ids, state):
-        """One step of autoregressive decoding (the protocol of :mod:`seqlab.decoding`).
+        """One step of autoregressive decoding (:class:`seqlab.decoding.Translator`).
 
         Args:
             target_prefix_ids: ``(B, t)`` int32, ``[START]`` followed by the tokens so far.

@@ -140,6 +140,14 @@ def test_untrained_copy_has_the_architecture_but_not_the_weights(masked_lm):
                            np.asarray(masked_lm.backbone.token_embedding.embeddings))
 
 
+def test_count_all_parameters_counts_trainable_and_frozen_weights(masked_lm):
+    assert bert.count_all_parameters(masked_lm) == masked_lm.count_params()
+    norm = keras.layers.BatchNormalization()
+    norm.build((None, 3))  # gamma, beta trainable; moving mean, variance not
+    assert bert.count_all_parameters(norm) == 4 * 3
+    assert not hasattr(bert, "count_parameters")  # one name per kind of count
+
+
 def test_a_head_assembled_as_in_notebook_08_equals_keras_hubs_text_classifier(masked_lm):
     """Notebook 08 assembles the classification head itself; benchmarks/bert.py times
     keras-hub's BertTextClassifier. With the same weights the two must compute the same."""

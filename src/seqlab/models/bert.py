@@ -275,6 +275,8 @@ def copy_encoder_weights(source, target):
     return target
 
 
-def count_parameters(model) -> int:
-    """All weights of a model or layer (``count_params`` of a built one)."""
+def count_all_parameters(model) -> int:
+    """How many numbers all weights of a model or layer hold, trainable or not, as one ``int``
+    (``count_params`` of a built one). :func:`seqlab.models.count_parameters` instead splits a
+    classifier's count into trainable and non-trainable."""
     return int(sum(int(np.prod(w.shape)) for w in model.weights))

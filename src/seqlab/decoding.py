@@ -390,9 +390,10 @@ def _readable(token: str) -> str:
     return detokenize([str(token)]) or str(token)
 
 
-def translate(model: Translator, texts: str | Sequence[str], source_vectorizer, target_vectorizer, *,
-              method: str = "greedy", beam_width: int = 4, max_length: int = 40,
-              length_penalty: float = 0.6, batch_size: int = 256) -> Translations:
+def translate(model: Translator, texts: str | Sequence[str], source_vectorizer,
+              target_vectorizer, *, method: str = "greedy", beam_width: int = 4,
+              max_length: int = 40, length_penalty: float = 0.6,
+              batch_size: int = 256) -> Translations:
     """Raw sentences in, readable translations (and their attention) out.
 
     Raises:

@@ -1,5 +1,6 @@
 """seqlab.layers.attention: shapes, masks, equality with a NumPy computation of eqs. (12)-(14)
-and with Keras's layers, save/load, and the decoding-loop shape that crashed TF 2.19."""
+and with Keras's layers, and the decoding-loop shape that crashed TF 2.19. Configuration,
+save/load, mixed precision and the mask contract: tests/test_layer_contract.py."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqlab.layers import BahdanauAttention, LuongAttention, masked_softmax
+from seqlab.layers import BahdanauAttention, LuongAttention
 
 #: Keras before 3.11 (the floor, 3.10, included) does not broadcast a ``(batch, Tv)`` value mask
 #: over the queries in ``keras.layers.Attention`` / ``AdditiveAttention`` (``Incompatible shapes:
@@ -64,11 +65,6 @@ def test_single_step_equals_the_matching_row_of_all_steps(kind):
         context, weights = layer(QUERY[:, t], VALUES, mask=MASK, return_attention_scores=True)
         np.testing.assert_allclose(context, np.asarray(context_all)[:, t], atol=1e-6)
         np.testing.assert_allclose(weights, np.asarray(weights_all)[:, t], atol=1e-6)
-
-
-def test_a_row_with_no_real_position_gets_zero_weights_not_nan():
-    weights = np.asarray(masked_softmax(np.zeros((1, 2, 3), "float32"), np.zeros((1, 1, 3), bool)))
-    assert np.all(weights == 0.0)
 
 
 def test_values_keras_mask_is_used_when_no_mask_is_given():
@@ -183,7 +179,7 @@ def test_bahdanau_is_not_keras_additive_attention_on_raw_inputs():
     assert not np.allclose(ours, theirs, atol=1e-3)
 
 
-# ---- configuration and saving --------------------------------------------------------------
+# ---- configuration -----------------------------------------------------------------------
 
 
 def test_bad_configurations_are_refused():
@@ -193,19 +189,3 @@ def test_bad_configurations_are_refused():
         LuongAttention("dot")(QUERY, VALUES[..., :4])
     context = LuongAttention("general")(QUERY, VALUES[..., :4])  # general maps sizes
     assert context.shape == (3, 4, 4)
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_save_and_load_round_trip(kind, tmp_path):
-    query = keras.Input((4, 6))
-    values = keras.Input((5, 6))
-    mask = keras.Input((5,), dtype="bool")
-    context, weights = make(kind)(query, values, mask=mask, return_attention_scores=True)
-    model = keras.Model([query, values, mask], [context, weights])
-    expected = model.predict([QUERY, VALUES, MASK], verbose=0)
-    model.save(tmp_path / "attention.keras")
-    reloaded = keras.models.load_model(tmp_path / "attention.keras")
-    for got, want in zip(reloaded.predict([QUERY, VALUES, MASK], verbose=0), expected, strict=True):
-        np.testing.assert_allclose(got, want, atol=1e-6)
-    config = make(kind).get_config()
-    assert type(make(kind)).from_config(config).get_config() == config

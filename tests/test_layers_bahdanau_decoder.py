@@ -1,6 +1,7 @@
 """seqlab.layers.bahdanau_decoder: Bahdanau et al.'s decoder step against NumPy, ``call`` as a
-loop of ``step``, masks, the symbolic and traced (unknown length, XLA) paths, float16/bfloat16
-policies, configuration and save/load."""
+loop of ``step``, masks, the symbolic and traced (unknown length, XLA) paths and the
+configuration's values. Config round trip, save/load, float16/bfloat16 policies and the mask
+contract: tests/test_layer_contract.py."""
 
 from __future__ import annotations
 
@@ -132,33 +133,6 @@ def test_symbolic_call_builds_a_functional_model():
         np.testing.assert_allclose(a, b, atol=1e-5)
 
 
-@pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
-def test_mixed_precision_is_finite_close_to_float32_and_trains(policy):
-    reference, state = make(), states("gru")
-    want = np.asarray(reference(TARGETS, VALUES, state, encoder_mask=MASK))
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(policy)
-    try:
-        decoder = make()
-        decoder(TARGETS[:, :1], VALUES, state)  # builds
-        decoder.set_weights(reference.get_weights())
-        with tf.GradientTape() as tape:
-            outputs, weights = decoder(TARGETS, VALUES, state, encoder_mask=MASK,
-                                       return_attention_scores=True)
-            loss = tf.reduce_sum(tf.cast(outputs, "float32") ** 2)
-        gradients = tape.gradient(loss, decoder.trainable_variables)
-    finally:
-        keras.config.set_dtype_policy(previous)
-    compute = policy.split("_")[1]
-    assert outputs.dtype == compute and weights.dtype == compute
-    assert all(v.dtype == "float32" for v in decoder.trainable_variables)
-    weights = np.asarray(tf.cast(weights, "float32"))
-    assert np.all(weights[np.broadcast_to(~MASK[:, None, :], weights.shape)] == 0.0)
-    tolerance = 2e-2 if compute == "float16" else 1e-1
-    np.testing.assert_allclose(np.asarray(tf.cast(outputs, "float32")), want, atol=tolerance)
-    assert all(g is not None and np.isfinite(np.asarray(g)).all() for g in gradients)
-
-
 def test_configuration_round_trip_and_refusals():
     decoder = BahdanauDecoder(16, attention_units=12, rnn="lstm", dropout=0.25, name="d")
     config = decoder.get_config()
@@ -176,17 +150,3 @@ def test_dropout_acts_in_training_only():
     plain = decoder(TARGETS, VALUES, state)
     np.testing.assert_allclose(decoder(TARGETS, VALUES, state, training=False), plain)
     assert np.abs(np.asarray(decoder(TARGETS, VALUES, state, training=True)) - plain).max() > 1e-4
-
-
-@pytest.mark.parametrize("rnn", ["gru", "lstm"])
-def test_save_and_load_round_trip(rnn, tmp_path):
-    decoder = make(rnn)
-    targets, values = keras.Input((T, EMBEDDING)), keras.Input((TV, VALUE))
-    state = [keras.Input((UNITS,)) for _ in states(rnn)]
-    model = keras.Model([targets, values, *state], decoder(targets, values, state))
-    inputs = [TARGETS, VALUES, *states(rnn)]
-    expected = model(inputs)
-    model.save(tmp_path / "decoder.keras")
-    reloaded = keras.models.load_model(tmp_path / "decoder.keras")
-    assert isinstance(reloaded.layers[-1], BahdanauDecoder)
-    np.testing.assert_allclose(reloaded(inputs), expected, atol=1e-6)

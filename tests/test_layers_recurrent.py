@@ -1,4 +1,7 @@
-"""The recurrent cells compute the slide equations and exactly what Keras's fused layers compute."""
+"""The recurrent cells compute the slide equations and exactly what Keras's fused layers compute.
+
+Config round trip, save/load (inside a Bidirectional RNN), mixed precision and the mask
+contract: tests/test_layer_contract.py."""
 
 from __future__ import annotations
 
@@ -291,26 +294,6 @@ def test_stacked_rnns_in_a_functional_model_report_shapes_symbolically():
     assert tuple(outputs.shape) == (None, 2 * UNITS)
     model = keras.Model(inputs, outputs)
     assert model.predict(_inputs(), verbose=0).shape == (BATCH, 2 * UNITS)
-
-
-@pytest.mark.parametrize("kind", KINDS)
-def test_save_and_load_round_trip(kind, tmp_path):
-    model = keras.Sequential([
-        keras.Input((None,), dtype="int32"),
-        keras.layers.Embedding(20, FEATURES, mask_zero=True),
-        keras.layers.Bidirectional(keras.layers.RNN(KINDS[kind][0](UNITS))),
-        keras.layers.Dense(1, activation="sigmoid"),
-    ])
-    tokens = np.array([[3, 4, 5, 0, 0], [7, 1, 2, 9, 11]], dtype="int32")
-    _randomize(model)
-    expected = model.predict(tokens, verbose=0)
-    path = tmp_path / f"{kind}.keras"
-    model.save(path)
-    restored = keras.models.load_model(path)
-    np.testing.assert_allclose(restored.predict(tokens, verbose=0), expected, atol=1e-6)
-    cell = restored.layers[1].forward_layer.cell
-    assert type(cell) is type(model.layers[1].forward_layer.cell)
-    assert cell.get_config() == model.layers[1].forward_layer.cell.get_config()
 
 
 def test_get_config_keeps_every_argument():

@@ -1,9 +1,12 @@
-"""The Transformer under mixed precision (issue 10.1): finite, close to float32, trainable, decodable.
+"""The TransformerTranslator under mixed precision (issue 10.1): close to float32, trainable,
+decodable, exportable.
 
-Every Transformer layer of ``seqlab.layers`` and the ``TransformerTranslator`` are run on CPU
-under ``mixed_float16`` and ``mixed_bfloat16`` (float32 variables, low-precision computation) on
-a masked batch that includes a fully padded sentence, and compared with float32 twins holding
-the same weights.
+The ``TransformerTranslator`` is run on CPU under ``mixed_float16`` and ``mixed_bfloat16``
+(float32 variables, low-precision computation) on a masked batch that includes a fully padded
+sentence, and compared with a float32 twin holding the same weights. Its layers are checked
+under both policies by the layer contract (tests/test_layer_contract.py, the same tolerance);
+``scaled_dot_product_attention`` in low precision by tests/test_layers_multi_head_attention.py
+and the decoder layer's cached steps by tests/test_layers_transformer_blocks.py.
 
 Tolerances. A ``mixed_*`` layer rounds its inputs and every intermediate result to the compute
 dtype, whose unit roundoff is u = 2⁻¹¹ ≈ 4.9e-4 (float16, 10-bit mantissa) or u = 2⁻⁸ ≈ 3.9e-3
@@ -25,7 +28,6 @@ import pytest
 import tensorflow as tf
 
 from seqlab.decoding import beam_search, greedy_decode
-from seqlab.layers import multi_head_attention, positional_embedding, transformer_blocks
 from seqlab.models import TransformerTranslator
 from seqlab.training import MaskedSparseCategoricalCrossentropy
 
@@ -62,15 +64,6 @@ def assert_close_to_float32(mixed, reference, policy):
     np.testing.assert_allclose(mixed, reference, atol=40 * UNIT_ROUNDOFF[policy] * scale, rtol=0)
 
 
-def twins(make, build, policy):
-    """The same layer in float32 and under ``policy``, with the float32 one's weights."""
-    reference, mixed = make("float32"), make(policy)
-    build(reference), build(mixed)
-    mixed.set_weights(reference.get_weights())
-    assert reference.compute_dtype == "float32" and mixed.compute_dtype != "float32"
-    return reference, mixed
-
-
 def assert_finite_gradients(layer, loss_of_layer):
     with tf.GradientTape() as tape:
         loss = keras.ops.cast(loss_of_layer(), "float32")
@@ -79,87 +72,6 @@ def assert_finite_gradients(layer, loss_of_layer):
     for gradient in gradients:
         gradient = tf.convert_to_tensor(gradient)
         assert np.all(np.isfinite(as_float32(gradient)))
-
-
-RNG = np.random.default_rng(0)
-X = RNG.normal(size=(3, 5, 16)).astype("float32")
-CONTEXT = RNG.normal(size=(3, 6, 16)).astype("float32")
-CONTEXT_MASK = np.array([[1, 1, 1, 1, 0, 0], [0] * 6, [1] * 6], bool)  # row 1: all padding
-X_MASK = np.array([[1, 1, 1, 0, 0], [0] * 5, [1] * 5], bool)
-
-
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_scaled_dot_product_attention_in_low_precision(dtype):
-    q, k, v = (keras.ops.cast(a, dtype) for a in (X, CONTEXT, CONTEXT))
-    output, weights = multi_head_attention.scaled_dot_product_attention(q, k, v, mask=CONTEXT_MASK[:, None, :])
-    assert output.dtype == dtype and weights.dtype == dtype
-    weights = as_float32(weights)
-    assert np.all(np.isfinite(weights)) and np.all(np.isfinite(as_float32(output)))
-    assert np.all(weights[1] == 0)  # the fully padded row: zero weights, not NaN
-    assert np.all(weights[0, :, 4:] == 0)
-    np.testing.assert_allclose(weights[[0, 2]].sum(-1), 1.0, atol=1e-2)
-    reference, _ = multi_head_attention.scaled_dot_product_attention(X, CONTEXT, CONTEXT,
-                                                  mask=CONTEXT_MASK[:, None, :])
-    assert_close_to_float32(output, reference, "mixed_" + dtype)
-
-
-def test_multi_head_attention(policy):
-    reference, mixed = twins(lambda dtype: multi_head_attention.MultiHeadAttention(4, 4, dtype=dtype),
-                             lambda layer: layer(X, CONTEXT), policy)
-    kwargs = {"value_mask": CONTEXT_MASK, "return_attention_scores": True}
-    output, weights = mixed(X, CONTEXT, **kwargs)
-    expected, expected_weights = reference(X, CONTEXT, **kwargs)
-    assert_close_to_float32(output, expected, policy)
-    assert_close_to_float32(weights, expected_weights, policy)
-    assert np.all(as_float32(weights)[1] == 0)
-    assert_close_to_float32(mixed(X, X, use_causal_mask=True, query_mask=X_MASK),
-                            reference(X, X, use_causal_mask=True, query_mask=X_MASK), policy)
-    assert_finite_gradients(mixed, lambda: keras.ops.sum(mixed(X, CONTEXT, value_mask=CONTEXT_MASK)))
-
-
-def test_positional_embedding_and_feed_forward(policy):
-    ids = np.array([[4, 5, 6, 0, 0], [0] * 5, [7, 8, 9, 10, 11]])
-    reference, mixed = twins(lambda dtype: positional_embedding.PositionalEmbedding(30, 16, dtype=dtype),
-                             lambda layer: layer(ids), policy)
-    assert_close_to_float32(mixed(ids), reference(ids), policy)
-    assert_finite_gradients(mixed, lambda: keras.ops.sum(mixed(ids)))
-    reference, mixed = twins(lambda dtype: transformer_blocks.PositionwiseFeedForward(16, 32, dtype=dtype),
-                             lambda layer: layer(X), policy)
-    assert_close_to_float32(mixed(X), reference(X), policy)
-    assert_finite_gradients(mixed, lambda: keras.ops.sum(mixed(X)))
-
-
-def test_encoder_layer(policy):
-    reference, mixed = twins(
-        lambda dtype: transformer_blocks.TransformerEncoderLayer(16, 4, 32, dropout=0.0, dtype=dtype),
-        lambda layer: layer(CONTEXT), policy)
-    output, scores = mixed(CONTEXT, mask=CONTEXT_MASK, return_attention_scores=True)
-    expected, _ = reference(CONTEXT, mask=CONTEXT_MASK, return_attention_scores=True)
-    assert output.dtype == keras.config.dtype_policy().compute_dtype
-    assert_close_to_float32(output, expected, policy)
-    assert np.all(as_float32(scores)[1] == 0)
-    assert_finite_gradients(mixed, lambda: keras.ops.sum(mixed(CONTEXT, mask=CONTEXT_MASK)))
-
-
-def test_decoder_layer_full_and_cached(policy):
-    reference, mixed = twins(
-        lambda dtype: transformer_blocks.TransformerDecoderLayer(16, 4, 32, dropout=0.0, dtype=dtype),
-        lambda layer: layer(X, CONTEXT), policy)
-    output, scores = mixed(X, CONTEXT, context_mask=CONTEXT_MASK, return_attention_scores=True)
-    expected = reference(X, CONTEXT, context_mask=CONTEXT_MASK)
-    assert_close_to_float32(output, expected, policy)
-    assert np.all(as_float32(scores["cross_attention"])[1] == 0)
-    assert_finite_gradients(
-        mixed, lambda: keras.ops.sum(mixed(X, CONTEXT, context_mask=CONTEXT_MASK)))
-    # the step-by-step path with the key/value cache, in the low-precision dtype
-    dtype = keras.config.dtype_policy().compute_dtype
-    empty = keras.ops.zeros((3, 4, 5, 4), dtype)
-    cache, cross = (empty, empty), mixed.cross_attention.project_key_value(CONTEXT)
-    for t in range(5):
-        step, cache = mixed(X[:, t: t + 1], CONTEXT, context_mask=CONTEXT_MASK,
-                            self_attention_cache=cache, self_attention_cache_update_index=t,
-                            cross_attention_cache=cross)
-        assert_close_to_float32(step[:, 0], as_float32(expected)[:, t], policy)
 
 
 def _translator(dtype=None):

@@ -27,14 +27,16 @@ Every source goes through the same steps:
 
 Accents are kept (``"qué"`` and ``"que"`` are different words); they are stored decomposed
 (NFKD: ``"e"`` followed by a combining accent) and put back together by :func:`detokenize`.
+
+This module loads and splits the pairs (:func:`load_translation`); the standardisation lives in
+:mod:`seqlab.data.translation_text` and the vectorising and batching (bucketing included) in
+:mod:`seqlab.data.translation_batches`. Their names are importable from here too.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
-import unicodedata
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -47,8 +49,34 @@ import tensorflow as tf
 from seqlab import config
 from seqlab.data.download import FAST_MODE_ADVICE, DownloadError
 
-START = "[START]"
-END = "[END]"
+# The standardisation and the batching live beside this module; their names stay importable
+# from here, where notebooks, tests and saved models have always found them.
+from seqlab.data.translation_batches import (  # noqa: F401
+    BUCKET_STEP,
+    MIN_VOCAB_SIZE,
+    SHORTEST_BUCKET,
+    bucket_widths,
+    fitted_bucket_widths,
+    make_bucketed_dataset,
+    make_dataset,
+    make_vectorizer,
+    pad_ids,
+    pair_lengths,
+    vectorize_pairs,
+)
+from seqlab.data.translation_text import (  # noqa: F401
+    DETOKENIZE_RULES,
+    END,
+    HIDDEN_TOKENS,
+    START,
+    detokenize,
+    nfkd_table,
+    standardize_reference,
+    standardize_text,
+    standardize_with_markers,
+    unicode_nfkd,
+)
+
 #: The Anki English-Spanish pairs as the TensorFlow tutorials host them.
 ANKI_URL = "http://storage.googleapis.com/download.tensorflow.org/data/spa-eng.zip"
 #: Pairs in ``spa-eng/spa.txt`` (the archive is 2,638,744 bytes).
@@ -62,113 +90,6 @@ ANKI_TEXT_SHA256 = "6ec60e212f812ee3430f7568ea6f33b6fb080e32193c5952e8da0ee8ba45
 ANKI_FILE_HASH: str | None = None
 SAMPLE_FILE = "translation/eng-spa.tsv"
 DIRECTIONS = ("eng-spa", "spa-eng")
-
-_PUNCTUATION = ".?!,¿¡-"
-_KEPT = "a-z0-9 '" + re.escape(_PUNCTUATION)
-_NFKD_TABLE: tf.lookup.StaticHashTable | None = None
-
-
-# --------------------------------------------------------------------------------------------
-# Standardisation (TensorFlow, inside TextVectorization) and its Python twin
-# --------------------------------------------------------------------------------------------
-
-
-def nfkd_table() -> tf.lookup.StaticHashTable:
-    """Character -> NFKD decomposition for every BMP character that decomposes.
-
-    Core TensorFlow has no Unicode normalisation op (``tensorflow-text`` has one but is a heavy,
-    platform-specific extra), so NFKD is a table lookup per character. Decomposing character by
-    character equals ``unicodedata.normalize("NFKD", ...)`` except for the canonical reordering
-    of several stacked combining marks, which none of the Latin-script text here has; Hangul
-    syllables (decomposed algorithmically) are left out, as the filter after it drops them
-    anyway. The table is created once, outside any graph, so ``tf.data`` pipelines and exported
-    SavedModels can capture it (an exporting ``tf.Module`` must keep a reference to it).
-    """
-    global _NFKD_TABLE
-    if _NFKD_TABLE is None:
-        with tf.init_scope():
-            keys, values = [], []
-            for code in range(0x10000):
-                if 0xD800 <= code <= 0xDFFF or 0xAC00 <= code <= 0xD7A3:
-                    continue
-                char = chr(code)
-                decomposed = unicodedata.normalize("NFKD", char)
-                if decomposed != char:
-                    keys.append(char)
-                    values.append(decomposed)
-            _NFKD_TABLE = tf.lookup.StaticHashTable(
-                tf.lookup.KeyValueTensorInitializer(keys, values), default_value=""
-            )
-    return _NFKD_TABLE
-
-
-def unicode_nfkd(text: tf.Tensor) -> tf.Tensor:
-    """NFKD-normalise a string tensor of any shape (see :func:`nfkd_table`)."""
-    chars = tf.strings.unicode_split(text, "UTF-8")  # (..., chars) ragged
-    mapped = tf.ragged.map_flat_values(nfkd_table().lookup, chars)
-    chars = tf.ragged.map_flat_values(
-        lambda original, decomposed: tf.where(decomposed == "", original, decomposed),
-        chars, mapped,
-    )
-    return tf.strings.reduce_join(chars, axis=-1)
-
-
-# Registered under its first name, "standardize": saved vectorizers name it so.
-@keras.saving.register_keras_serializable(package="seqlab", name="standardize")
-def standardize_with_markers(text: tf.Tensor) -> tf.Tensor:
-    """``"¿Qué hora es?"`` -> ``"[START] ¿ que\u0301 hora es ? [END]"``.
-
-    NFKD, lower case, replace everything but ``a-z``, digits, combining accents, apostrophes
-    and ``. ? ! , ¿ ¡ -`` by a space, put spaces around that punctuation, add the start/end
-    markers, squeeze spaces. The ``standardize`` callable of both ``TextVectorization`` layers;
-    :func:`standardize_text` is its plain-Python twin without the markers (tested equal).
-    """
-    text = unicode_nfkd(text)
-    text = tf.strings.lower(text, encoding="utf-8")
-    text = tf.strings.regex_replace(text, rf"[^{_KEPT}\p{{Mn}}]", " ")
-    text = tf.strings.regex_replace(text, rf"([{re.escape(_PUNCTUATION)}])", r" \1 ")
-    text = tf.strings.join([START, text, END], separator=" ")
-    return tf.strings.regex_replace(text, r"\s+", " ")
-
-
-def standardize_text(text: str) -> str:
-    """Plain-Python :func:`standardize_with_markers` without the markers (for length checks).
-
-    ``"¿Qué hora es?"`` -> ``"¿ que\u0301 hora es ?"``: the tokens the vectorizer sees.
-    """
-    text = unicodedata.normalize("NFKD", text).lower()
-    kept = re.compile(rf"[{_KEPT}]")
-    text = "".join(ch if kept.match(ch) or unicodedata.category(ch) == "Mn" else " " for ch in text)
-    text = re.sub(rf"([{re.escape(_PUNCTUATION)}])", r" \1 ", text)
-    return re.sub(r"\s+", " ", text).strip()
-
-
-#: Tokens a translation never shows: the markers, padding and the out-of-vocabulary token.
-HIDDEN_TOKENS = (START, END, "", "[UNK]")
-#: How :func:`detokenize` re-attaches punctuation to the words joined by spaces: ``(pattern,
-#: replacement)`` pairs applied in order. The one table of rules: Python's ``re`` applies it
-#: here, TensorFlow's RE2 in :func:`seqlab.export.detokenize_tensor` (exported translators).
-DETOKENIZE_RULES = (
-    (r" ([.?!,])", r"\1"),  # "hola ," -> "hola,"
-    (r"([¿¡]) ", r"\1"),    # "¿ que" -> "¿que"
-    (r" ?- ?", "-"),        # "2021 - 03" -> "2021-03"
-)
-
-
-def detokenize(tokens: Sequence[str]) -> str:
-    """Tokens -> readable text: drop markers and padding, re-compose accents (NFC), re-attach
-    punctuation (``"hola , ¿ que\u0301 tal ?"`` -> ``"hola, ¿qué tal?"``; ``"2021 - 03 - 03"`` ->
-    ``"2021-03-03"``)."""
-    text = " ".join(t for t in tokens if t not in HIDDEN_TOKENS)
-    for pattern, replacement in DETOKENIZE_RULES:
-        text = re.sub(pattern, replacement, text)
-    return unicodedata.normalize("NFC", text)
-
-
-def standardize_reference(text: str) -> str:
-    """A raw reference sentence standardized, then detokenized: the form translations come out
-    in (``"¿Dónde está?"`` -> ``"¿dónde está?"``), for BLEU and exact match."""
-    return detokenize(standardize_text(text).split())
 
 
 # --------------------------------------------------------------------------------------------
@@ -304,187 +225,6 @@ def split_pairs(pairs: Sequence, seed: int = config.SEED,
     pick = [pairs[i] for i in order]
     return pick[:n_train], pick[n_train:n_train + n_valid], pick[n_train + n_valid:]
 
-
-# --------------------------------------------------------------------------------------------
-# Vectorisation and datasets
-# --------------------------------------------------------------------------------------------
-
-
-#: The smallest vocabulary a translator can use: the four special tokens and one word.
-MIN_VOCAB_SIZE = 5
-
-
-def make_vectorizer(texts: Sequence[str], vocab_size: int) -> keras.layers.TextVectorization:
-    """A ``TextVectorization`` with :func:`standardize_with_markers`, whitespace split, ragged output,
-    adapted on ``texts``. Index 0 is padding, 1 is ``[UNK]``."""
-    vectorizer = keras.layers.TextVectorization(
-        max_tokens=vocab_size, standardize=standardize_with_markers, split="whitespace", ragged=True
-    )
-    vectorizer.adapt(tf.data.Dataset.from_tensor_slices(list(texts)).batch(1024))
-    return vectorizer
-
-
-def vectorize_pairs(pairs: Sequence[tuple[str, str]], source_vectorizer, target_vectorizer,
-                    max_length: int) -> tuple[tf.RaggedTensor, tf.RaggedTensor, np.ndarray]:
-    """Ragged token ids of the pairs that fit in ``max_length``.
-
-    Returns ``(source_ids, target_ids, kept)``: ``kept`` is the boolean mask of the pairs short
-    enough (``max_length`` source tokens, ``max_length + 1`` target tokens so that the shifted
-    target has ``max_length``); the others are dropped rather than cut, so no target loses
-    ``[END]``.
-    """
-    sources = source_vectorizer(tf.constant([s for s, _ in pairs], tf.string))
-    targets = target_vectorizer(tf.constant([t for _, t in pairs], tf.string))
-    kept = ((sources.row_lengths() <= max_length)
-            & (targets.row_lengths() <= max_length + 1)).numpy()
-    return (tf.ragged.boolean_mask(sources, kept), tf.ragged.boolean_mask(targets, kept), kept)
-
-
-def pad_ids(ids: tf.RaggedTensor, length: int) -> np.ndarray:
-    """Ragged ids -> ``(rows, length)`` int32 array, right-padded with 0."""
-    return tf.cast(ids.to_tensor(shape=[None, length]), tf.int32).numpy()
-
-
-def make_dataset(source_ids: np.ndarray, target_ids: np.ndarray, batch_size: int, *,
-                 shuffle: bool = False, seed: int = config.SEED) -> tf.data.Dataset:
-    """``((source_ids, target_in), target_out)`` batches from padded id arrays."""
-    dataset = tf.data.Dataset.from_tensor_slices(
-        ((source_ids, target_ids[:, :-1]), target_ids[:, 1:])
-    )
-    if shuffle:
-        dataset = dataset.shuffle(len(source_ids), seed=seed, reshuffle_each_iteration=True)
-    return dataset.batch(batch_size, drop_remainder=shuffle).prefetch(tf.data.AUTOTUNE)
-
-
-#: The narrowest bucket; then one bucket every :data:`BUCKET_STEP` tokens up to the longest pair.
-SHORTEST_BUCKET = 6
-BUCKET_STEP = 2
-
-
-def bucket_widths(longest: int) -> list[int]:
-    """Padded lengths of the training buckets for a corpus whose longest pair has ``longest``
-    tokens (source, or shifted target): ``6, 8, 10, ...`` below ``longest``, then ``longest``
-    (``bucket_widths(20)`` -> ``[6, 8, 10, 12, 14, 16, 18, 20]``).
-
-    Why a few fixed widths rather than each batch padded to its own longest sentence: every new
-    batch shape may make Keras compile its train step again. Without XLA it does not: ``fit``
-    traces its step from the dataset's ``element_spec``, whose lengths are ``None`` here, so
-    one trace serves every width (``python -m benchmarks.bucketing`` counts the traces: the same
-    for both pipelines), and eager batches (``train_on_batch``) are covered by the
-    ``tf.function(reduce_retracing=True)`` Keras 3 wraps the step in, which relaxes the shape
-    after the second one. But XLA (``jit_compile=True``, which ``setup()`` picks on a GPU)
-    compiles once per concrete shape, and a source and a target each padded to their own
-    longest sentence give up to ``longest**2`` shapes; with fixed widths there are at most
-    ``len(bucket_widths(longest))`` (8 for the Anki pairs at ``max_length=20``). On the Anki
-    pairs, 2-token steps keep 82 % of the padded target positions real (17 widths of 1 token:
-    87 %; today's single width of 20: 41 %): finer buckets would buy little and cost more
-    compilations.
-    """
-    if longest <= SHORTEST_BUCKET:
-        return [longest]
-    return [*range(SHORTEST_BUCKET, longest, BUCKET_STEP), longest]
-
-
-def pair_lengths(source_ids: tf.RaggedTensor, target_ids: tf.RaggedTensor) -> np.ndarray:
-    """What bucketing sorts by: ``max(source tokens, target tokens - 1)`` per pair, the
-    target counted after the teacher-forcing shift."""
-    return np.maximum(source_ids.row_lengths().numpy(), target_ids.row_lengths().numpy() - 1)
-
-
-def fitted_bucket_widths(lengths: np.ndarray, batch_size: int, *, longest: int) -> list[int]:
-    """:func:`bucket_widths` of ``longest`` for pairs of ``lengths`` (:func:`pair_lengths`):
-    a bucket that would hold fewer than ``batch_size`` pairs is merged into the next wider one;
-    if the widest pairs are too few for a batch of their own, the last full bucket is widened
-    to hold them.
-    """
-    candidates = bucket_widths(longest)
-    counts = np.bincount(np.searchsorted(candidates, lengths), minlength=len(candidates))
-    kept, pending = [], 0
-    for width, count in zip(candidates, counts, strict=True):
-        pending += int(count)
-        if pending >= batch_size:
-            kept.append(width)
-            pending = 0
-    if pending or not kept:  # the widest pairs alone fill no batch: widen the last bucket
-        kept = [*kept[:-1], candidates[-1]]
-    return kept
-
-
-def make_bucketed_dataset(source_ids: tf.RaggedTensor, target_ids: tf.RaggedTensor,
-                          batch_size: int, *, source_length: int, target_length: int,
-                          seed: int = config.SEED, widths: list[int] | None = None
-                          ) -> tf.data.Dataset:
-    """Shuffled training batches grouped by length: ``((source_ids, target_in), target_out)``.
-
-    Each pair's length is ``max(source tokens, shifted target tokens)``; it goes into the
-    narrowest bucket of :func:`bucket_widths` that holds it, and a bucket's batch is padded
-    with 0 to its width ``W`` (the source to ``min(W, source_length)``, the target to
-    ``min(W + 1, target_length)`` before the shift). ``tf.data``'s ``group_by_window`` does the
-    grouping, after a shuffle of the whole split (reshuffled every epoch, with ``seed``): the
-    sentences of a batch are a random draw among those of its length, and batches of
-    different lengths follow each other in a random order, as the buckets fill. The masked
-    loss and accuracy ignore padding, so only the amount of padding changes, not what is
-    learned from a batch.
-
-    Every batch has ``batch_size`` rows (``tf.distribute`` splits it evenly): each bucket
-    leaves out the last ``batch_size - 1`` pairs or fewer that it drew in an epoch (other ones
-    each epoch, as the shuffle changes). As which bucket a pair goes to never changes, an
-    epoch is always the same number of batches, ``sum(bucket pairs // batch_size)``, at most
-    one per bucket fewer than ``len(source_ids) // batch_size``; ``cardinality()`` says it
-    (schedules and progress bars use it). A bucket with fewer than ``batch_size`` pairs would
-    never fill: it is merged into the next wider one (:func:`fitted_bucket_widths`).
-
-    Args:
-        source_ids / target_ids: ragged token ids (:func:`vectorize_pairs`); target with
-            ``[START]`` and ``[END]``.
-        batch_size: rows per batch.
-        source_length / target_length: the padded lengths of the unbucketed splits (the
-            longest source, the longest target before the shift): no batch is wider.
-        seed: the shuffle's seed.
-        widths: the buckets' widths, if the caller has them already; default
-            :func:`fitted_bucket_widths` of the pairs.
-
-    Returns:
-        The dataset, its batches padded to ``widths``.
-    """
-    source_lengths = source_ids.row_lengths().numpy().astype(np.int32)
-    target_lengths = target_ids.row_lengths().numpy().astype(np.int32)
-    lengths = pair_lengths(source_ids, target_ids)
-    if widths is None:
-        widths = fitted_bucket_widths(lengths, batch_size,
-                                      longest=max(source_length, target_length - 1))
-    counts = np.bincount(np.searchsorted(widths, lengths), minlength=len(widths))
-    steps = int((counts // batch_size).sum())
-    if steps == 0:
-        raise ValueError(f"{len(source_lengths)} training pairs do not fill one batch of "
-                         f"{batch_size}")
-    limits = tf.constant(widths, tf.int64)  # (buckets,): the inclusive upper length of each
-
-    def trim(source, target, source_count, target_count):
-        return source[:source_count], target[:target_count]  # (s,), (t,): no padding
-
-    def bucket_of(source, target):
-        length = tf.cast(tf.maximum(tf.size(source), tf.size(target) - 1), tf.int64)
-        return tf.argmax(tf.cast(limits >= length, tf.int64), output_type=tf.int64)
-
-    def batch_bucket(bucket, pairs):
-        width = limits[bucket]
-        shapes = (tf.reshape(tf.minimum(width, source_length), [1]),
-                  tf.reshape(tf.minimum(width + 1, target_length), [1]))
-        return pairs.padded_batch(batch_size, padded_shapes=shapes, drop_remainder=True)
-
-    def teacher_forcing(source, target):  # (B, W), (B, W + 1)
-        return (source, target[:, :-1]), target[:, 1:]
-
-    dataset = tf.data.Dataset.from_tensor_slices((
-        pad_ids(source_ids, source_length), pad_ids(target_ids, target_length),
-        source_lengths, target_lengths))
-    dataset = (dataset.shuffle(len(source_lengths), seed=seed, reshuffle_each_iteration=True)
-               .map(trim, num_parallel_calls=tf.data.AUTOTUNE)
-               .group_by_window(bucket_of, batch_bucket, window_size=batch_size)
-               .map(teacher_forcing)
-               .apply(tf.data.experimental.assert_cardinality(steps)))
-    return dataset.prefetch(tf.data.AUTOTUNE)
 
 
 @dataclass

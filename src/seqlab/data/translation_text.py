@@ -1,0 +1,126 @@
+"""Standardisation of translation text: what the vectorizers see, and back to readable text.
+
+:func:`standardize_with_markers` runs in TensorFlow, inside both ``TextVectorization`` layers
+(Unicode NFKD, lower case, only letters/digits/accents and ``. ? ! , ¿ ¡ ' -`` kept, punctuation
+spaced out, ``[START]``/``[END]`` added); :func:`standardize_text` is its plain-Python twin
+without the markers, and :func:`detokenize` turns tokens back into text. Import these from
+``seqlab.data`` or ``seqlab.data.translation``.
+
+>>> standardize_reference("¿Dónde está?")
+'¿dónde está?'
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+import keras
+import tensorflow as tf
+
+START = "[START]"
+END = "[END]"
+
+_PUNCTUATION = ".?!,¿¡-"
+_KEPT = "a-z0-9 '" + re.escape(_PUNCTUATION)
+_NFKD_TABLE: tf.lookup.StaticHashTable | None = None
+
+
+def nfkd_table() -> tf.lookup.StaticHashTable:
+    """Character -> NFKD decomposition for every BMP character that decomposes.
+
+    Core TensorFlow has no Unicode normalisation op (``tensorflow-text`` has one but is a heavy,
+    platform-specific extra), so NFKD is a table lookup per character. Decomposing character by
+    character equals ``unicodedata.normalize("NFKD", ...)`` except for the canonical reordering
+    of several stacked combining marks, which none of the Latin-script text here has; Hangul
+    syllables (decomposed algorithmically) are left out, as the filter after it drops them
+    anyway. The table is created once, outside any graph, so ``tf.data`` pipelines and exported
+    SavedModels can capture it (an exporting ``tf.Module`` must keep a reference to it).
+    """
+    global _NFKD_TABLE
+    if _NFKD_TABLE is None:
+        with tf.init_scope():
+            keys, values = [], []
+            for code in range(0x10000):
+                if 0xD800 <= code <= 0xDFFF or 0xAC00 <= code <= 0xD7A3:
+                    continue
+                char = chr(code)
+                decomposed = unicodedata.normalize("NFKD", char)
+                if decomposed != char:
+                    keys.append(char)
+                    values.append(decomposed)
+            _NFKD_TABLE = tf.lookup.StaticHashTable(
+                tf.lookup.KeyValueTensorInitializer(keys, values), default_value=""
+            )
+    return _NFKD_TABLE
+
+
+def unicode_nfkd(text: tf.Tensor) -> tf.Tensor:
+    """NFKD-normalise a string tensor of any shape (see :func:`nfkd_table`)."""
+    chars = tf.strings.unicode_split(text, "UTF-8")  # (..., chars) ragged
+    mapped = tf.ragged.map_flat_values(nfkd_table().lookup, chars)
+    chars = tf.ragged.map_flat_values(
+        lambda original, decomposed: tf.where(decomposed == "", original, decomposed),
+        chars, mapped,
+    )
+    return tf.strings.reduce_join(chars, axis=-1)
+
+
+# Registered under its first name, "standardize": saved vectorizers name it so.
+@keras.saving.register_keras_serializable(package="seqlab", name="standardize")
+def standardize_with_markers(text: tf.Tensor) -> tf.Tensor:
+    """``"¿Qué hora es?"`` -> ``"[START] ¿ que\u0301 hora es ? [END]"``.
+
+    NFKD, lower case, replace everything but ``a-z``, digits, combining accents, apostrophes
+    and ``. ? ! , ¿ ¡ -`` by a space, put spaces around that punctuation, add the start/end
+    markers, squeeze spaces. The ``standardize`` callable of both ``TextVectorization`` layers;
+    :func:`standardize_text` is its plain-Python twin without the markers (tested equal).
+    """
+    text = unicode_nfkd(text)
+    text = tf.strings.lower(text, encoding="utf-8")
+    text = tf.strings.regex_replace(text, rf"[^{_KEPT}\p{{Mn}}]", " ")
+    text = tf.strings.regex_replace(text, rf"([{re.escape(_PUNCTUATION)}])", r" \1 ")
+    text = tf.strings.join([START, text, END], separator=" ")
+    return tf.strings.regex_replace(text, r"\s+", " ")
+
+
+def standardize_text(text: str) -> str:
+    """Plain-Python :func:`standardize_with_markers` without the markers (for length checks).
+
+    ``"¿Qué hora es?"`` -> ``"¿ que\u0301 hora es ?"``: the tokens the vectorizer sees.
+    """
+    text = unicodedata.normalize("NFKD", text).lower()
+    kept = re.compile(rf"[{_KEPT}]")
+    text = "".join(ch if kept.match(ch) or unicodedata.category(ch) == "Mn" else " " for ch in text)
+    text = re.sub(rf"([{re.escape(_PUNCTUATION)}])", r" \1 ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+#: Tokens a translation never shows: the markers, padding and the out-of-vocabulary token.
+HIDDEN_TOKENS = (START, END, "", "[UNK]")
+#: How :func:`detokenize` re-attaches punctuation to the words joined by spaces: ``(pattern,
+#: replacement)`` pairs applied in order. The one table of rules: Python's ``re`` applies it
+#: here, TensorFlow's RE2 in :func:`seqlab.export.detokenize_tensor` (exported translators).
+DETOKENIZE_RULES = (
+    (r" ([.?!,])", r"\1"),  # "hola ," -> "hola,"
+    (r"([¿¡]) ", r"\1"),    # "¿ que" -> "¿que"
+    (r" ?- ?", "-"),        # "2021 - 03" -> "2021-03"
+)
+
+
+def detokenize(tokens: Sequence[str]) -> str:
+    """Tokens -> readable text: drop markers and padding, re-compose accents (NFC), re-attach
+    punctuation (``"hola , ¿ que\u0301 tal ?"`` -> ``"hola, ¿qué tal?"``; ``"2021 - 03 - 03"`` ->
+    ``"2021-03-03"``)."""
+    text = " ".join(t for t in tokens if t not in HIDDEN_TOKENS)
+    for pattern, replacement in DETOKENIZE_RULES:
+        text = re.sub(pattern, replacement, text)
+    return unicodedata.normalize("NFC", text)
+
+
+def standardize_reference(text: str) -> str:
+    """A raw reference sentence standardized, then detokenized: the form translations come out
+    in (``"¿Dónde está?"`` -> ``"¿dónde está?"``), for BLEU and exact match."""
+    return detokenize(standardize_text(text).split())
+

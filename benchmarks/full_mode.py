@@ -9,83 +9,62 @@ Full mode downloads IMDB, tiny_shakespeare, nnlm-en-dim50 and a keras-hub preset
 project's machines cannot reach. A training step's time depends on the shapes, not on the
 values, so each notebook's full-mode model is built here as the notebook builds it (the same
 seqlab builders, sizes, batch, sequence lengths, optimiser) and fed **stand-ins of the real
-shapes**, each named as a stand-in in the output:
-
-- IMDB reviews: reviews written by ``seqlab.data.synthetic_reviews``, joined and cut to
-  :data:`IMDB_MEAN_WORDS` words each (the reviews' published mean length; the real reviews
-  cannot be read here), in IMDB's split sizes: 17,500 training / 7,500 validation reviews
-  (``train[:70%]`` / ``train[70%:]``), 25,000 test, 75,000 for word vectors (train +
-  unsupervised); notebook 06's skip-gram pairs are counted as if every word were
-  in its vocabulary (an upper bound);
-- nnlm-en-dim50: a TF-Hub-format module of its real table size (963,812 × 50, random values)
-  made like the FAST stand-in (``seqlab.data.standin.StandinTextEmbedding``);
-- tiny_shakespeare: random ids over its 65 characters in its windows (1,115,394 characters,
-  the last 10 % held out, as ``split_text`` cuts it);
-- notebook 08's preset: ``benchmarks.bert``'s classifier of ``bert_tiny_en_uncased``'s
-  architecture from random weights.
+shapes** (``benchmarks.stand_ins`` lists them), each named as a stand-in in the output.
 
 Each part (training, a validation pass, testing) is timed as the median of ``--steps`` batches
-after one warm-up batch (a size that trains the same model reuses the same timings, so full and
-class differ by their numbers of batches only) (``train_on_batch`` / ``test_on_batch``; notebook 06's skip-gram step
+after one warm-up batch (``train_on_batch`` / ``test_on_batch``; notebook 06's skip-gram step
 through the notebook's own ``tf.data`` pipeline in ``fit``), then multiplied by the notebook's
-number of batches. Early stopping: the configured epochs are used, an upper bound. Downloads,
-tokenizing, vectorizer fitting, sampling and plots are not included. The machine's load average
-is recorded with each measurement: on a shared machine the times are too long, not too short.
+number of batches; a size that trains the same model reuses the same timings, so full and class
+differ by their numbers of batches only. Early stopping: the configured epochs are used, an
+upper bound. Downloads, tokenizing, vectorizer fitting, sampling and plots are not included.
+The machine's load average is recorded with each measurement: on a shared machine the times
+are too long, not too short.
 
 The record, ``benchmarks/results/full_mode.json``, holds ``full`` and ``class`` entries per
-notebook; :func:`record_entry` merges one entry (notebooks 04 and 05 are measured on the real
-Anki corpus by other commands and added with it). ``--sync`` rewrites the README's columns
-and each title cell's ``full mode ...: training about N min on 2 CPU cores, or about M min
-with SIZE = "class"; on a GPU not measured ...`` phrase from the record only.
+notebook; :func:`record_entry` (``benchmarks.full_mode_record``) merges one entry (notebooks 04
+and 05 are measured on the real Anki corpus by other commands and added with it). ``--sync``
+rewrites the README's columns and each title cell's run-time phrase from the record only,
+through the templates of ``benchmarks.record_prose``.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
-import re
 import statistics
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import nbformat  # noqa: E402
-
-from benchmarks.notebooks import device, readme_table, table_line  # noqa: E402
+# record_entry, read_record and the stand-ins are imported from here by other commands.
+from benchmarks.full_mode_record import (  # noqa: E402, F401
+    CLASS_LIMIT_MINUTES,
+    RECORD,
+    SIZES,
+    print_record,
+    read_record,
+    record_entry,
+)
+from benchmarks.notebooks import device  # noqa: E402
+from benchmarks.record_prose import sync  # noqa: E402
+from benchmarks.stand_ins import (  # noqa: E402, F401
+    HUB_STAND_IN,
+    IMDB_CORPUS,
+    IMDB_MEAN_WORDS,
+    IMDB_TEST,
+    IMDB_TRAIN,
+    IMDB_VALID,
+    SHAKESPEARE_CHARS,
+    SHAKESPEARE_VOCAB,
+    nnlm_sized_module,
+    review_batch,
+)
 from seqlab import config, sizes  # noqa: E402
-from seqlab.notebook_files import notebook_paths  # noqa: E402
 
-RECORD = config.REPO_ROOT / "benchmarks" / "results" / "full_mode.json"
-README = config.REPO_ROOT / "README.md"
-CLASS_COLUMN = "class size (2 CPU cores)"
-FULL_COLUMN = "full mode (2 CPU cores)"
-SIZES = ("full", "class")
-#: The most minutes a class-size notebook may train on 2 CPU cores.
-CLASS_LIMIT_MINUTES = 15
 MEASURED_NOTEBOOKS = ("01", "02", "03", "06", "07", "08")
-GPU_CLAUSE = "on a GPU not measured (no GPU was lent to this project)"
-#: The title cell's full-mode phrase, which ``--sync`` rewrites (whitespace may wrap).
-TITLE_PHRASE = re.compile(
-    r"training\s+about\s+(\d+)\s+min\s+on\s+2\s+CPU\s+cores,\s+or\s+about\s+(\d+)\s+min\s+"
-    r"with\s+SIZE\s+=\s+\"class\"")
-
-#: What the title cells said before full mode was measured (notebook 04's still does).
-UNMEASURED_SENTENCE = re.compile(
-    r"\s+(?:is\s+)?sized\s+for\s+a\s+Colab\s+GPU;\s+its\s+time\s+is\s+not\s+measured\s+yet\s+on\s+a"
-    r"\s+GPU\s+\([^)]*\)\.")
-
-# Real data sizes (the splits the notebooks make of them)
-IMDB_MEAN_WORDS = 230     # IMDB's mean review length in words (published; not measurable here)
-IMDB_TRAIN, IMDB_VALID, IMDB_TEST = 17_500, 7_500, 25_000   # train[:70%], train[70%:], test
-IMDB_CORPUS = 75_000      # train + unsupervised: notebook 06's word-vector corpus
-NNLM_ROWS, NNLM_DIM = 963_812, 50
-SHAKESPEARE_CHARS, SHAKESPEARE_VOCAB = 1_115_394, 66   # 65 characters + id 0 (unseen)
 
 #: The numbers each notebook takes from ``seqlab.sizes.SETTINGS`` at each size (the one home of
 #: the sizes), with the constants of its cells that do not change with the size. 01 and 02
@@ -136,53 +115,6 @@ def batches(examples: int, batch: int) -> int:
     return math.ceil(examples / batch)
 
 
-# ----------------------------------------------------------------------------- stand-ins
-
-
-def imdb_length_reviews(count: int, words: int = IMDB_MEAN_WORDS, seed: int = 0) -> list[str]:
-    """Stand-in reviews of IMDB's length: generated reviews joined and cut to ``words`` words."""
-    from seqlab.data.synthetic_reviews import generate_reviews
-
-    pool = " ".join(review.text for review in generate_reviews(max(200, count * 4), seed=seed)).split()
-    reviews, start = [], 0
-    for _ in range(count):
-        if start + words > len(pool):
-            start = 0
-        reviews.append(" ".join(pool[start: start + words]))
-        start += words
-    return reviews
-
-
-_NNLM_STAND_IN: dict[str, str] = {}
-
-
-def nnlm_sized_module() -> str:
-    """A TF-Hub-format text embedding with nnlm-en-dim50's table size (random values): a stand-in."""
-    if "path" in _NNLM_STAND_IN:
-        return _NNLM_STAND_IN["path"]
-    import numpy as np
-    import tensorflow as tf
-
-    from seqlab.data.standin import NUM_OOV_BUCKETS, StandinTextEmbedding
-
-    words = sorted({w.lower() for review in imdb_length_reviews(200) for w in review.split()})
-    vocabulary = words + [f"word{i}" for i in range(NNLM_ROWS - NUM_OOV_BUCKETS - len(words))]
-    table = np.random.default_rng(0).normal(0, 0.1, (NNLM_ROWS, NNLM_DIM)).astype("float32")
-    module = StandinTextEmbedding(vocabulary, table, NUM_OOV_BUCKETS)
-    path = Path(tempfile.mkdtemp(prefix="nnlm_sized_stand_in_"))
-    tf.saved_model.save(module, str(path))
-    _NNLM_STAND_IN["path"] = str(path)
-    return str(path)
-
-
-def review_batch(batch: int):
-    import numpy as np
-    import tensorflow as tf
-
-    texts = tf.constant(imdb_length_reviews(batch))
-    labels = np.random.default_rng(0).integers(0, 2, (batch, 1)).astype("float32")
-    return texts, labels
-
 
 # -------------------------------------------------------------------- shared measurements
 
@@ -215,9 +147,6 @@ def cached(key, compute):
         _CACHE[key] = compute()
     return _CACHE[key]
 
-
-HUB_STAND_IN = (f"IMDB stand-in: generated reviews of {IMDB_MEAN_WORDS} words; nnlm-en-dim50 "
-                f"stand-in: a module of its table size ({NNLM_ROWS:,} × {NNLM_DIM}, random values)")
 
 
 # ---------------------------------------------------------------------------- notebooks
@@ -433,132 +362,6 @@ MEASURE = {"01": measure_01, "02": measure_02, "03": measure_03, "06": measure_0
            "07": measure_07, "08": measure_08}
 
 
-# ----------------------------------------------------------------------------- the record
-
-
-def read_record(path: Path = RECORD) -> dict:
-    """``{"what", "device", "notebooks": {"01": {"full": {...}, "class": {...}}, ...}}``."""
-    if not path.is_file():
-        return {"what": WHAT, "device": device(), "notebooks": {}}
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-WHAT = ("Training time in minutes of each notebook's full mode and class size (SIZE = \"class\") "
-        "on 2 CPU cores, with how it was measured and the command that measures it again")
-
-
-def record_entry(number: str, size: str, minutes: float, how: str, command: str, measured: str,
-                 path: Path = RECORD) -> dict:
-    """Merge one measured entry into the record and write it; return the record.
-
-    Args:
-        number: the notebook's two digits, e.g. ``"04"``.
-        size: ``"full"`` or ``"class"``.
-        minutes: training minutes on 2 CPU cores (plus evaluation where ``how`` says so).
-        how: what was timed and how the minutes follow from it (stand-ins named).
-        command: the command that measures it again.
-        measured: date and load, e.g. ``"2026-11-24, load 2.3"``.
-
-    Raises:
-        ValueError: for a malformed number, an unknown size, non-positive minutes, empty
-            texts, or a class size over :data:`CLASS_LIMIT_MINUTES`.
-    """
-    if not re.fullmatch(r"\d\d", str(number)):
-        raise ValueError(f"number must be a notebook's two digits such as '04'; got {number!r}")
-    if size not in SIZES:
-        raise ValueError(f"size must be one of {SIZES}; got {size!r}")
-    if not minutes > 0:
-        raise ValueError(f"minutes must be positive; got {minutes!r}")
-    if size == "class" and minutes > CLASS_LIMIT_MINUTES:
-        raise ValueError(f"a class size must train in at most {CLASS_LIMIT_MINUTES} min; "
-                         f"notebook {number} measured {minutes:.1f} min: choose a smaller class size")
-    for name, text in (("how", how), ("command", command), ("measured", measured)):
-        if not str(text).strip():
-            raise ValueError(f"{name} must say something")
-    record = read_record(path)
-    entry = {"minutes": round(float(minutes), 1), "how": how, "command": command,
-             "measured": measured}
-    record.setdefault("notebooks", {}).setdefault(str(number), {})[size] = entry
-    record["notebooks"] = dict(sorted(record["notebooks"].items()))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return record
-
-
-def displayed_minutes(minutes: float) -> int:
-    """The rounding rule for every displayed full-mode time: whole minutes, halves up, at least 1."""
-    return max(1, math.floor(minutes + 0.5))
-
-
-# ------------------------------------------------------------------- README and title cells
-
-
-def title_phrase(entry: dict) -> str:
-    return (f"training about {displayed_minutes(entry['full']['minutes'])} min on 2 CPU cores, or "
-            f"about {displayed_minutes(entry['class']['minutes'])} min with SIZE = \"class\"")
-
-
-def title_times(path: Path) -> list[tuple[int, int]]:
-    """Every (full, class) minutes pair the notebook's title cell states."""
-    title = nbformat.read(path, as_version=4).cells[0].source
-    return [(int(a), int(b)) for a, b in TITLE_PHRASE.findall(title)]
-
-
-def readme_times(text: str) -> dict[str, tuple[str, str]]:
-    """Notebook number -> (class-size cell, full-mode cell) of the README table."""
-    _, rows, (class_column, full_column) = readme_table(text, CLASS_COLUMN, FULL_COLUMN)
-    return {cells[0]: (cells[class_column], cells[full_column]) for _, cells in rows}
-
-
-def readme_cells(entry: dict) -> tuple[str, str]:
-    return (f"{displayed_minutes(entry['class']['minutes'])} min",
-            f"{displayed_minutes(entry['full']['minutes'])} min")
-
-
-def complete(record: dict) -> dict[str, dict]:
-    """The notebooks whose record has both a full and a class entry."""
-    return {n: e for n, e in record.get("notebooks", {}).items() if all(s in e for s in SIZES)}
-
-
-def sync(record: dict, notebooks: list[Path] | None = None, readme: Path = README) -> list[str]:
-    """Rewrite the README's two columns and the title cells' phrase from ``record``.
-
-    Notebooks without both entries are left as they are. Returns what changed.
-    """
-    entries = complete(record)
-    changed = []
-    lines, rows, (class_column, full_column) = readme_table(readme.read_text(encoding="utf-8"),
-                                                            CLASS_COLUMN, FULL_COLUMN)
-    for j, cells in rows:
-        if cells[0] in entries:
-            wanted = readme_cells(entries[cells[0]])
-            if (cells[class_column], cells[full_column]) != wanted:
-                cells[class_column], cells[full_column] = wanted
-                lines[j] = table_line(cells)
-                changed.append(f"README.md row {cells[0]}")
-    if changed:
-        readme.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    for path in notebooks if notebooks is not None else notebook_paths():
-        number = path.name[:2]
-        if number not in entries:
-            continue
-        nb = nbformat.read(path, as_version=4)
-        title = nb.cells[0].source
-        new = TITLE_PHRASE.sub(lambda m, e=entries[number]: title_phrase(e), title)
-        if not TITLE_PHRASE.search(title):  # the first time: replace the "not measured" sentence
-            new = UNMEASURED_SENTENCE.sub(
-                lambda m, e=entries[number]: f": {title_phrase(e)}; {GPU_CLAUSE}.", title)
-            if new == title:
-                raise ValueError(f"{path.name}'s title cell has no full-mode phrase to rewrite: "
-                                 f"put '{title_phrase(entries[number])}' into its run-time "
-                                 "paragraph, then sync again")
-        if new != title:
-            nb.cells[0].source = new
-            nbformat.write(nb, path)
-            changed.append(path.name)
-    return changed
-
-
 # ------------------------------------------------------------------------------ measuring
 
 
@@ -579,15 +382,6 @@ def measure(number: str, size: str, steps: int) -> tuple[float, str]:
         how = f"class size = full size (training already ≤ {CLASS_LIMIT_MINUTES} min); {how}"
     return minutes, how
 
-
-def print_record(record: dict) -> None:
-    """The whole record as one table: minutes per notebook and size, with date and load."""
-    print(f"\nbenchmarks/results/full_mode.json ({record.get('device', '?')}): training minutes")
-    print(f"{'notebook':<9}{'full':>7}{'class':>7}  measured (full; class)")
-    for number, entry in record.get("notebooks", {}).items():
-        cells = [f"{entry[s]['minutes']:7.1f}" if s in entry else f"{'–':>7}" for s in SIZES]
-        when = "; ".join(entry[s]["measured"] for s in SIZES if s in entry)
-        print(f"{number:<9}{cells[0]}{cells[1]}  {when}")
 
 
 def main(argv: list[str] | None = None) -> int:

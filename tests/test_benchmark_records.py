@@ -18,6 +18,8 @@ from seqlab.notebook_files import notebook_paths
 sys.path.insert(0, str(config.REPO_ROOT))  # benchmarks/ is a package at the repository root
 from benchmarks import full_mode  # noqa: E402
 from benchmarks import notebooks as timing  # noqa: E402
+from benchmarks import record_prose as prose  # noqa: E402
+from benchmarks.full_mode_record import complete  # noqa: E402
 
 NOTEBOOKS = notebook_paths(config.REPO_ROOT / "notebooks")
 RECORD = timing.read_record()
@@ -64,9 +66,10 @@ def test_sync_rewrites_readme_and_title_cells_from_the_record(tmp_path):
 
 
 # ------------------------------------------------ full mode and class size (benchmarks.full_mode)
+# (measured by benchmarks.full_mode, written into prose by benchmarks.record_prose)
 
 FULL_RECORD = full_mode.read_record()
-ENTRIES = full_mode.complete(FULL_RECORD)
+ENTRIES = complete(FULL_RECORD)
 
 
 def test_the_full_mode_record_measures_every_notebook_it_covers():
@@ -93,33 +96,33 @@ def test_every_class_size_trains_within_the_class_limit():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_title_cells_state_the_recorded_full_and_class_minutes(path):
     number = timing.notebook_number(path)
-    stated = full_mode.title_times(path)
+    stated = prose.title_times(path)
     if number not in ENTRIES:
         assert stated == [], f"{path.name} states full-mode minutes the record does not hold"
         return
     entry = ENTRIES[number]
-    expected = (full_mode.displayed_minutes(entry["full"]["minutes"]),
-                full_mode.displayed_minutes(entry["class"]["minutes"]))
+    expected = (prose.displayed_minutes(entry["full"]["minutes"]),
+                prose.displayed_minutes(entry["class"]["minutes"]))
     assert stated == [expected], (
-        f"{path.name}'s title cell must state '{full_mode.title_phrase(entry)}' once: run "
+        f"{path.name}'s title cell must state '{prose.title_phrase(entry)}' once: run "
         "`python -m benchmarks.full_mode --sync`")
     title = nbformat.read(path, as_version=4).cells[0].source.replace("\n", " ")
-    assert full_mode.GPU_CLAUSE in title, f"{path.name}: say that the GPU time is not measured"
+    assert prose.GPU_CLAUSE in title, f"{path.name}: say that the GPU time is not measured"
 
 
 def test_the_readme_table_states_the_recorded_full_and_class_minutes():
-    stated = full_mode.readme_times(timing.README.read_text(encoding="utf-8"))
+    stated = prose.readme_times(timing.README.read_text(encoding="utf-8"))
     assert sorted(stated) == [timing.notebook_number(p) for p in NOTEBOOKS]
     for number, cells in stated.items():
         if number in ENTRIES:
-            assert cells == full_mode.readme_cells(ENTRIES[number]), (
+            assert cells == prose.readme_cells(ENTRIES[number]), (
                 f"README row {number}: run `python -m benchmarks.full_mode --sync`")
         else:
             assert "min" not in " ".join(cells), f"README row {number} states unrecorded minutes"
 
 
 def test_the_displayed_minutes_rule():
-    assert [full_mode.displayed_minutes(m) for m in (0.3, 1.49, 1.5, 14.5, 61.7)] == [1, 1, 2, 15, 62]
+    assert [prose.displayed_minutes(m) for m in (0.3, 1.49, 1.5, 14.5, 61.7)] == [1, 1, 2, 15, 62]
 
 
 def test_record_entry_merges_one_entry_and_refuses_a_long_class_size(tmp_path):
@@ -129,7 +132,7 @@ def test_record_entry_merges_one_entry_and_refuses_a_long_class_size(tmp_path):
     record = full_mode.record_entry("04", "class", 12.0, "smaller", "python -m benchmarks.quality",
                                     "2026-11-24, load 1.0", path=path)
     assert record["notebooks"]["04"]["full"]["minutes"] == pytest.approx(82.0)
-    assert set(full_mode.complete(full_mode.read_record(path))) == {"04"}
+    assert set(complete(full_mode.read_record(path))) == {"04"}
     with pytest.raises(ValueError, match="at most 15 min"):
         full_mode.record_entry("05", "class", 15.6, "x", "python -m x", "today", path=path)
     with pytest.raises(ValueError, match="size"):
@@ -152,13 +155,13 @@ def test_full_mode_sync_rewrites_readme_and_title_cells_and_leaves_the_others(tm
     entry = {"full": {**ENTRIES[number]["full"], "minutes": 40.4},
              "class": {**ENTRIES[number]["class"], "minutes": 9.6}}
     record = {"notebooks": {**FULL_RECORD["notebooks"], number: entry}}
-    changed = full_mode.sync(record, [copy, other_copy], readme)
+    changed = prose.sync(record, [copy, other_copy], readme)
     assert changed == [f"README.md row {number}", copy.name]
-    assert full_mode.readme_times(readme.read_text(encoding="utf-8"))[number] == ("10 min", "40 min")
-    assert full_mode.title_times(copy) == [(40, 10)]
+    assert prose.readme_times(readme.read_text(encoding="utf-8"))[number] == ("10 min", "40 min")
+    assert prose.title_times(copy) == [(40, 10)]
     assert nbformat.read(copy, as_version=4).cells[1:] == nbformat.read(source, as_version=4).cells[1:]
     assert other_copy.read_bytes() == other.read_bytes()
-    assert full_mode.sync(record, [copy, other_copy], readme) == []
+    assert prose.sync(record, [copy, other_copy], readme) == []
 
 
 @pytest.mark.parametrize("number", full_mode.MEASURED_NOTEBOOKS)
@@ -178,7 +181,7 @@ def test_full_mode_sync_replaces_the_unmeasured_sentence_the_first_time(tmp_path
     shutil.copy(timing.README, readme)
     copy = tmp_path / source.name
     nb = nbformat.read(source, as_version=4)
-    nb.cells[0].source = full_mode.TITLE_PHRASE.sub("PHRASE", nb.cells[0].source).replace(
+    nb.cells[0].source = prose.TITLE_PHRASE.pattern.sub("PHRASE", nb.cells[0].source).replace(
         ": PHRASE; on a GPU not measured (no GPU was lent to this project).",
         " is sized for a Colab\nGPU; its time is not measured yet on a GPU (no GPU was lent to "
         "this project so far; `python -m benchmarks.gpu` measures it).")
@@ -186,7 +189,31 @@ def test_full_mode_sync_replaces_the_unmeasured_sentence_the_first_time(tmp_path
     nbformat.write(nb, copy)
     entry = {size: {"minutes": minutes, "how": "x", "command": "python -m x", "measured": "today"}
              for size, minutes in (("full", 82.0), ("class", 14.2))}
-    full_mode.sync({"notebooks": {"04": entry}}, [copy], readme)
-    assert full_mode.title_times(copy) == [(82, 14)]
+    prose.sync({"notebooks": {"04": entry}}, [copy], readme)
+    assert prose.title_times(copy) == [(82, 14)]
     title = nbformat.read(copy, as_version=4).cells[0].source
-    assert "not measured yet" not in title and full_mode.GPU_CLAUSE in title
+    assert "not measured yet" not in title and prose.GPU_CLAUSE in title
+
+
+@pytest.mark.parametrize("template", [prose.TITLE_PHRASE, prose.README_CELL, prose.UNMEASURED])
+def test_each_template_s_pattern_finds_what_it_writes_even_wrapped(template):
+    values = {name: "12" if pattern == r"\d+" else "why not" for name, pattern in
+              template.fields.items()}
+    text = template.fill(**values)
+    wrapped = text.replace(" ", "\n", 2)
+    for written in (text, wrapped):
+        match = template.pattern.fullmatch(written)
+        assert match and match.groupdict() == values, (template.text, written)
+    assert not template.pattern.search(text.upper()), "other words must not match"
+
+
+def test_the_title_phrase_is_filled_from_the_record_by_the_rounding_rule():
+    entry = {"full": {"minutes": 81.5}, "class": {"minutes": 0.2}}
+    assert prose.title_phrase(entry) == (
+        'training about 82 min on 2 CPU cores, or about 1 min with SIZE = "class"')
+    assert prose.readme_cells(entry) == ("1 min", "82 min")
+
+
+def test_full_mode_keeps_exporting_what_other_commands_import():
+    assert full_mode.record_entry is not None and "06" in full_mode.SETTINGS
+    assert full_mode.sync is prose.sync

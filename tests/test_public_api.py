@@ -46,7 +46,7 @@ THIS_FILE = Path(__file__).resolve()
 #: ``keras.Variable``'s initialisation hook (``_initialize``) and setting its ``_value``. Keras
 #: has no public way to wrap an existing variable without copying it (``keras.layers.TFSMLayer``
 #: copies, so ``fit`` would train copies the module never reads). What it buys: fine-tuning the
-#: TF-Hub embedding works at all (tests/test_hub.py checks that ``fit`` changes the module's own
+#: TF-Hub embedding works at all (tests/test_layers_hub.py checks that ``fit`` changes the module's own
 #: values; notebook 02 depends on it). ``{(file, private name)}``.
 ISOLATED_EXCEPTIONS = {("src/seqlab/layers/hub.py", "_value")}
 

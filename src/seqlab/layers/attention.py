@@ -28,7 +28,7 @@ like ``keras.layers.Attention`` and ``keras.layers.MultiHeadAttention``:
   ``(batch, Tq, Tv)`` (the normalised weights of eq. 13, as Keras returns them). The layers keep
   nothing from a call: the weights exist only as this return value.
 
-Where Keras has the same maths (tested in ``tests/test_attention.py``):
+Where Keras has the same maths (tested in ``tests/test_layers_attention.py``):
 
 * ``LuongAttention("dot")(q, v, mask)`` == ``keras.layers.Attention()([q, v], mask=[None, mask])``;
 * ``LuongAttention("general")(q, v, mask)`` ==
@@ -119,7 +119,7 @@ class BahdanauAttention(_SourceAttention):
     numbers, ``Tq`` times less work. The product with ``v`` is a sum over the ``units`` axis
     (``sum_u tanh(...)_u v_u``), not a ``Dense(1)`` and a squeeze: that one-column matrix
     product of a rank-4 tensor segfaults TensorFlow 2.19's oneDNN CPU matmul kernel for some
-    shapes (``(32, 1, 12, 16) @ (16, 1)`` does; ``tests/test_attention.py`` keeps the shape).
+    shapes (``(32, 1, 12, 16) @ (16, 1)`` does; ``tests/test_layers_attention.py`` keeps the shape).
 
     Args:
         units: rows of ``W`` (the size of the hidden layer of the "alignment model").

@@ -7,7 +7,7 @@ strings fails. So a model that reads raw text, such as the sentiment classifier 
 01-02, is fed under such a strategy with each batch of reviews as a 0-padded ``int32`` matrix
 of code points (:func:`seqlab.distribute.text_as_codepoints`), and this layer, its first,
 turns them back into the strings the TF-Hub module reads. Numbers and results are the same as
-with strings (``tests/test_text_layer.py``).
+with strings (``tests/test_layers_text.py``).
 
 Not on a slide: it is plumbing between the data and the sentence embedding
 (:class:`seqlab.layers.HubTextEmbedding`).

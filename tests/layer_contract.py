@@ -97,6 +97,21 @@ def as_float32(x) -> np.ndarray:
     return np.asarray(keras.ops.cast(x, "float32"))
 
 
+#: Unit roundoff of the mixed policies' compute dtypes (float16: 11 significand bits,
+#: bfloat16: 8).
+UNIT_ROUNDOFF = {"mixed_float16": 2.0**-11, "mixed_bfloat16": 2.0**-8}
+
+
+def assert_close_to_float32(mixed, reference, policy: str, ulps: float = 40):
+    """``mixed`` (computed under ``policy``) is finite and within ``ulps`` unit roundoffs of the
+    output's scale of the float32 ``reference`` (40 u: the bound test_layer_contract.py
+    justifies for the Transformer's layers, ``transformer_tolerance``)."""
+    mixed, reference = as_float32(mixed), as_float32(reference)
+    assert np.all(np.isfinite(mixed)), "non-finite output under " + policy
+    scale = max(1.0, float(np.abs(reference).max()))
+    np.testing.assert_allclose(mixed, reference, atol=ulps * UNIT_ROUNDOFF[policy] * scale, rtol=0)
+
+
 def _is_text(x) -> bool:
     return np.asarray(x).dtype.kind in "OSU"
 

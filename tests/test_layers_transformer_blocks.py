@@ -4,13 +4,12 @@ properties). Config round trip, save/load, mixed precision and the mask contract
 
 from __future__ import annotations
 
-import contextlib
-
 import keras
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from layer_contract import UNIT_ROUNDOFF, as_float32, assert_close_to_float32, dtype_policy
 
 from seqlab.layers import transformer_blocks
 
@@ -156,37 +155,12 @@ RNG = np.random.default_rng(0)
 X = RNG.normal(size=(3, 5, 16)).astype("float32")
 CONTEXT = RNG.normal(size=(3, 6, 16)).astype("float32")
 CONTEXT_MASK = np.array([[1, 1, 1, 1, 0, 0], [0] * 6, [1] * 6], bool)  # row 1: all padding
-#: Unit roundoff of the compute dtypes, and the bound of 40 u of the output's scale that
-#: tests/test_layer_contract.py justifies for the Transformer's layers (transformer_tolerance).
-UNIT_ROUNDOFF = {"mixed_float16": 2.0**-11, "mixed_bfloat16": 2.0**-8}
-
-
-@contextlib.contextmanager
-def forced_dtype_policy(name):
-    """Sets the global dtype policy inside the block and always restores the previous one."""
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(name)
-    try:
-        yield name
-    finally:
-        keras.config.set_dtype_policy(previous)
 
 
 @pytest.fixture(params=list(UNIT_ROUNDOFF))
 def policy(request):
-    with forced_dtype_policy(request.param):
+    with dtype_policy(request.param):
         yield request.param
-
-
-def as_float32(x):
-    return np.asarray(keras.ops.cast(x, "float32"))
-
-
-def assert_close_to_float32(mixed, reference, policy):
-    mixed, reference = as_float32(mixed), as_float32(reference)
-    assert np.all(np.isfinite(mixed)), "non-finite output under " + policy
-    scale = max(1.0, float(np.abs(reference).max()))
-    np.testing.assert_allclose(mixed, reference, atol=40 * UNIT_ROUNDOFF[policy] * scale, rtol=0)
 
 
 def test_decoder_layer_cached_steps_under_mixed_policies(policy):

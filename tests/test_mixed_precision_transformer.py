@@ -20,48 +20,24 @@ key with weight, an overflowing −1e9, NaN) changes outputs by O(1) and fails t
 
 from __future__ import annotations
 
-import contextlib
-
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from layer_contract import as_float32, assert_close_to_float32, dtype_policy
 
 from seqlab.decoding import beam_search, greedy_decode
 from seqlab.models import TransformerTranslator
 from seqlab.training import MaskedSparseCategoricalCrossentropy
 
 POLICIES = ["mixed_float16", "mixed_bfloat16"]
-UNIT_ROUNDOFF = {"mixed_float16": 2.0**-11, "mixed_bfloat16": 2.0**-8}
 SOURCE_VOCAB, TARGET_VOCAB, START, END = 23, 19, 2, 3
-
-
-@contextlib.contextmanager
-def forced_dtype_policy(name):
-    """Sets the global dtype policy inside the block and always restores the previous one."""
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(name)
-    try:
-        yield name
-    finally:
-        keras.config.set_dtype_policy(previous)
 
 
 @pytest.fixture(params=POLICIES)
 def policy(request):
-    with forced_dtype_policy(request.param):
+    with dtype_policy(request.param):
         yield request.param
-
-
-def as_float32(x):
-    return np.asarray(keras.ops.cast(x, "float32"))
-
-
-def assert_close_to_float32(mixed, reference, policy):
-    mixed, reference = as_float32(mixed), as_float32(reference)
-    assert np.all(np.isfinite(mixed)), "non-finite output under " + policy
-    scale = max(1.0, float(np.abs(reference).max()))
-    np.testing.assert_allclose(mixed, reference, atol=40 * UNIT_ROUNDOFF[policy] * scale, rtol=0)
 
 
 def assert_finite_gradients(layer, loss_of_layer):
@@ -112,7 +88,7 @@ def test_translator_logits_gradients_and_decoding(policy):
 
 
 def test_short_fit_under_mixed_float16_keeps_the_loss_finite():
-    with forced_dtype_policy("mixed_float16"):
+    with dtype_policy("mixed_float16"):
         model = _translator()
         model.compile(optimizer=keras.optimizers.Adam(1e-3),
                       loss=MaskedSparseCategoricalCrossentropy(), jit_compile=False)
@@ -134,7 +110,7 @@ def test_exported_savedmodel_translates_raw_strings_like_the_model(policy_name, 
     from seqlab.export import export_translator, translate_with_export
 
     data = load_translation("dates", max_length=8, batch_size=32, num_examples=200)
-    with forced_dtype_policy(policy_name):
+    with dtype_policy(policy_name):
         keras.utils.set_random_seed(6)
         model = TransformerTranslator(1, 16, 2, 32, data.source_vocab_size,
                                       data.target_vocab_size)

@@ -8,8 +8,8 @@ vectorizers. The export puts both, and the greedy decoding loop, into one graph:
     reloaded = tf.saved_model.load("models/nmt_export")      # no seqlab import needed
     reloaded.translate(tf.constant(["Good morning."]))["text"]
 
-TensorFlow only, by nature (SavedModel). Works for any model that follows the decoding protocol
-of :mod:`seqlab.decoding` and can be traced with an unknown batch size.
+TensorFlow only, by nature (SavedModel). Works for any :class:`seqlab.decoding.Translator` (the
+decoding protocol) that can be traced with an unknown batch size.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from seqlab import config
-from seqlab.sizes import SIZES
+from seqlab.sizes import check_size
 
 #: The sentiment classifier's training stages (notebooks 01 and 02).
 STAGES = ("frozen", "fine_tuned")
@@ -52,8 +52,7 @@ def record_result(kind: str, keys: Sequence[str], entry: Mapping, *, size: str,
             different sizes.
         path: another file (tests).
     """
-    if size not in SIZES:
-        raise ValueError(f"size must be one of {', '.join(map(repr, SIZES))}; got {size!r}")
+    check_size(size)
     if not keys:
         raise ValueError("keys must name where the entry goes, e.g. ('frozen',)")
     path = Path(path or results_path(kind))

@@ -73,6 +73,17 @@ SETTINGS: dict[str, dict[str, dict]] = {
 }
 
 
+def check_size(size: str) -> str:
+    """``size`` if it is one of :data:`SIZES`; else a ``ValueError`` naming them.
+
+    >>> check_size("class")
+    'class'
+    """
+    if size not in SIZES:
+        raise ValueError(f"size must be one of {', '.join(map(repr, SIZES))}; got {size!r}")
+    return size
+
+
 def settings(notebook: str, size: str) -> dict:
     """A copy of :data:`SETTINGS` for notebook ``"04"`` at ``size``.
 
@@ -81,8 +92,7 @@ def settings(notebook: str, size: str) -> dict:
     """
     if notebook not in SETTINGS:
         raise ValueError(f"no sizes for notebook {notebook!r}; there are {sorted(SETTINGS)}")
-    if size not in SIZES:
-        raise ValueError(f"size must be one of {', '.join(map(repr, SIZES))}; got {size!r}")
+    check_size(size)
     return {key: dict(value) if isinstance(value, dict) else value
             for key, value in SETTINGS[notebook][size].items()}
 

@@ -25,7 +25,7 @@ from seqlab.distribute import strategy_scope, text_as_codepoints
 from seqlab.layers.hub import NNLM_EN_DIM50, HubTextEmbedding
 from seqlab.layers.text import TextFromCodepoints
 from seqlab.results import STAGES
-from seqlab.sizes import SIZES
+from seqlab.sizes import check_size
 
 
 def build_sentiment_classifier(embedding: str | HubTextEmbedding = NNLM_EN_DIM50,
@@ -127,8 +127,7 @@ def stage_weights_path(stage: str, size: str) -> Path:
     """
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}; got {stage!r}")
-    if size not in SIZES:
-        raise ValueError(f"size must be one of {', '.join(map(repr, SIZES))}; got {size!r}")
+    check_size(size)
     return config.MODELS_DIR / f"imdb_{stage}_{size}.weights.h5"
 
 

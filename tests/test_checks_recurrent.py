@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from keras import ops
 
@@ -146,6 +147,59 @@ def test_wrong_gru_answers_are_rejected():
         checks.check_gru_without_reset_gate(GRUCell)
     with pytest.raises(CheckFailed, match="lacks the weights"):
         checks.check_gru_without_reset_gate(CoupledLSTMCell)
+
+
+def _package_cell_outputs(cell, weights, x):
+    """Run ``seqlab``'s cell (tested against Keras's twin) in an RNN with the given weights."""
+    import keras
+
+    layer = keras.layers.RNN(cell, return_sequences=True, return_state=True)
+    layer.build(x.shape)
+    for weight in layer.cell.weights:
+        weight.assign(np.asarray(weights[weight.name], "float32"))
+    return [np.asarray(r) for r in layer(x)]
+
+
+def test_the_numpy_references_named_in_same_as_are_the_package_cells_in_disguise():
+    """Notebook 03's ``same_as`` names these references for the giveaway audit; they must be
+    the exercises' answers: an LSTM whose input gate has the forget gate's weights negated has
+    i = sigmoid(-a) = 1 - f, and a GRU whose reset gate is saturated at 1 has no reset."""
+    from seqlab.checks.recurrent import (
+        FEATURES,
+        STEPS,
+        UNITS,
+        coupled_lstm_reference,
+        gru_without_reset_reference,
+    )
+    from seqlab.homework.giveaways import import_object
+    from seqlab.layers import GRUCell, LSTMCell
+
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(2, STEPS, FEATURES)).astype("float32")
+
+    def block(gate):
+        return {f"W_x{gate}": rng.normal(scale=0.6, size=(FEATURES, UNITS)),
+                f"W_h{gate}": rng.normal(scale=0.6, size=(UNITS, UNITS)),
+                f"b_{gate}": rng.normal(scale=0.6, size=UNITS)}
+
+    coupled = {**block("f"), **block("o"), **block("g")}
+    lstm = {**coupled, **{name.replace("f", "i"): -value for name, value in coupled.items()
+                          if name.endswith("f")}}
+    expected, states = coupled_lstm_reference(coupled, x)
+    got = _package_cell_outputs(LSTMCell(UNITS), lstm, x)
+    np.testing.assert_allclose(got[0], expected, atol=1e-5)
+    np.testing.assert_allclose(got[2], states[1], atol=1e-5)  # c(t)
+
+    no_reset = {**block("z"), **block("g")}
+    gru = {**no_reset, "W_xr": np.zeros((FEATURES, UNITS)), "W_hr": np.zeros((UNITS, UNITS)),
+           "b_r": np.full(UNITS, 50.0)}  # r = sigmoid(50) = 1 in float32
+    expected, _ = gru_without_reset_reference(no_reset, x)
+    np.testing.assert_allclose(_package_cell_outputs(GRUCell(UNITS), gru, x)[0], expected,
+                               atol=1e-5)
+
+    assert import_object("seqlab.checks.recurrent.coupled_lstm_reference") is coupled_lstm_reference
+    assert (import_object("seqlab.checks.recurrent.gru_without_reset_reference")
+            is gru_without_reset_reference)
 
 
 def _comparison(with_parameters=75, without_parameters=50, accuracy=0.8, epochs=(3, 3)):

@@ -41,8 +41,13 @@ def _sigmoid(a):
     return 1.0 / (1.0 + np.exp(-a))
 
 
-def _coupled_lstm_reference(w: Mapping[str, np.ndarray], x: np.ndarray):
-    """Eqs. (3)-(7) with the input gate coupled to the forget gate, i = 1 - f."""
+def coupled_lstm_reference(w: Mapping[str, np.ndarray], x: np.ndarray):
+    """Eqs. (3)-(7) with the input gate coupled to the forget gate, i = 1 - f.
+
+    Exercise 1's answer in NumPy: ``(outputs (batch, time, units), [h, c])`` for the weights
+    ``w`` (slide names) and inputs ``x`` ``(batch, time, features)``. The notebook's ``same_as``
+    names it, so the giveaway audit keeps its source out of the student copy.
+    """
     h = c = np.zeros((x.shape[0], UNITS))
     outputs = []
     for t in range(x.shape[1]):
@@ -54,8 +59,12 @@ def _coupled_lstm_reference(w: Mapping[str, np.ndarray], x: np.ndarray):
     return np.stack(outputs, axis=1), [h, c]
 
 
-def _gru_without_reset_reference(w: Mapping[str, np.ndarray], x: np.ndarray):
-    """Eqs. (8), (10), (11) with r = 1: the main layer sees all of h(t-1)."""
+def gru_without_reset_reference(w: Mapping[str, np.ndarray], x: np.ndarray):
+    """Eqs. (8), (10), (11) with r = 1: the main layer sees all of h(t-1).
+
+    Exercise 2a's answer in NumPy: ``(outputs (batch, time, units), [h])``; named in the
+    notebook's ``same_as`` like :func:`coupled_lstm_reference`.
+    """
     h = np.zeros((x.shape[0], UNITS))
     outputs = []
     for t in range(x.shape[1]):
@@ -140,7 +149,7 @@ def check_coupled_lstm_cell(cell_class) -> None:
     parameters = _check_cell(
         COUPLED_LSTM, cell_class, gates="fog", absent_gate="i",
         why="a coupled cell has no input gate of its own; i(t) = 1 - f(t) needs no weights.",
-        reference=_coupled_lstm_reference, state_names=["h(t)", "c(t)"],
+        reference=coupled_lstm_reference, state_names=["h(t)", "c(t)"],
     )
     passed(COUPLED_LSTM, f"Three weight blocks instead of four: {parameters} "
                          f"parameters where an LSTM has {_block_parameters(4)}.")
@@ -151,7 +160,7 @@ def check_gru_without_reset_gate(cell_class) -> None:
     parameters = _check_cell(
         GRU_WITHOUT_RESET, cell_class, gates="zg", absent_gate="r",
         why="without a reset gate the cell needs no W_xr, W_hr or b_r.",
-        reference=_gru_without_reset_reference, state_names=["h(t)"],
+        reference=gru_without_reset_reference, state_names=["h(t)"],
     )
     passed(GRU_WITHOUT_RESET, f"{parameters} parameters where the GRU of eqs. (8)-(11) "
                               f"has {_block_parameters(3)}.")

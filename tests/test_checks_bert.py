@@ -59,6 +59,92 @@ def test_loss_reference_agrees_with_keras_cross_entropy():
                       rtol=1e-5)
 
 
+def _fake_masked_lm(batch=3, slots=5, vocabulary_size=11):
+    """A preprocessor and a "model" with keras-hub's interfaces: fixed masks and logits."""
+    logits, labels, weights = bert_checks._loss_case(7, batch, slots, vocabulary_size)
+
+    def preprocessor(reviews):
+        assert all(isinstance(review, str) for review in reviews)
+        return {"mask_positions": np.zeros_like(labels)}, labels, weights
+
+    def masked_lm(x, training=False):
+        return logits.astype("float32")
+
+    return masked_lm, preprocessor, (logits, labels, weights)
+
+
+def test_loss_check_measures_a_real_batch_beside_the_loss_keras_logs(capsys):
+    masked_lm, preprocessor, (logits, labels, weights) = _fake_masked_lm()
+    checks.check_masked_lm_loss(bert_checks.masked_lm_loss_reference, masked_lm, preprocessor,
+                                ["a review", "another review", "a third one"])
+    out = capsys.readouterr().out
+    assert "passed" in out
+    chosen = int(weights.sum())
+    assert f"3 sequences x 5 mask slots = 15 slots, {chosen} of them chosen tokens" in out
+    # Keras's default reduction divides by every slot: logged = masked mean x chosen / slots
+    ratio = float(out.split("logged / your masked mean")[1].split()[0])
+    assert ratio == pytest.approx(chosen / 15, abs=1e-4)
+
+
+def test_loss_check_on_a_real_batch_fails_a_function_that_only_passes_the_unit_cases():
+    masked_lm, preprocessor, (logits, labels, weights) = _fake_masked_lm(batch=4)
+    unit_cases = {bert_checks._loss_case(seed)[0].tobytes() for seed in (0, 1)}
+
+    def overfitted(logits, labels, weights):
+        value = bert_checks.masked_lm_loss_reference(logits, labels, weights)
+        known = np.asarray(logits, "float64").tobytes() in unit_cases or np.abs(logits).max() > 50
+        return value if known else 2 * value
+
+    with pytest.raises(CheckFailed, match="on a batch of the masked LM"):
+        checks.check_masked_lm_loss(overfitted, masked_lm, preprocessor, ["one", "two", "three", "four"])
+
+
+def test_the_real_batch_measurement_is_judged_from_the_recorded_facts(tmp_path):
+    """The grader's two halves (record in the kernel, judge elsewhere) pass the experiment."""
+    from seqlab.homework import verdicts
+
+    masked_lm, preprocessor, _ = _fake_masked_lm()
+    source = ("checks.check_masked_lm_loss(masked_lm_loss, masked_lm, preprocessor,\n"
+              "                            (texts or FILL_IN_SENTENCES)[:8])")
+    namespace = {"masked_lm_loss": bert_checks.masked_lm_loss_reference, "masked_lm": masked_lm,
+                 "preprocessor": preprocessor, "texts": ["one", "two", "three"],
+                 "FILL_IN_SENTENCES": ["the [MASK] ."]}
+    path = tmp_path / "values.json"
+    verdicts.record_values(bert_checks.LOSS, source, verdicts.student_names(source), [],
+                           str(path), namespace)
+    verdict = verdicts.judge(bert_checks.LOSS, source, verdicts.parse_values(path.read_text()))
+    assert verdict["passed"], verdict["message"]
+
+
+def test_the_loss_keras_logs_divides_by_every_mask_slot():
+    """What the experiment of Exercise 2 measures, as Keras computes it: Σ w·CE / (B·P)."""
+    logits, labels, weights = bert_checks._loss_case(6)
+    logged = float(keras.losses.SparseCategoricalCrossentropy(from_logits=True)(
+        labels, logits.astype("float32"), sample_weight=weights))
+    masked_mean = bert_checks.masked_lm_loss_reference(logits, labels, weights)
+    assert logged == pytest.approx(masked_mean * weights.sum() / weights.size, rel=1e-5)
+    assert weights.sum() < weights.size  # so the two differ
+
+
+def test_keras_hubs_masked_lm_logs_that_loss():
+    """BertMaskedLM compiled with keras-hub's defaults reports Σ w·CE / (B·P) for a batch."""
+    keras_hub = pytest.importorskip("keras_hub")
+    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(20)]
+    tokenizer = keras_hub.models.BertTokenizer(vocabulary=vocabulary)
+    preprocessor = keras_hub.models.BertMaskedLMPreprocessor(
+        tokenizer, sequence_length=12, mask_selection_length=6)
+    backbone = keras_hub.models.BertBackbone(vocabulary_size=len(vocabulary), num_layers=1,
+                                             num_heads=1, hidden_dim=8, intermediate_dim=16,
+                                             max_sequence_length=12)
+    masked_lm = keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
+    masked_lm.compile()
+    x, y, weights = preprocessor(["w1 w2 w3 w4 w5 w6 w7 w8", "w9 w10"])
+    logged = masked_lm.evaluate(x, y, sample_weight=weights, verbose=0, return_dict=True)["loss"]
+    logits, weights = np.asarray(masked_lm(x)), np.asarray(weights)
+    masked_mean = bert_checks.masked_lm_loss_reference(logits, np.asarray(y), weights)
+    assert logged == pytest.approx(masked_mean * weights.sum() / weights.size, rel=1e-4)
+
+
 # ------------------------------------------------------------ Exercise 3: the frozen probes
 
 

@@ -8,7 +8,13 @@
 * Exercise 2 — ``masked_lm_loss(logits, labels, weights)``: the mean cross-entropy over the
   *real* masked positions: ``logits`` ``(B, P, V)`` at the ``P`` mask slots of each example,
   ``labels`` ``(B, P)`` the original token ids, ``weights`` ``(B, P)`` 1 for a real masked
-  position and 0 for an unused slot. ``Σ w·CE / Σ w``; one number.
+  position and 0 for an unused slot. ``Σ w·CE / Σ w``; one number. Then the experiment: on one
+  batch masked as in pre-training, the check prints the student's masked mean beside the loss
+  ``fit`` logs. keras-hub's ``MaskedLM.compile(loss="auto")`` uses
+  ``keras.losses.SparseCategoricalCrossentropy(from_logits=True)`` with the weights as
+  ``sample_weight``, whose default reduction ``"sum_over_batch_size"`` divides ``Σ w·CE`` by all
+  ``B·P`` slots (``keras/src/losses/loss.py``, ``reduce_values``), so the logged loss is the
+  masked mean times ``Σ w / (B·P)``; the student predicts that ratio before measuring it.
 * Exercise 3 — ``build_probes()``: two trained classifiers whose BERT backbone is **frozen** (only the new head
   on ``[CLS]`` trains), one on the MLM-pretrained weights and one on a random twin: a probe of
   what pre-training put into the features. The check asks the student's kernel for plain facts
@@ -122,8 +128,46 @@ def _loss_case(seed, batch=3, slots=5, vocabulary_size=11):
     return logits, labels, weights
 
 
-def check_masked_lm_loss(masked_lm_loss) -> None:
-    """Check ``masked_lm_loss(logits, labels, weights)`` against the float64 reference."""
+def _measure_real_batch(masked_lm_loss, masked_lm, preprocessor, reviews) -> dict:
+    """Mask ``reviews`` as pre-training does; the student's loss, the reference and Keras's.
+
+    Runs next to the student's code (:func:`seqlab.checks.transcript.observe`) and returns
+    plain numbers: the student's masked mean, the reference, the loss keras-hub's default
+    ``compile`` logs for the batch, and the batch's counts.
+    """
+    import keras
+
+    x, labels, weights = preprocessor([str(review) for review in reviews])
+    logits = np.asarray(masked_lm(x, training=False), "float32")          # (B, P, V)
+    labels, weights = np.asarray(labels), np.asarray(weights, "float32")  # (B, P) each
+    # What BertMaskedLM.compile(loss="auto") builds; fit logs its value for each batch.
+    logged = keras.losses.SparseCategoricalCrossentropy(from_logits=True)(
+        labels, logits, sample_weight=weights)
+    yours = run_student_code(LOSS, masked_lm_loss, logits, labels, weights)
+    if np.size(yours) != 1:
+        raise CheckFailed(LOSS, f"return one number; got an array of shape {np.shape(yours)}.")
+    return {"yours": float(np.asarray(yours, "float64").reshape(-1)[0]),
+            "reference": masked_lm_loss_reference(logits, labels, weights),
+            "logged": float(logged), "sequences": int(weights.shape[0]),
+            "slots": int(weights.shape[1]), "chosen": int(round(float(weights.sum())))}
+
+
+def check_masked_lm_loss(masked_lm_loss, masked_lm=None, preprocessor=None,
+                         reviews=None) -> None:
+    """Check ``masked_lm_loss(logits, labels, weights)``, then measure it beside Keras's loss.
+
+    Args:
+        masked_lm_loss: the student's function.
+        masked_lm, preprocessor, reviews: optional; the notebook's ``BertMaskedLM``, its
+            ``BertMaskedLMPreprocessor`` and a few review strings. With them, the reviews are
+            masked as in pre-training and the check prints, for that batch, the student's
+            masked mean, the loss ``fit`` logs (keras-hub's default loss), their ratio and the
+            batch's counts (sequences, mask slots, chosen tokens), the numbers the exercise's
+            prediction is compared with.
+
+    The function is compared with the float64 reference on random cases first, including
+    logits of size ~100 (a softmax without the row maximum subtracted overflows).
+    """
     for seed in (0, 1):
         logits, labels, weights = _loss_case(seed)
         value = run_student_code(LOSS, masked_lm_loss, logits.copy(), labels.copy(),
@@ -155,7 +199,25 @@ def check_masked_lm_loss(masked_lm_loss) -> None:
     assert_close(LOSS, np.reshape(np.asarray(got, "float64"), ()),
                  masked_lm_loss_reference(100.0 * logits, labels, weights), what="the loss for "
                  "logits of size ~100 (subtract the row maximum before exp)", rtol=1e-4)
-    passed(LOSS, "Only the chosen tokens are predicted, so only they carry loss.")
+    if masked_lm is None:
+        passed(LOSS, "Only the chosen tokens are predicted, so only they carry loss.")
+        return
+    facts = observe(LOSS, _measure_real_batch, masked_lm_loss, masked_lm, preprocessor, reviews)
+    if not facts["chosen"]:
+        raise CheckFailed(LOSS, "the batch has no chosen token: pass a few reviews of several "
+                                "words each.")
+    if not np.isclose(facts["yours"], facts["reference"], rtol=1e-4):
+        raise CheckFailed(LOSS, f"on a batch of the masked LM your loss is {facts['yours']:.5g}; "
+                                f"the mean over the chosen tokens is {facts['reference']:.5g}.")
+    slots = facts["sequences"] * facts["slots"]
+    print(f"one batch masked as in pre-training: {facts['sequences']} sequences x "
+          f"{facts['slots']} mask slots = {slots} slots, {facts['chosen']} of them chosen tokens")
+    for name, value in (("your masked mean (Exercise 2)", facts["yours"]),
+                        ("the loss fit logs (keras-hub's loss='auto')", facts["logged"]),
+                        ("logged / your masked mean", facts["logged"] / facts["yours"])):
+        print(f"  {name:44} {value:8.4f}")
+    passed(LOSS, "Only the chosen tokens carry loss. Compare the ratio with your prediction "
+                 "(Question 2).")
 
 
 def _backbones(model) -> list:

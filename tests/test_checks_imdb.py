@@ -52,7 +52,7 @@ def test_accuracy_function_explains_what_is_wrong(wrong, message):
 
 
 def shuffle_words(review, rng):
-    return " ".join(rng.permutation(review.split()))
+    return " ".join(rng.permutation(review.split(" ")))
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +104,8 @@ def test_shuffled_words_uses_at_most_limit_texts(frozen_on_the_stand_in, capsys)
     (lambda review, rng: " ".join(rng.permutation(review.lower().split())), None,
      "not the same tokens"),
     (lambda review, rng: " ".join(rng.permutation(list(review))), None, "not the same tokens"),
+    # any white space is not the module's split: a tab or a line break stays inside its token
+    (lambda review, rng: " ".join(rng.permutation(review.split())), None, "space character"),
     (lambda review, rng: review.split()[::-1], None, "one string"),
     (shuffle_words, lambda texts, labels, seed: 1.5, "between 0 and 1"),
     (shuffle_words, "wrong", "give"),

@@ -72,7 +72,7 @@ def check_noise_and_subsampling(noise_distribution, keep_probabilities) -> None:
                                             "the threshold is always kept (cap at 1).")
             if np.allclose(got, 1 - expected, rtol=1e-6, atol=1e-9):
                 raise CheckFailed(exercise, "you returned the probability of discarding; "
-                                            "return the probability of keeping, sqrt(t / f).")
+                                            "return the probability of keeping.")
             assert_close(exercise, got, expected, rtol=1e-6, atol=1e-9,
                          what=f"keep_probabilities(counts, {threshold:g})")
     counts = cases[0]

@@ -30,8 +30,18 @@ LEARNING_RATE_COMPARISON = "Exercise 1: fine-tuning at the original learning rat
 
 
 PROBE_REVIEWS = ["one", "The plot is dull, but the cast is wonderful.",
+                 "A tedious\tscript, a flat\ncast  and two spaces .",
                  "Not bad at all: the acting is clever , although the pacing is a bit slow and "
                  "the ending , sadly , is far too long for a film of this kind ."]
+
+
+def module_tokens(text: str) -> list[str]:
+    """The tokens nnlm-en-dim50 reads: split on the space character only, empty strings skipped.
+
+    Its TF-Hub card: the module "preprocesses its input by splitting on spaces"; a tab or a line
+    break stays inside its token.
+    """
+    return [token for token in text.split(" ") if token]
 
 
 def check_shuffled_words(shuffle_words: Callable, accuracy_with_shuffled_words: Callable,
@@ -39,8 +49,9 @@ def check_shuffled_words(shuffle_words: Callable, accuracy_with_shuffled_words: 
                          limit: int = 2000) -> None:
     """Exercise 1 (01): shuffle each review's words, then measure the frozen classifier again.
 
-    ``shuffle_words(review, rng)`` must return the review's space-separated tokens, all of them
-    and only them, in a random order drawn from the NumPy generator ``rng``.
+    ``shuffle_words(review, rng)`` must return the review's tokens as the module splits them
+    (:func:`module_tokens`: on the space character only), all of them and only them, in a random
+    order drawn from the NumPy generator ``rng``.
     ``accuracy_with_shuffled_words(texts, labels, seed)`` must return the notebook's model's
     accuracy on the texts after ``shuffle_words`` with ``np.random.default_rng(seed)``.
     ``predict(texts)`` is the notebook's model as a function (P(positive) of each text): the
@@ -56,10 +67,12 @@ def check_shuffled_words(shuffle_words: Callable, accuracy_with_shuffled_words: 
             if not isinstance(output, str):
                 raise CheckFailed(exercise, f"shuffle_words returned {type(output).__name__}; "
                                             "return one string, the tokens joined by spaces.")
-            if sorted(output.split()) != sorted(review.split()):
+            if sorted(module_tokens(output)) != sorted(module_tokens(review)):
                 raise CheckFailed(exercise, f"shuffle_words({review!r}) returned {output!r}: "
-                                            "not the same tokens. Split on spaces, reorder, "
-                                            "and join with spaces; keep every token as it is.")
+                                            "not the same tokens. Split on the space character "
+                                            "only, as the module does (a tab or a line break "
+                                            "stays inside its token), reorder, and join with "
+                                            "spaces; keep every token as it is.")
     if all(output == PROBE_REVIEWS[-1] for output in facts["probes"][-1]):
         raise CheckFailed(exercise, "shuffle_words returned a long review unchanged five times "
                                     "out of five: draw the order from rng "

@@ -8,6 +8,8 @@ from keras import ops
 
 from seqlab import checks
 from seqlab.checks import CheckFailed
+from seqlab.checks.attention import general_score_reference
+from seqlab.layers import LuongAttention
 
 
 def general_score(h, y, W):
@@ -21,6 +23,16 @@ def test_reference_answers_pass(capsys):
 
 def test_numpy_answers_pass_too():
     checks.check_luong_general_score(lambda h, y, W: np.einsum("btq,qv,biv->bti", h, W, y))
+
+
+@pytest.mark.parametrize("delegating, name", [
+    (lambda h, y, W: LuongAttention("general").score(h, y), "LuongAttention"),
+    (lambda h, y, W: general_score_reference(h, y, W), "general_score_reference"),
+    (lambda h, y, W: checks.attention.general_score_reference(h, y, W), "general_score_reference"),
+])
+def test_calling_the_package_is_not_an_answer(delegating, name):
+    with pytest.raises(CheckFailed, match=f"calls seqlab's {name}"):
+        checks.check_luong_general_score(delegating)
 
 
 def stub(*args):
@@ -52,7 +64,6 @@ def test_missing_w_on_square_inputs_is_named():
         return ops.matmul(h, ops.transpose(y, (0, 2, 1)))
     with pytest.raises(CheckFailed, match="dot score"):
         checks.check_luong_general_score(dot_when_possible)
-
 
 
 def unmasked_loss(labels, logits):

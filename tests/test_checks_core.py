@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from seqlab.checks import CheckFailed, assert_close, passed, run_student_code
+from seqlab.checks.core import refuse_package_calls
 
 
 def test_placeholder_becomes_a_friendly_failure():
@@ -42,3 +43,58 @@ def test_a_passing_check_returns_none(capsys):
 
     assert checks.check_perplexity(sample_perplexity_reference) is None
     assert capsys.readouterr().out.startswith("\u2713")
+
+
+# A notebook's namespace: what a student's cell defines, with the package imported as a notebook
+# would (seqlab.checks.transformer.attention_reference stands for a package function; importing
+# the checks loads no Keras).
+NOTEBOOK_PRELUDE = """
+import numpy as np
+from seqlab import checks
+from seqlab.checks.transformer import attention_reference
+from seqlab.checks.transformer import attention_reference as reference
+"""
+
+
+def student_function(source, name="answer"):
+    namespace = {}
+    exec(NOTEBOOK_PRELUDE + source, namespace)  # noqa: S102 - a stand-in for a notebook cell
+    return namespace[name]
+
+
+@pytest.mark.parametrize("source", [
+    "answer = attention_reference",                                        # the function itself
+    "def answer(q, k, v):\n    return attention_reference(q, k, v)",       # a call
+    "def answer(q, k, v):\n    return reference(q, k, v)",                 # under another name
+    "def answer(q, k, v):\n    return checks.transformer.attention_reference(q, k, v)",
+    "def answer(q, k, v):\n    inner = lambda: reference(q, k, v)\n    return inner()",
+    "def answer(q, k, v):\n    return [reference(a, k, v) for a in q]",  # a comprehension
+    "def helper(q, k, v):\n    return reference(q, k, v)\n"
+    "def answer(q, k, v):\n    return helper(q, k, v)",                    # a helper of theirs
+    "def make():\n    f = reference\n    def answer(q, k, v):\n        return f(q, k, v)\n"
+    "    return answer\nanswer = make()",                                  # a closure
+])
+def test_refuse_package_calls_finds_the_package_function(source):
+    with pytest.raises(CheckFailed, match="calls seqlab's attention_reference") as info:
+        refuse_package_calls("Exercise 1", student_function(source), ["attention_reference"])
+    assert "not yours" in info.value.message
+
+
+@pytest.mark.parametrize("source", [
+    "def answer(q, k, v):\n    return np.matmul(q, np.swapaxes(k, -1, -2))",
+    # a function of their own that happens to share the name
+    "def attention_reference(q, k, v):\n    return q\n"
+    "def answer(q, k, v):\n    return attention_reference(q, k, v)",
+    # mutual recursion ends
+    "def odd(n):\n    return n > 0 and even(n - 1)\ndef even(n):\n    return n == 0 or odd(n - 1)\n"
+    "def answer(q, k, v):\n    return even(2)",
+    "answer = np.matmul",                                                  # no Python code
+])
+def test_refuse_package_calls_accepts_the_students_own_code(source):
+    assert refuse_package_calls("Exercise 1", student_function(source),
+                                ["attention_reference"]) is None
+
+
+def test_refuse_package_calls_reads_only_the_forbidden_names():
+    uses_reference = student_function("def answer(q, k, v):\n    return reference(q, k, v)")
+    refuse_package_calls("Exercise 1", uses_reference, ["scaled_dot_product_attention"])

@@ -14,10 +14,31 @@ from seqlab.layers import causal_mask, scaled_dot_product_attention
 from seqlab.models import TransformerTranslator
 
 
+def _attention(q, k, v, mask=None, *, scale=lambda d: d ** 0.5, axis=-1, masked=True):
+    scores = ops.matmul(q, ops.swapaxes(k, -1, -2)) / scale(q.shape[-1])
+    if mask is not None and masked:
+        scores = ops.where(mask, scores, -1e9)
+    weights = ops.softmax(scores, axis=axis)
+    return ops.matmul(weights, v), weights
+
+
 def test_reference_answers_pass(capsys):
     checks.check_causal_mask(lambda n: causal_mask(n))
-    checks.check_scaled_dot_product_attention(scaled_dot_product_attention)
+    checks.check_scaled_dot_product_attention(_attention)
     assert capsys.readouterr().out.count("passed") == 2
+
+
+@pytest.mark.parametrize("delegating, name", [
+    (scaled_dot_product_attention, "scaled_dot_product_attention"),
+    (lambda q, k, v, mask=None: scaled_dot_product_attention(q, k, v, mask),
+     "scaled_dot_product_attention"),
+    (lambda q, k, v, mask=None: checks.transformer.attention_reference(q, k, v, mask),
+     "attention_reference"),
+])
+def test_calling_the_package_is_not_an_answer(delegating, name):
+    # The package's eq. (16) computes the right numbers: the check refuses it by name.
+    with pytest.raises(CheckFailed, match=f"calls seqlab's {name}"):
+        checks.check_scaled_dot_product_attention(delegating)
 
 
 def test_numpy_answers_pass_too():
@@ -47,14 +68,6 @@ def test_the_placeholder_is_not_accepted(check):
 def test_plausible_wrong_masks_are_rejected(wrong, message):
     with pytest.raises(CheckFailed, match=message):
         checks.check_causal_mask(wrong)
-
-
-def _attention(q, k, v, mask=None, *, scale=lambda d: d ** 0.5, axis=-1, masked=True):
-    scores = ops.matmul(q, ops.swapaxes(k, -1, -2)) / scale(q.shape[-1])
-    if mask is not None and masked:
-        scores = ops.where(mask, scores, -1e9)
-    weights = ops.softmax(scores, axis=axis)
-    return ops.matmul(weights, v) if axis == -1 else ops.matmul(weights, v), weights
 
 
 @pytest.mark.parametrize("wrong, message", [
@@ -122,6 +135,14 @@ def test_the_unmasked_experiment_passes_and_reports_both_numbers(peeking, capsys
     checks.check_causal_mask_experiment(lambda: _run(peeking, batch), batch,
                                                     peeking.count_params())
     assert "greedy exact match 0.0%" in capsys.readouterr().out
+
+
+def test_the_lesson_model_report_prints_the_teacher_forced_accuracy(peeking, capsys):
+    batch = _test_batch()
+    checks.transformer.report_lesson_model(peeking, batch, greedy_exact_match=0.25)
+    out = capsys.readouterr().out
+    assert f"teacher-forced accuracy {_teacher_forced(peeking, batch):.1%}" in out
+    assert "greedy exact match 25.0%" in out and "on the 4 test sentences" in out
 
 
 @pytest.mark.parametrize("changes, message", [

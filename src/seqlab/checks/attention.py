@@ -10,7 +10,8 @@
   (:func:`check_loss_mask_experiment`).
 
 The functions are compared with NumPy versions of the equations on random inputs; the messages
-name the usual mistakes (``W`` left out or transposed, the padding still masked). The experiment's numbers are checked for what can be
+name the usual mistakes (``W`` left out or transposed, the padding still masked). A general
+score that calls ``LuongAttention`` or :func:`general_score_reference` is refused. The experiment's numbers are checked for what can be
 checked without re-running it: each model's unmasked loss is at least ``(1 - padding share)``
 times its masked loss, because the padded positions' cross-entropy is never negative.
 """
@@ -27,6 +28,7 @@ from seqlab.checks.core import (
     assert_close,
     check_entries,
     passed,
+    refuse_package_calls,
     run_student_code,
 )
 
@@ -35,7 +37,9 @@ LOSS_MASK = "Exercise 2: drop the loss mask"
 #: What ``compare_loss_masks()`` returns: one entry per run, each with these numbers.
 LOSS_MASK_RUNS = ("masked", "unmasked")
 LOSS_MASK_FIELDS = ("masked_loss", "unmasked_loss", "padding_share", "bleu")
-
+#: What an answer to Exercise 1 may not call: the package's layer (its ``score``) and the
+#: reference below.
+GENERAL_SCORE_FORBIDDEN = ("LuongAttention", "general_score_reference")
 
 
 def general_score_reference(h, y, W):
@@ -43,10 +47,13 @@ def general_score_reference(h, y, W):
     return np.einsum("btq,qv,biv->bti", h, W, y)
 
 
-
-
 def check_luong_general_score(general_score) -> None:
-    """Check ``general_score(h, y, W)`` against eq. (12)'s general score."""
+    """Check ``general_score(h, y, W)`` against eq. (12)'s general score.
+
+    An answer that calls ``LuongAttention`` (its ``score``) or :func:`general_score_reference`
+    is refused (:func:`seqlab.checks.core.refuse_package_calls`).
+    """
+    refuse_package_calls(GENERAL_SCORE, general_score, GENERAL_SCORE_FORBIDDEN)
     rng = np.random.default_rng(412)
     for dq, dv in ((3, 5), (4, 4)):  # a rectangular W, then a square one (W vs W^T)
         h = rng.normal(size=(2, 3, dq)).astype("float32")

@@ -99,3 +99,76 @@ def assert_close(exercise: str, got, expected, *, what: str = "output",
             f"{what} differs at position {index}: got {got[index]:.6g}, expected "
             f"{expected[index]:.6g} ({int((~close).sum())} of {close.size} values differ).",
         )
+
+
+def _global_names(code) -> set[str]:
+    """Every name a code object looks up as a global or an attribute, nested code included."""
+    names = set(code.co_names)
+    for constant in code.co_consts:
+        if hasattr(constant, "co_names"):
+            names |= _global_names(constant)
+    return names
+
+
+def _is_package_object(value, forbidden: set[str]) -> bool:
+    return (getattr(value, "__name__", None) in forbidden
+            and str(getattr(value, "__module__", "")).split(".")[0] == "seqlab")
+
+
+def refuse_package_calls(exercise: str, function: Callable[..., Any],
+                         forbidden: Sequence[str]) -> None:
+    """Raise :class:`CheckFailed` if ``function`` hands the exercise to a package function.
+
+    An exercise that asks for an equation is not solved by calling the package's version of it
+    (``scaled_dot_product_attention``) or the check's own reference. This reads the names the
+    student's code looks up: those of ``function`` and of every code object nested in it
+    (inner functions, lambdas, comprehensions), and of every function it calls that was
+    defined in the same namespace (a notebook's helper, an alias ``f = g``), resolving names
+    through ``function.__globals__`` and the closure. It refuses
+
+    - ``function`` itself, or any name that resolves to a ``seqlab`` object whose
+      ``__name__`` is in ``forbidden`` (imported under another name too), and
+    - an attribute access named in ``forbidden`` (``layers.scaled_dot_product_attention``,
+      ``checks.transformer.attention_reference``).
+
+    A name the student defined (a function of their own called ``attention_reference``) is
+    read, not refused. Callables without Python code (a built-in, a Keras op) pass.
+    """
+    forbidden = set(forbidden)
+
+    def refuse(name: str) -> None:
+        raise CheckFailed(exercise, f"your code calls seqlab's {name}: that is the answer, not "
+                                    "yours. Write it with keras.ops / numpy.")
+
+    if _is_package_object(function, forbidden):
+        refuse(function.__name__)
+    namespace = getattr(function, "__globals__", None)
+    if namespace is None:
+        return
+    seen: set[int] = set()
+    pending = [function]
+    while pending:
+        current = pending.pop()
+        if id(current) in seen or not hasattr(current, "__code__"):
+            continue
+        seen.add(id(current))
+        values = {}
+        for cell_name, cell in zip(current.__code__.co_freevars, current.__closure__ or (),
+                                   strict=False):
+            try:
+                values[cell_name] = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+        for name in sorted(_global_names(current.__code__) | set(values)):
+            if name in values:
+                value = values[name]
+            elif name in current.__globals__:
+                value = current.__globals__[name]
+            else:  # an attribute, or a builtin
+                if name in forbidden:
+                    refuse(name)
+                continue
+            if _is_package_object(value, forbidden):
+                refuse(value.__name__)
+            if getattr(value, "__globals__", None) is namespace:
+                pending.append(value)  # the student's own helper: read its code too

@@ -5,7 +5,8 @@
   ``(output, weights)``. ``q`` ``(..., T, d_k)``, ``k`` ``(..., S, d_k)``, ``v`` ``(..., S,
   d_v)``, ``mask`` broadcastable to ``(..., T, S)``.
 * The decoder without its causal mask (Exercise 2, an experiment): the lesson's translator
-  trained with the decoder's self-attention unmasked; the check confirms that the student's
+  trained with the decoder's self-attention unmasked (:func:`report_lesson_model` prints the
+  lesson's model's numbers without showing how the accuracy is measured); the check confirms that the student's
   model really sees the future (an earlier position's logits change when a later target token
   changes), recomputes its teacher-forced accuracy on the lesson's test batch and compares it
   with the number reported, and prints it beside the greedy exact match.
@@ -17,7 +18,8 @@
 
 Answers are compared with NumPy versions of the equations; the messages name the usual
 mistakes (the diagonal masked, the mask transposed, the √d_k scaling left out or squared, the
-softmax over the wrong axis).
+softmax over the wrong axis). An Exercise 1 answer that calls the package's
+``scaled_dot_product_attention`` or :func:`attention_reference` is refused.
 """
 
 from __future__ import annotations
@@ -27,13 +29,22 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from seqlab.checks.core import CheckFailed, as_array, assert_close, passed, run_student_code
+from seqlab.checks.core import (
+    CheckFailed,
+    as_array,
+    assert_close,
+    passed,
+    refuse_package_calls,
+    run_student_code,
+)
 from seqlab.checks.transcript import observe
 
 CAUSAL_MASK = "Exercise 1: the causal (look-ahead) mask"
 ATTENTION = "Exercise 1: scaled dot-product attention"
 NO_CAUSAL_MASK = "Exercise 2: the decoder without its causal mask"
 ONE_HEAD = "Exercise 3: one head instead of four"
+#: What an answer to Exercise 1 may not call: the package's eq. (16) and this module's reference.
+ATTENTION_FORBIDDEN = ("scaled_dot_product_attention", "attention_reference")
 
 
 def causal_mask_reference(length: int) -> np.ndarray:
@@ -89,7 +100,12 @@ def check_causal_mask(causal_mask) -> None:
 
 
 def check_scaled_dot_product_attention(attention) -> None:
-    """Check ``attention(q, k, v, mask=None) -> (output, weights)`` against eq. (16)."""
+    """Check ``attention(q, k, v, mask=None) -> (output, weights)`` against eq. (16).
+
+    An answer that calls the package's ``scaled_dot_product_attention`` or this module's
+    :func:`attention_reference` is refused (:func:`seqlab.checks.core.refuse_package_calls`).
+    """
+    refuse_package_calls(ATTENTION, attention, ATTENTION_FORBIDDEN)
     rng = np.random.default_rng(516)
     q = rng.normal(size=(2, 3, 8)).astype("float32")
     k = rng.normal(size=(2, 5, 8)).astype("float32")
@@ -133,6 +149,21 @@ def _masked_accuracy(logits: np.ndarray, target_out: np.ndarray) -> float:
     """Teacher-forced token accuracy over the real (non-padding) target positions."""
     real = target_out != 0
     return float(np.mean((np.argmax(logits, axis=-1) == target_out)[real]))
+
+
+def report_lesson_model(model, test_batch, *, greedy_exact_match: float) -> None:
+    """Print the lesson's model's numbers that Exercise 2's unmasked model is held against.
+
+    Its teacher-forced token accuracy on ``test_batch`` (``(source_ids, target_in,
+    target_out)``; the true ``target_in`` as decoder input, padding left out) is computed here,
+    out of sight: measuring it is part of Exercise 2. ``greedy_exact_match`` is the lesson's
+    model's greedy exact match on the same sentences, printed beside it.
+    """
+    source_ids, target_in, target_out = (np.asarray(part) for part in test_batch)
+    logits = np.asarray(model((source_ids, target_in), training=False), "float32")
+    print(f"the lesson's model on the {len(source_ids)} test sentences: teacher-forced accuracy "
+          f"{_masked_accuracy(logits, target_out):.1%}, greedy exact match "
+          f"{float(greedy_exact_match):.1%}")
 
 
 def _describe_unmasked_run(exercise: str, experiment, test_batch) -> dict:

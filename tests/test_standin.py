@@ -59,6 +59,9 @@ def test_splits_on_spaces_only_keeping_case_and_punctuation_like_nnlm(module):
     assert {"WONDERFUL", "film!!!", "great,dull"}.isdisjoint(vocabulary)
     tokens = standin.tokenize(tf.constant(["A wonderful  film.", "a WONDERFUL film!!!"]))
     assert tokens.to_list() == [[b"A", b"wonderful", b"film."], [b"a", b"WONDERFUL", b"film!!!"]]
+    # Spaces only: a tab or a line break stays inside its token, as "splitting on spaces" says.
+    assert standin.tokenize(tf.constant(["good\tfilm bad\nplot"])).to_list() == [
+        [b"good\tfilm", b"bad\nplot"]]
     rows = module(tf.constant(["awful", "Awful.", "A wonderful film.", "a WONDERFUL film!!!"]))
     rows = rows.numpy()
     assert not np.allclose(rows[0], rows[1])  # two tokens, two rows

@@ -12,7 +12,8 @@ splitting on spaces"; out-of-vocabulary tokens are replaced by hash buckets; tok
 with the "sqrtn" combiner -- https://www.tensorflow.org/hub/modules/google/nnlm-en-dim50/1,
 also ``docs/modules/google/text/nnlm-en-dim50/1.md`` in the tensorflow/hub repository):
 
-1. split on whitespace, and nothing else: no lower-casing, no punctuation removal (that is
+1. split on the space character, and nothing else: no lower-casing, no punctuation removal
+   and no splitting at tabs or line breaks (punctuation removal is
    what the separate ``nnlm-en-dim50-with-normalization`` modules add), so ``"film."``,
    ``"film!!!"``, ``"Film"`` and ``"film"`` are four different tokens;
 2. look each token up in a fixed vocabulary; unknown tokens hash into a few
@@ -63,7 +64,8 @@ STANDIN_DIRNAME = "standin-text-embedding"
 INFO_FILENAME = "seqlab_standin.json"
 #: Bump when the module's computation or training changes, so cached copies are rebuilt.
 #: 2: tokens are split on whitespace only, case and punctuation kept (as nnlm-en-dim50's card says).
-FORMAT_VERSION = 2
+#: 3: split on the space character only (the card's "splitting on spaces"), not on tabs or newlines.
+FORMAT_VERSION = 3
 
 EMBEDDING_DIM = 50
 WINDOW = 2
@@ -79,12 +81,13 @@ def standin_path() -> Path:
 
 
 def tokenize(sentences: tf.Tensor) -> tf.RaggedTensor:
-    """``(batch,)`` strings -> ragged ``(batch, tokens)``: split on whitespace, nothing else.
+    """``(batch,)`` strings -> ragged ``(batch, tokens)``: split on spaces, nothing else.
 
-    Like nnlm-en-dim50 (its card: "splitting on spaces"), case and punctuation stay part of
-    the tokens; runs of spaces make no empty tokens.
+    Like nnlm-en-dim50 (its card: "splitting on spaces"), case, punctuation, tabs and line
+    breaks stay part of the tokens; runs of spaces make no empty tokens.
     """
-    return tf.strings.split(sentences)
+    tokens = tf.strings.split(sentences, sep=" ")  # (batch, tokens), "" between two spaces
+    return tf.ragged.boolean_mask(tokens, tf.strings.length(tokens) > 0)
 
 
 class StandinTextEmbedding(tf.Module):

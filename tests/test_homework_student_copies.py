@@ -179,6 +179,11 @@ def _notebook_with_lesson_cell(folder, lesson_source, same_as=()):
     (LESSON_SHOWS_TWIN, [TWIN], "displays the source of giveaways.normalise"),
     (LESSON_WRITES_SOLUTION.replace('"the answer"', '"the answer" * length'), [],
      "holds the solution's lines"),
+    ("from seqlab.homework.giveaways import normalise", [TWIN],
+     "imports normalise, which computes the answer"),
+    ("from seqlab.homework.giveaways import normalise as tidy", [TWIN],
+     "imports normalise as tidy, which computes the answer"),
+    ("from seqlab.homework.giveaways import source_of", [TWIN], None),
     (LESSON_SHOWS_OTHER, [TWIN], None),
     (LESSON_SHOWS_TWIN, [], None),
 ])

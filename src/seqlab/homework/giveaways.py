@@ -7,6 +7,8 @@ where a student reads first, or below it)
 - displays the source of a function that computes the answer: one the exercise lists in
   ``metadata.seqlab.same_as`` (``inspect.getsource(LuongAttention.score)`` above "implement
   the general score"), or any function whose source holds the solution's lines, or
+- imports a function the exercise lists in ``same_as`` by name (``from seqlab.layers import
+  scaled_dot_product_attention`` above "implement eq. (16)"): the answer one call away, or
 - (when the copy was executed) prints any of these lines in its outputs.
 
 :func:`answers_shown` reads the instructor notebook (for the solutions and ``same_as``) and the
@@ -155,6 +157,34 @@ def _imports(cells: Iterable) -> list[ast.stmt]:
     return statements
 
 
+def _imported_twins(source: str, twins: list) -> list[str]:
+    """The names a cell's imports bind to one of ``twins`` (``from m import f``, ``as g`` too).
+
+    A function that computes an exercise's answer, imported into the student's namespace
+    under its own name or another, is the answer one call away.
+    """
+    try:
+        tree = ast.parse(python_source(source))
+    except SyntaxError:
+        return []
+    # Only the twins' own packages are imported to resolve names (never a notebook's others).
+    packages = {getattr(twin, "__module__", "").split(".")[0] for twin in twins} - {""}
+    found = []
+    for node in ast.walk(tree):
+        if (not isinstance(node, ast.ImportFrom) or not node.module
+                or node.module.split(".")[0] not in packages):
+            continue
+        for alias in node.names:
+            try:
+                target = import_object(f"{node.module}.{alias.name}")
+            except ImportError:
+                continue
+            if any(target is twin for twin in twins):
+                bound = alias.asname or alias.name
+                found.append(bound if bound == alias.name else f"{alias.name} as {bound}")
+    return found
+
+
 def _resolve(expression: str, imports: list[ast.stmt]):
     """The object a displayed expression names, from the notebook's own imports (or None)."""
     names = expression.split(".")
@@ -230,6 +260,8 @@ def answers_shown(instructor, student, executed=None) -> list[str]:
                 shown.append(f"{where} (markdown) holds the solution's lines")
             if cell.cell_type != "code":
                 continue
+            for bound in _imported_twins(cell.source, twins):
+                shown.append(f"{where} imports {bound}, which computes the answer")
             for expression in _displayed_expressions(cell.source):
                 target = _resolve(expression, imports)
                 if target is None:

@@ -6,14 +6,18 @@ from __future__ import annotations
 import keras
 import numpy as np
 import pytest
+from student_answers import as_student_answer
 
 from seqlab import checks
 from seqlab.checks import bert as bert_checks
 from seqlab.checks.core import CheckFailed
 
+#: The reference under another name: the checks refuse answers that call the reference itself.
+masked_lm_loss_copy = as_student_answer(bert_checks.masked_lm_loss_reference)
+
 
 def test_masking_check_passes_the_reference_and_explains_mistakes(capsys):
-    checks.check_masking_rule(bert_checks.apply_masking_reference)
+    checks.check_masking_rule(as_student_answer(bert_checks.apply_masking_reference))
     assert "passed" in capsys.readouterr().out
 
     def always_mask(token_ids, chosen, draws, random_ids, mask_id):
@@ -32,11 +36,11 @@ def test_masking_check_passes_the_reference_and_explains_mistakes(capsys):
 
 
 def test_loss_check_passes_the_reference_and_explains_mistakes(capsys):
-    checks.check_masked_lm_loss(bert_checks.masked_lm_loss_reference)
+    checks.check_masked_lm_loss(as_student_answer(bert_checks.masked_lm_loss_reference))
     assert "passed" in capsys.readouterr().out
 
     def every_slot(logits, labels, weights):
-        return bert_checks.masked_lm_loss_reference(logits, labels, np.ones_like(weights))
+        return masked_lm_loss_copy(logits, labels, np.ones_like(weights))
 
     def naive_softmax(logits, labels, weights):
         logits = np.asarray(logits, "float32")
@@ -55,7 +59,7 @@ def test_loss_reference_agrees_with_keras_cross_entropy():
         labels, logits.astype("float32"), from_logits=True))
     expected = float((per_slot * weights).sum() / weights.sum())
     # float32 Keras vs float64 NumPy on logits of size ~2: relative error ~1e-7
-    assert np.isclose(bert_checks.masked_lm_loss_reference(logits, labels, weights), expected,
+    assert np.isclose(masked_lm_loss_copy(logits, labels, weights), expected,
                       rtol=1e-5)
 
 
@@ -75,7 +79,7 @@ def _fake_masked_lm(batch=3, slots=5, vocabulary_size=11):
 
 def test_loss_check_measures_a_real_batch_beside_the_loss_keras_logs(capsys):
     masked_lm, preprocessor, (logits, labels, weights) = _fake_masked_lm()
-    checks.check_masked_lm_loss(bert_checks.masked_lm_loss_reference, masked_lm, preprocessor,
+    checks.check_masked_lm_loss(as_student_answer(bert_checks.masked_lm_loss_reference), masked_lm, preprocessor,
                                 ["a review", "another review", "a third one"])
     out = capsys.readouterr().out
     assert "passed" in out
@@ -91,7 +95,7 @@ def test_loss_check_on_a_real_batch_fails_a_function_that_only_passes_the_unit_c
     unit_cases = {bert_checks._loss_case(seed)[0].tobytes() for seed in (0, 1)}
 
     def overfitted(logits, labels, weights):
-        value = bert_checks.masked_lm_loss_reference(logits, labels, weights)
+        value = masked_lm_loss_copy(logits, labels, weights)
         known = np.asarray(logits, "float64").tobytes() in unit_cases or np.abs(logits).max() > 50
         return value if known else 2 * value
 
@@ -106,7 +110,7 @@ def test_the_real_batch_measurement_is_judged_from_the_recorded_facts(tmp_path):
     masked_lm, preprocessor, _ = _fake_masked_lm()
     source = ("checks.check_masked_lm_loss(masked_lm_loss, masked_lm, preprocessor,\n"
               "                            (texts or FILL_IN_SENTENCES)[:8])")
-    namespace = {"masked_lm_loss": bert_checks.masked_lm_loss_reference, "masked_lm": masked_lm,
+    namespace = {"masked_lm_loss": as_student_answer(bert_checks.masked_lm_loss_reference), "masked_lm": masked_lm,
                  "preprocessor": preprocessor, "texts": ["one", "two", "three"],
                  "FILL_IN_SENTENCES": ["the [MASK] ."]}
     path = tmp_path / "values.json"
@@ -121,7 +125,7 @@ def test_the_loss_keras_logs_divides_by_every_mask_slot():
     logits, labels, weights = bert_checks._loss_case(6)
     logged = float(keras.losses.SparseCategoricalCrossentropy(from_logits=True)(
         labels, logits.astype("float32"), sample_weight=weights))
-    masked_mean = bert_checks.masked_lm_loss_reference(logits, labels, weights)
+    masked_mean = masked_lm_loss_copy(logits, labels, weights)
     assert logged == pytest.approx(masked_mean * weights.sum() / weights.size, rel=1e-5)
     assert weights.sum() < weights.size  # so the two differ
 
@@ -141,7 +145,7 @@ def test_keras_hubs_masked_lm_logs_that_loss():
     x, y, weights = preprocessor(["w1 w2 w3 w4 w5 w6 w7 w8", "w9 w10"])
     logged = masked_lm.evaluate(x, y, sample_weight=weights, verbose=0, return_dict=True)["loss"]
     logits, weights = np.asarray(masked_lm(x)), np.asarray(weights)
-    masked_mean = bert_checks.masked_lm_loss_reference(logits, np.asarray(y), weights)
+    masked_mean = masked_lm_loss_copy(logits, np.asarray(y), weights)
     assert logged == pytest.approx(masked_mean * weights.sum() / weights.size, rel=1e-4)
 
 

@@ -38,10 +38,12 @@ def test_passed_prints_a_tick_and_returns_nothing_to_display(capsys):
 
 
 def test_a_passing_check_returns_none(capsys):
+    from student_answers import as_student_answer
+
     from seqlab import checks
     from seqlab.checks.language_models import sample_perplexity_reference
 
-    assert checks.check_perplexity(sample_perplexity_reference) is None
+    assert checks.check_perplexity(as_student_answer(sample_perplexity_reference)) is None
     assert capsys.readouterr().out.startswith("\u2713")
 
 
@@ -98,3 +100,33 @@ def test_refuse_package_calls_accepts_the_students_own_code(source):
 def test_refuse_package_calls_reads_only_the_forbidden_names():
     uses_reference = student_function("def answer(q, k, v):\n    return reference(q, k, v)")
     refuse_package_calls("Exercise 1", uses_reference, ["scaled_dot_product_attention"])
+
+
+#: Every check of an exercise that asks for a function, with the package function (or the
+#: check's reference) that computes the answer: handing the exercise to it must be refused.
+DELEGATIONS = [
+    ("check_scaled_dot_product_attention", "seqlab.layers", "scaled_dot_product_attention", 1),
+    ("check_luong_general_score", "seqlab.checks.attention", "general_score_reference", 1),
+    ("check_loss_mask_experiment", "seqlab.checks.attention", "unmasked_loss_reference", 2),
+    ("check_noise_and_subsampling", "seqlab.data.corpus", "unigram_noise_probabilities", 2),
+    ("check_cbow_probabilities", "seqlab.checks.embeddings", "cbow_probabilities_reference", 1),
+    ("check_perplexity", "seqlab.checks.language_models", "sample_perplexity_reference", 1),
+    ("check_loss_by_position", "seqlab.checks.language_models", "loss_by_position_reference", 1),
+    ("check_masking_rule", "seqlab.checks.bert", "apply_masking_reference", 1),
+    ("check_masked_lm_loss", "seqlab.checks.bert", "masked_lm_loss_reference", 1),
+]
+
+
+@pytest.mark.parametrize("check, module, reference, arguments", DELEGATIONS,
+                         ids=[row[0] for row in DELEGATIONS])
+def test_each_check_refuses_an_answer_that_calls_the_package(check, module, reference,
+                                                             arguments):
+    import importlib
+
+    from seqlab import checks
+
+    namespace = {"reference": getattr(importlib.import_module(module), reference)}
+    exec("def answer(*args, **kwargs):\n    return reference(*args, **kwargs)",  # noqa: S102
+         namespace)
+    with pytest.raises(CheckFailed, match=f"calls seqlab's {reference}"):
+        getattr(checks, check)(*[namespace["answer"]] * arguments)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from student_answers import as_student_answer
 
 from seqlab import checks
 from seqlab.checks import CheckFailed
@@ -15,7 +16,7 @@ def stub(*args):
 
 
 def test_reference_answers_pass(capsys):
-    checks.check_cbow_probabilities(cbow_probabilities_reference)
+    checks.check_cbow_probabilities(as_student_answer(cbow_probabilities_reference))
     assert capsys.readouterr().out.count("passed") == 1
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from student_answers import as_student_answer
 
 from seqlab import checks
 from seqlab.checks import CheckFailed
@@ -26,9 +27,9 @@ def _perplexity(logits, ids, start):
 
 
 def test_reference_answers_pass(capsys):
-    checks.check_perplexity(lm_checks.sample_perplexity_reference)
+    checks.check_perplexity(as_student_answer(lm_checks.sample_perplexity_reference))
     checks.check_perplexity(_perplexity)
-    checks.check_loss_by_position(lm_checks.loss_by_position_reference)
+    checks.check_loss_by_position(as_student_answer(lm_checks.loss_by_position_reference))
     checks.check_loss_by_position(
         lambda logits, targets: -np.take_along_axis(_log_softmax(logits), targets[..., None],
                                                     -1)[..., 0].mean(0))

@@ -96,6 +96,7 @@ def masked_loss_reference(labels, logits):
 
 
 def _check_unmasked_loss(unmasked_loss) -> None:
+    refuse_package_calls(LOSS_MASK, unmasked_loss, ("unmasked_loss_reference",))
     rng = np.random.default_rng(414)
     labels = rng.integers(1, 7, size=(3, 5))
     labels[0, 3:], labels[2, 1:] = 0, 0  # padding after the real tokens

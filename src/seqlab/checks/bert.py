@@ -33,6 +33,7 @@ from seqlab.checks.core import (
     assert_close,
     check_entries,
     passed,
+    refuse_package_calls,
     run_student_code,
 )
 from seqlab.checks.transcript import observe
@@ -73,6 +74,7 @@ def _masking_case(seed, length=400, mask_id=4, vocabulary_size=50):
 
 def check_masking_rule(apply_masking) -> None:
     """Check ``apply_masking(token_ids, chosen, draws, random_ids, mask_id)`` on random cases."""
+    refuse_package_calls(MASKING, apply_masking, ("apply_masking_reference",))
     for seed in (0, 1, 2):
         token_ids, chosen, draws, random_ids, mask_id = _masking_case(seed)
         value = run_student_code(MASKING, apply_masking, token_ids.copy(), chosen.copy(),
@@ -168,6 +170,7 @@ def check_masked_lm_loss(masked_lm_loss, masked_lm=None, preprocessor=None,
     The function is compared with the float64 reference on random cases first, including
     logits of size ~100 (a softmax without the row maximum subtracted overflows).
     """
+    refuse_package_calls(LOSS, masked_lm_loss, ("masked_lm_loss_reference",))
     for seed in (0, 1):
         logits, labels, weights = _loss_case(seed)
         value = run_student_code(LOSS, masked_lm_loss, logits.copy(), labels.copy(),

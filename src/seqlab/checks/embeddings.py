@@ -17,10 +17,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from seqlab.checks.core import CheckFailed, as_array, assert_close, passed, run_student_code
+from seqlab.checks.core import (
+    CheckFailed,
+    as_array,
+    assert_close,
+    passed,
+    refuse_package_calls,
+    run_student_code,
+)
 
 NOISE_AND_SUBSAMPLING = "Exercise 1: the paper's noise distribution and subsampling"
 CBOW = "Exercise 2: the CBOW prediction"
+#: What the answers may not call: the package's versions and the checks' references.
+NOISE_AND_SUBSAMPLING_FORBIDDEN = ("unigram_noise_probabilities", "subsampling_keep_probabilities")
+CBOW_FORBIDDEN = ("cbow_probabilities_reference",)
 
 
 def check_noise_and_subsampling(noise_distribution, keep_probabilities) -> None:
@@ -33,6 +43,8 @@ def check_noise_and_subsampling(noise_distribution, keep_probabilities) -> None:
     from seqlab.data.corpus import subsampling_keep_probabilities, unigram_noise_probabilities
 
     exercise = NOISE_AND_SUBSAMPLING
+    for function in (noise_distribution, keep_probabilities):
+        refuse_package_calls(exercise, function, NOISE_AND_SUBSAMPLING_FORBIDDEN)
     rng = np.random.default_rng(2013)
     cases = [np.array([5000, 1200, 300, 40, 7, 1]), rng.integers(1, 10_000, size=50),
              np.array([3, 3, 3])]
@@ -100,6 +112,7 @@ def cbow_probabilities_reference(W, U, context_ids):
 
 def check_cbow_probabilities(cbow_probabilities) -> None:
     """Check ``cbow_probabilities(W, U, context_ids)`` on random matrices."""
+    refuse_package_calls(CBOW, cbow_probabilities, CBOW_FORBIDDEN)
     rng = np.random.default_rng(6)
     vocab, dim = 12, 4
     W = rng.normal(size=(vocab, dim))

@@ -15,7 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from seqlab.checks.core import CheckFailed, as_array, assert_close, passed, run_student_code
+from seqlab.checks.core import (
+    CheckFailed,
+    as_array,
+    assert_close,
+    passed,
+    refuse_package_calls,
+    run_student_code,
+)
 
 PERPLEXITY = "Exercise 1: how surprised is the model by its own samples"
 POSITION_LOSS = "Exercise 2: the loss at each position of a window"
@@ -52,6 +59,7 @@ def _one_number(exercise, value, what):
 def check_perplexity(sample_perplexity) -> None:
     """Check ``sample_perplexity(logits, ids, start)`` against the float64 reference."""
     exercise = PERPLEXITY
+    refuse_package_calls(exercise, sample_perplexity, ("sample_perplexity_reference",))
     for seed, start in [(0, 5), (1, 1), (2, 9)]:
         logits, ids, start = _perplexity_case(seed, start=start)
         got = _one_number(exercise, run_student_code(exercise, sample_perplexity, logits.copy(),
@@ -100,6 +108,7 @@ def loss_by_position_reference(logits, targets) -> np.ndarray:
 def check_loss_by_position(loss_by_position) -> None:
     """Check ``loss_by_position(logits, targets)`` on random batches."""
     exercise = POSITION_LOSS
+    refuse_package_calls(exercise, loss_by_position, ("loss_by_position_reference",))
     for seed, (batch, steps, vocabulary_size) in enumerate([(4, 6, 9), (3, 8, 5)]):
         rng = np.random.default_rng(seed)
         logits = rng.normal(scale=2.0, size=(batch, steps, vocabulary_size))

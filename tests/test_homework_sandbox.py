@@ -12,6 +12,7 @@ import csv
 import json
 import os
 import secrets
+import shutil
 import socket
 import threading
 from pathlib import Path
@@ -325,3 +326,27 @@ def test_inside_bwrap_the_environment_is_clean_and_the_home_empty(tmp_path, monk
     result = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert "visible?" not in result.stdout and "hidden?" not in result.stdout
     assert "SEQLAB_TEST_SECRET" not in result.stdout and (work / "ok").is_file()
+
+
+@needs_bwrap
+def test_inside_bwrap_a_temporary_folder_outside_tmp_is_hidden_too(tmp_path, monkeypatch):
+    """An instructor whose $TMPDIR is not /tmp: the grader's temporary files stay hidden."""
+    import subprocess
+    import tempfile
+
+    from seqlab import config
+
+    config.MODELS_DIR.mkdir(parents=True, exist_ok=True)
+    elsewhere = Path(tempfile.mkdtemp(prefix="sandbox-tmpdir-", dir=config.MODELS_DIR))
+    try:
+        (elsewhere / "secret.txt").write_text("hidden?")
+        monkeypatch.setattr(tempfile, "tempdir", str(elsewhere))
+        work = tmp_path / "work"
+        work.mkdir()
+        command = sandbox.bwrap_command(["sh", "-c", f"cat {elsewhere / 'secret.txt'}"], work,
+                                        env={"HOME": str(work)})
+        assert f"--tmpfs {elsewhere.resolve()}" in " ".join(command)
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        assert "hidden?" not in result.stdout and result.returncode != 0
+    finally:
+        shutil.rmtree(elsewhere, ignore_errors=True)

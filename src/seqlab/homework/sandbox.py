@@ -32,6 +32,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -93,12 +94,13 @@ def bwrap_command(command: Sequence[str], work: Path, *, hide: Iterable[Path] = 
         command: what to run inside (a Python process; the kernel is its child).
         work: the submission's working folder, writable inside, at the same path.
         hide: folders to cover with an empty tmpfs (instructor notebooks, submissions,
-            output folder), besides ``/tmp`` and the home folder.
+            output folder), besides ``/tmp``, the temporary folder Python uses (``$TMPDIR``,
+            wherever it is) and the home folder.
         env: the whole environment inside (``PATH`` is added).
     """
     work = Path(work).resolve()
-    hidden = [Path("/tmp"), Path("/var/tmp"), Path.home().resolve(), Path("/root"),
-              *(Path(p).resolve() for p in hide)]
+    hidden = [Path("/tmp"), Path("/var/tmp"), Path(tempfile.gettempdir()).resolve(),
+              Path.home().resolve(), Path("/root"), *(Path(p).resolve() for p in hide)]
     hidden = [h for h in dict.fromkeys(hidden) if h.is_dir() and h != Path("/")]
     # What the process needs from hidden places: Python and seqlab (read-only).
     import seqlab

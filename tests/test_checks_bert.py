@@ -135,14 +135,18 @@ def test_keras_hubs_masked_lm_logs_that_loss():
     keras_hub = pytest.importorskip("keras_hub")
     vocabulary = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(20)]
     tokenizer = keras_hub.models.BertTokenizer(vocabulary=vocabulary)
+    # A selection rate of 0.5 and a seed: at BERT's 15 % these ten tokens may draw no blank at
+    # all (a batch with nothing to predict, whose masked mean is undefined).
+    keras.utils.set_random_seed(8)
     preprocessor = keras_hub.models.BertMaskedLMPreprocessor(
-        tokenizer, sequence_length=12, mask_selection_length=6)
+        tokenizer, sequence_length=12, mask_selection_rate=0.5, mask_selection_length=6)
     backbone = keras_hub.models.BertBackbone(vocabulary_size=len(vocabulary), num_layers=1,
                                              num_heads=1, hidden_dim=8, intermediate_dim=16,
                                              max_sequence_length=12)
     masked_lm = keras_hub.models.BertMaskedLM(backbone, preprocessor=None)
     masked_lm.compile()
     x, y, weights = preprocessor(["w1 w2 w3 w4 w5 w6 w7 w8", "w9 w10"])
+    assert 0 < np.sum(weights) < np.size(weights)  # some slots chosen, some unused
     logged = masked_lm.evaluate(x, y, sample_weight=weights, verbose=0, return_dict=True)["loss"]
     logits, weights = np.asarray(masked_lm(x)), np.asarray(weights)
     masked_mean = masked_lm_loss_copy(logits, np.asarray(y), weights)

@@ -175,12 +175,8 @@ def _imported_twins(source: str, twins: list) -> list[str]:
                 or node.module.split(".")[0] not in packages):
             continue
         for alias in node.names:
-            try:
-                target = import_object(f"{node.module}.{alias.name}")
-            except ImportError:
-                continue
-            if any(target is twin for twin in twins):
-                bound = alias.asname or alias.name
+            bound = alias.asname or alias.name
+            if any(_resolve(bound, [node]) is twin for twin in twins):
                 found.append(bound if bound == alias.name else f"{alias.name} as {bound}")
     return found
 
@@ -242,6 +238,7 @@ def answers_shown(instructor, student, executed=None) -> list[str]:
     shown = []
     cells = executed.cells if executed is not None else student.cells
     positions = {exercise_name(c): i for i, c in enumerate(cells) if has_tag(c, EXERCISE_TAG)}
+    imports = _imports(cells)
     for name, solved in solutions.items():
         if name not in positions:
             continue
@@ -251,7 +248,6 @@ def answers_shown(instructor, student, executed=None) -> list[str]:
         twins = [import_object(dotted) for dotted in same_as(solved)]
         answers += [(f"the source of {dotted}", significant_lines(source_of(twin)), TWIN_SHARE)
                     for dotted, twin in zip(same_as(solved), twins, strict=True)]
-        imports = _imports(cells)
         for index, cell in others:
             where = f"{name}: cell {index}"
             if cell.cell_type == "code" and gives_away(answers[0][1], cell.source):

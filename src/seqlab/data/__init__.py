@@ -16,6 +16,7 @@ from seqlab.data.corpus_chars import CharVocabulary, load_char_corpus, split_tex
 from seqlab.data.dates import generate_date_pairs
 from seqlab.data.download import BrokenInstallError, DownloadError
 from seqlab.data.imdb import IMDBSplits, load_imdb, read_sample_split
+from seqlab.data.length_buckets import bucket_by_length
 from seqlab.data.translation import (
     TranslationData,
     load_translation,
@@ -28,7 +29,7 @@ from seqlab.data.wordpiece import build_wordpiece_vocabulary, import_keras_hub, 
 __all__ = [
     "BrokenInstallError", "DownloadError",
     # reviews (notebooks 01-03, 06)
-    "IMDBSplits", "load_imdb", "read_sample_split",
+    "IMDBSplits", "bucket_by_length", "load_imdb", "read_sample_split",
     # translation (notebooks 04, 05)
     "TranslationData", "generate_date_pairs", "load_translation", "standardize_reference",
     "standardize_text", "standardize_with_markers",

@@ -1,0 +1,74 @@
+"""seqlab.data.length_buckets: reviews regrouped by length lose nothing, keep labels with their
+ids, pad each batch only to its longest, reshuffle every epoch, and leave a masked model's
+predictions unchanged."""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from seqlab.data import bucket_by_length
+from seqlab.data.length_buckets import sequence_lengths
+
+
+def padded_reviews(count=300, longest=40, batch_size=32, seed=0):
+    """Batches of ``(ids, label)``, ids padded with 0 to ``longest``; label = the review's index."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, longest + 1, count)
+    ids = np.zeros((count, longest), np.int64)
+    for row, length in enumerate(lengths):
+        ids[row, :length] = rng.integers(1, 50, length)
+    dataset = tf.data.Dataset.from_tensor_slices((ids, np.arange(count))).batch(batch_size)
+    return dataset, ids, lengths
+
+
+def epoch(dataset):
+    return [(x.numpy(), y.numpy()) for x, y in dataset]
+
+
+def test_every_review_once_with_its_label_and_no_extra_padding():
+    dataset, ids, lengths = padded_reviews()
+    boundaries = [10, 20, 30]
+    batches = epoch(bucket_by_length(dataset, 16, boundaries=boundaries, seed=1))
+    seen = np.concatenate([labels for _, labels in batches])
+    assert sorted(seen) == list(range(len(ids)))                 # each review exactly once
+    for batch_ids, labels in batches:
+        real = sequence_lengths(batch_ids).numpy()
+        assert batch_ids.shape[1] == real.max()                  # padded to its own longest
+        np.testing.assert_array_equal(real, lengths[labels])     # nothing cut
+        for row, label in zip(batch_ids, labels, strict=True):   # ids stay with their label
+            np.testing.assert_array_equal(row[: lengths[label]], ids[label, : lengths[label]])
+        buckets = np.searchsorted(boundaries, real, side="right")
+        assert len(set(buckets)) == 1                            # one bucket per batch
+    assert sum(len(labels) == 16 for _, labels in batches) >= len(ids) // 16 - len(boundaries) - 1
+
+
+def test_the_order_changes_every_epoch():
+    dataset, _, _ = padded_reviews()
+    bucketed = bucket_by_length(dataset, 16, boundaries=[10, 20, 30], seed=1)
+    first, second = ([labels.tolist() for _, labels in epoch(bucketed)] for _ in range(2))
+    assert first != second
+
+
+def test_a_masked_lstm_predicts_the_same_from_bucketed_batches():
+    dataset, ids, _ = padded_reviews(count=96, longest=30)
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((None,), dtype="int64"),
+                              keras.layers.Embedding(50, 8, mask_zero=True),
+                              keras.layers.LSTM(6), keras.layers.Dense(1)])
+    padded = model.predict(ids, verbose=0)
+    for batch_ids, labels in bucket_by_length(dataset, 16, boundaries=[10, 20]):
+        # float32 sums over up to 30 steps in another order of batch rows: rounding only
+        np.testing.assert_allclose(model.predict_on_batch(batch_ids), padded[labels.numpy()],
+                                   rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"boundaries": [20, 10]}, "increasing"), ({"boundaries": []}, "increasing"),
+    ({"boundaries": [0, 10]}, "increasing"), ({"batch_size": 0}, "positive")])
+def test_bad_arguments_say_what_was_expected(kwargs, message):
+    dataset, _, _ = padded_reviews(count=8)
+    with pytest.raises(ValueError, match=message):
+        bucket_by_length(dataset, **{"batch_size": 4, **kwargs})

@@ -143,10 +143,11 @@ def bidirectional_rnn(cell):
 
 NO_CALL = "an abstract base class: subclasses implement call (tested as their own rows)"
 RNN_ATTENTION = {
-    "inputs": (QUERY, VALUES), "call_kwargs": {"mask": MASK, "return_attention_scores": True},
+    "inputs": (QUERY, VALUES),
+    "call_kwargs": {"padding_mask": MASK, "return_attention_scores": True},
     "expected_output_shape": (4, 3, 16), "mixed_tolerance": rnn_attention_tolerance,
     "expect": empty_source_gets_zero_weights_and_context,
-    "paddings": [Padding(1, "mask")], "output_mask": no_output_mask,
+    "paddings": [Padding(1, "padding_mask")], "output_mask": no_output_mask,
 }
 CELL = {
     "inputs": (SEQUENCES,), "call_kwargs": {"mask": SEQUENCE_MASK}, "wrap": bidirectional_rnn,
@@ -162,17 +163,18 @@ LAYERS = {
     "LuongAttention-general": (lambda: LuongAttention("general"), {**RNN_ATTENTION}),
     "BahdanauDecoder-gru": (lambda: BahdanauDecoder(8, rnn="gru"), {
         "inputs": (TARGETS, ENCODED, STATE[:1]),
-        "call_kwargs": {"encoder_mask": ENCODED_MASK, "return_attention_scores": True},
+        "call_kwargs": {"encoder_padding_mask": ENCODED_MASK, "return_attention_scores": True},
         "expected_output_shape": (3, 4, 18), "mixed_tolerance": bahdanau_decoder_tolerance,
         "expect": padded_sources_get_zero_weight,
         # Padded source positions change nothing; padded target steps carry the state over.
-        "paddings": [Padding(1, "encoder_mask"), Padding(0, "mask", output_axis=1)],
+        "paddings": [Padding(1, "encoder_padding_mask"),
+                     Padding(0, "padding_mask", output_axis=1)],
         "output_mask": no_output_mask}),
     "BahdanauDecoder-lstm": (lambda: BahdanauDecoder(8, attention_units=12, rnn="lstm",
                                                      dropout=0.25), {
-        "inputs": (TARGETS, ENCODED, STATE), "call_kwargs": {"encoder_mask": ENCODED_MASK},
+        "inputs": (TARGETS, ENCODED, STATE), "call_kwargs": {"encoder_padding_mask": ENCODED_MASK},
         "expected_output_shape": (3, 4, 18), "mixed_tolerance": bahdanau_decoder_tolerance,
-        "paddings": [Padding(1, "encoder_mask")], "output_mask": no_output_mask}),
+        "paddings": [Padding(1, "encoder_padding_mask")], "output_mask": no_output_mask}),
     "RecurrentCell": (lambda: RecurrentCell(4), {
         "inputs": None, "not_applicable": {check: NO_CALL for check in CHECKS
                                            if check not in ("config", "registered_name")}}),
@@ -206,10 +208,10 @@ LAYERS = {
         "paddings": [Padding(0, "mask", output_axis=1)], "output_mask": keeps_the_mask}),
     "TransformerDecoderLayer": (lambda: TransformerDecoderLayer(16, 4, 32), {
         **TRANSFORMER, "inputs": (X, CONTEXT),
-        "call_kwargs": {"context_mask": CONTEXT_MASK, "return_attention_scores": True},
+        "call_kwargs": {"encoder_padding_mask": CONTEXT_MASK, "return_attention_scores": True},
         "expected_output_shape": (3, 5, 16), "expect": padded_context_row_gets_zero_weight,
         # Padded context changes nothing; later target steps cannot reach earlier ones.
-        "paddings": [Padding(1, "context_mask"), Padding(0, None, output_axis=1)],
+        "paddings": [Padding(1, "encoder_padding_mask"), Padding(0, None, output_axis=1)],
         "output_mask": no_output_mask}),
     "HubTextEmbedding": (lambda: HubTextEmbedding(STANDIN_HANDLE), {
         "inputs": (REVIEWS,), "expected_output_shape": (4, 50),

@@ -39,18 +39,18 @@ KINDS = ["bahdanau", "dot", "general"]
 @pytest.mark.parametrize("kind", KINDS)
 def test_shapes_for_all_steps_and_for_one_step(kind):
     layer = make(kind)
-    context, weights = layer(QUERY, VALUES, mask=MASK, return_attention_scores=True)
+    context, weights = layer(QUERY, VALUES, padding_mask=MASK, return_attention_scores=True)
     assert context.shape == (3, 4, 6) and weights.shape == (3, 4, 5)
-    context, weights = layer(QUERY[:, 0], VALUES, mask=MASK, return_attention_scores=True)
+    context, weights = layer(QUERY[:, 0], VALUES, padding_mask=MASK, return_attention_scores=True)
     assert context.shape == (3, 6) and weights.shape == (3, 5)
     # Without the flag only the context comes back, and the layer keeps nothing from the call.
-    np.testing.assert_allclose(layer(QUERY[:, 0], VALUES, mask=MASK), context)
+    np.testing.assert_allclose(layer(QUERY[:, 0], VALUES, padding_mask=MASK), context)
     assert not any("weights" in name and "attention" in name for name in vars(layer))
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_masked_positions_get_exactly_zero_and_the_rest_sums_to_one(kind):
-    _, weights = make(kind)(QUERY, VALUES, mask=MASK, return_attention_scores=True)
+    _, weights = make(kind)(QUERY, VALUES, padding_mask=MASK, return_attention_scores=True)
     weights = np.asarray(weights)
     assert np.all(weights[~np.broadcast_to(MASK[:, None, :], weights.shape)] == 0.0)
     np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-6)
@@ -60,9 +60,9 @@ def test_masked_positions_get_exactly_zero_and_the_rest_sums_to_one(kind):
 @pytest.mark.parametrize("kind", KINDS)
 def test_single_step_equals_the_matching_row_of_all_steps(kind):
     layer = make(kind)
-    context_all, weights_all = layer(QUERY, VALUES, mask=MASK, return_attention_scores=True)
+    context_all, weights_all = layer(QUERY, VALUES, padding_mask=MASK, return_attention_scores=True)
     for t in range(QUERY.shape[1]):
-        context, weights = layer(QUERY[:, t], VALUES, mask=MASK, return_attention_scores=True)
+        context, weights = layer(QUERY[:, t], VALUES, padding_mask=MASK, return_attention_scores=True)
         np.testing.assert_allclose(context, np.asarray(context_all)[:, t], atol=1e-6)
         np.testing.assert_allclose(weights, np.asarray(weights_all)[:, t], atol=1e-6)
 
@@ -72,6 +72,14 @@ def test_values_keras_mask_is_used_when_no_mask_is_given():
     values = embedding(np.array([[3, 4, 0, 0]]))
     _, weights = LuongAttention("dot")(QUERY[:1], values, return_attention_scores=True)
     assert np.all(np.asarray(weights)[..., 2:] == 0.0)
+
+
+def test_the_former_mask_keyword_still_works_and_warns():
+    layer = LuongAttention("dot")
+    expected = layer(QUERY, VALUES, padding_mask=MASK)
+    with pytest.warns(DeprecationWarning, match="padding_mask"):
+        got = layer(QUERY, VALUES, mask=MASK)
+    np.testing.assert_allclose(got, expected)
 
 
 @settings(max_examples=15, deadline=None)
@@ -85,8 +93,8 @@ def test_appending_padding_changes_nothing(lengths, extra, kind):
     padded_values = np.concatenate([values, rng.normal(size=(batch, extra, 6)).astype("float32")], 1)
     padded_mask = np.concatenate([mask, np.zeros((batch, extra), bool)], 1)
     layer = make(kind)
-    context, weights = layer(query, values, mask=mask, return_attention_scores=True)
-    padded_context, padded_weights = layer(query, padded_values, mask=padded_mask,
+    context, weights = layer(query, values, padding_mask=mask, return_attention_scores=True)
+    padded_context, padded_weights = layer(query, padded_values, padding_mask=padded_mask,
                                            return_attention_scores=True)
     np.testing.assert_allclose(padded_context, context, atol=1e-5)
     np.testing.assert_allclose(np.asarray(padded_weights)[..., :5], weights, atol=1e-6)
@@ -118,7 +126,7 @@ def numpy_scores(layer, query, values):
 @pytest.mark.parametrize("kind", KINDS)
 def test_equals_the_equations_computed_with_numpy(kind):
     layer = make(kind)
-    context, weights = layer(QUERY, VALUES, mask=MASK, return_attention_scores=True)
+    context, weights = layer(QUERY, VALUES, padding_mask=MASK, return_attention_scores=True)
     expected_context, expected_weights = numpy_attention(numpy_scores(layer, QUERY, VALUES),
                                                          VALUES, MASK)
     np.testing.assert_allclose(weights, expected_weights, atol=1e-6)
@@ -133,7 +141,7 @@ def test_the_decoding_loop_shape_that_crashed_tensorflow_2_19(kind):
     values = rng.normal(size=(32, 12, 16)).astype("float32")
     mask = np.arange(12)[None, :] < rng.integers(1, 13, size=(32, 1))
     layer = BahdanauAttention(16) if kind == "bahdanau" else make(kind)
-    context, weights = layer(query, values, mask=mask, return_attention_scores=True)
+    context, weights = layer(query, values, padding_mask=mask, return_attention_scores=True)
     _, expected_weights = numpy_attention(numpy_scores(layer, query[:, None], values), values, mask)
     np.testing.assert_allclose(weights, expected_weights[:, 0], atol=1e-6)
     assert context.shape == (32, 16)
@@ -145,7 +153,7 @@ def test_the_decoding_loop_shape_that_crashed_tensorflow_2_19(kind):
 
 @keras_masks_values
 def test_luong_dot_equals_keras_attention():
-    ours = LuongAttention("dot")(QUERY, VALUES, mask=MASK)
+    ours = LuongAttention("dot")(QUERY, VALUES, padding_mask=MASK)
     theirs = keras.layers.Attention()([QUERY, VALUES], mask=[None, MASK])
     np.testing.assert_allclose(ours, theirs, atol=1e-5)
 
@@ -153,7 +161,7 @@ def test_luong_dot_equals_keras_attention():
 @keras_masks_values
 def test_luong_general_equals_keras_attention_with_keys_projected_by_w():
     layer = LuongAttention("general")
-    ours = layer(QUERY, VALUES, mask=MASK)
+    ours = layer(QUERY, VALUES, padding_mask=MASK)
     keys = layer.value_projection(VALUES)  # W y
     theirs = keras.layers.Attention()([QUERY, VALUES, keys], mask=[None, MASK])
     np.testing.assert_allclose(ours, theirs, atol=1e-5)
@@ -162,7 +170,7 @@ def test_luong_general_equals_keras_attention_with_keys_projected_by_w():
 @keras_masks_values
 def test_bahdanau_equals_keras_additive_attention_after_projecting_query_and_keys():
     layer = BahdanauAttention(8)
-    ours = layer(QUERY, VALUES, mask=MASK)
+    ours = layer(QUERY, VALUES, padding_mask=MASK)
     keras_layer = keras.layers.AdditiveAttention(use_scale=True)
     projected_query = layer.query_projection(QUERY)  # W_q h
     keys = layer.value_projection(VALUES)  # W_v y
@@ -174,7 +182,7 @@ def test_bahdanau_equals_keras_additive_attention_after_projecting_query_and_key
 
 @keras_masks_values
 def test_bahdanau_is_not_keras_additive_attention_on_raw_inputs():
-    ours = BahdanauAttention(6)(QUERY, VALUES, mask=MASK)
+    ours = BahdanauAttention(6)(QUERY, VALUES, padding_mask=MASK)
     theirs = keras.layers.AdditiveAttention()([QUERY, VALUES], mask=[None, MASK])
     assert not np.allclose(ours, theirs, atol=1e-3)
 

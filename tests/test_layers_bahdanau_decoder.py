@@ -32,7 +32,7 @@ def make(rnn="gru", **kwargs):
 @pytest.mark.parametrize("rnn", ["gru", "lstm"])
 def test_call_is_the_loop_of_step(rnn):
     decoder, state = make(rnn), states(rnn)
-    outputs, weights, final = decoder(TARGETS, VALUES, state, encoder_mask=MASK,
+    outputs, weights, final = decoder(TARGETS, VALUES, state, encoder_padding_mask=MASK,
                                       return_attention_scores=True, return_state=True)
     assert outputs.shape == (BATCH, T, UNITS + VALUE) and weights.shape == (BATCH, T, TV)
     for t in range(T):
@@ -43,7 +43,7 @@ def test_call_is_the_loop_of_step(rnn):
         np.testing.assert_allclose(got, want, atol=1e-5)
     # Without the flags only the outputs come back.
     np.testing.assert_allclose(decoder(TARGETS, VALUES, states(rnn)[:0] + final,
-                                       encoder_mask=MASK).shape, outputs.shape)
+                                       encoder_padding_mask=MASK).shape, outputs.shape)
 
 
 def test_one_step_equals_the_equations_computed_with_numpy():
@@ -82,7 +82,7 @@ def test_the_context_changes_the_state_and_the_query_is_the_previous_state():
 
 def test_padded_source_positions_get_zero_weight_and_change_nothing():
     decoder, state = make(), states("gru")
-    outputs, weights = decoder(TARGETS, VALUES, state, encoder_mask=MASK,
+    outputs, weights = decoder(TARGETS, VALUES, state, encoder_padding_mask=MASK,
                                return_attention_scores=True)
     weights = np.asarray(weights)
     assert np.all(weights[np.broadcast_to(~MASK[:, None, :], weights.shape)] == 0.0)
@@ -91,28 +91,28 @@ def test_padded_source_positions_get_zero_weight_and_change_nothing():
     noisy = np.where(MASK[:, :, None], VALUES, 100.0).astype("float32")
     longer = np.concatenate([noisy, np.full((BATCH, 3, VALUE), -7.0, "float32")], axis=1)
     longer_mask = np.concatenate([MASK, np.zeros((BATCH, 3), bool)], axis=1)
-    np.testing.assert_allclose(decoder(TARGETS, noisy, state, encoder_mask=MASK), outputs,
+    np.testing.assert_allclose(decoder(TARGETS, noisy, state, encoder_padding_mask=MASK), outputs,
                                atol=1e-5)
-    np.testing.assert_allclose(decoder(TARGETS, longer, state, encoder_mask=longer_mask),
+    np.testing.assert_allclose(decoder(TARGETS, longer, state, encoder_padding_mask=longer_mask),
                                outputs, atol=1e-5)
 
 
 def test_padded_target_steps_carry_the_state_over():
     decoder, state = make(), states("gru")
     mask = np.array([[1, 1, 0, 0]] * BATCH, bool)
-    _, final = decoder(TARGETS, VALUES, state, encoder_mask=MASK, mask=mask, return_state=True)
-    _, two_steps = decoder(TARGETS[:, :2], VALUES, state, encoder_mask=MASK, return_state=True)
+    _, final = decoder(TARGETS, VALUES, state, encoder_padding_mask=MASK, padding_mask=mask, return_state=True)
+    _, two_steps = decoder(TARGETS[:, :2], VALUES, state, encoder_padding_mask=MASK, return_state=True)
     np.testing.assert_allclose(final[0], two_steps[0], atol=1e-6)
 
 
 def test_unknown_length_traced_with_xla_equals_the_eager_call():
     """Lengths unknown when traced (the scan needs none), compiled by XLA."""
     decoder, (h, c) = make("lstm"), states("lstm")
-    expected = decoder(TARGETS, VALUES, [h, c], encoder_mask=MASK)
+    expected = decoder(TARGETS, VALUES, [h, c], encoder_padding_mask=MASK)
     spec = [tf.TensorSpec((None, None, EMBEDDING)), tf.TensorSpec((None, None, VALUE)),
             tf.TensorSpec((None, UNITS)), tf.TensorSpec((None, UNITS)),
             tf.TensorSpec((None, None), tf.bool)]
-    traced = tf.function(lambda x, y, h0, c0, m: decoder(x, y, [h0, c0], encoder_mask=m),
+    traced = tf.function(lambda x, y, h0, c0, m: decoder(x, y, [h0, c0], encoder_padding_mask=m),
                          input_signature=spec, jit_compile=True)
     np.testing.assert_allclose(traced(TARGETS, VALUES, h, c, MASK), expected, atol=1e-5)
 
@@ -121,14 +121,14 @@ def test_symbolic_call_builds_a_functional_model():
     decoder = make()
     targets, values = keras.Input((None, EMBEDDING)), keras.Input((None, VALUE))
     state, mask = keras.Input((UNITS,)), keras.Input((None,), dtype="bool")
-    outputs, weights = decoder(targets, values, [state], encoder_mask=mask,
+    outputs, weights = decoder(targets, values, [state], encoder_padding_mask=mask,
                                return_attention_scores=True)
     assert tuple(outputs.shape) == (None, None, UNITS + VALUE)
     assert tuple(weights.shape) == (None, None, None)
     model = keras.Model([targets, values, state, mask], [outputs, weights])
     (h,) = states("gru")
     got = model([TARGETS, VALUES, h, MASK])
-    want = decoder(TARGETS, VALUES, [h], encoder_mask=MASK, return_attention_scores=True)
+    want = decoder(TARGETS, VALUES, [h], encoder_padding_mask=MASK, return_attention_scores=True)
     for a, b in zip(got, want, strict=True):
         np.testing.assert_allclose(a, b, atol=1e-5)
 
@@ -150,3 +150,15 @@ def test_dropout_acts_in_training_only():
     plain = decoder(TARGETS, VALUES, state)
     np.testing.assert_allclose(decoder(TARGETS, VALUES, state, training=False), plain)
     assert np.abs(np.asarray(decoder(TARGETS, VALUES, state, training=True)) - plain).max() > 1e-4
+
+
+def test_the_former_mask_keywords_still_work_and_warn():
+    decoder = BahdanauDecoder(8)
+    state = [np.zeros((2, 8), "float32")]
+    targets, values = np.ones((2, 3, 4), "float32"), np.ones((2, 5, 6), "float32")
+    source = np.array([[1, 1, 1, 0, 0], [1] * 5], bool)
+    target = np.array([[1, 1, 0], [1, 1, 1]], bool)
+    expected = decoder(targets, values, state, encoder_padding_mask=source, padding_mask=target)
+    with pytest.warns(DeprecationWarning, match="encoder_padding_mask"):
+        got = decoder(targets, values, state, encoder_mask=source, mask=target)
+    np.testing.assert_allclose(got, expected)

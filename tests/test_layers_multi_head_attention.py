@@ -44,7 +44,7 @@ def test_attention_weights_sum_to_one_and_are_zero_at_masked_keys(t, s, data):
     q = rng.normal(size=(1, t, 4)).astype("float32")
     k = rng.normal(size=(1, s, 4)).astype("float32")
     v = rng.normal(size=(1, s, 3)).astype("float32")
-    _, weights = multi_head_attention.scaled_dot_product_attention(q, k, v, mask=keep[None, None, :])
+    _, weights = multi_head_attention.scaled_dot_product_attention(q, k, v, attention_mask=keep[None, None, :])
     weights = np.asarray(weights)
     np.testing.assert_allclose(weights.sum(-1), 1.0, rtol=1e-5)
     assert np.all(weights[..., ~keep] == 0.0)
@@ -55,7 +55,7 @@ def test_masking_is_dtype_safe(dtype):
     q = keras.ops.ones((1, 2, 4), dtype=dtype)
     v = keras.ops.ones((1, 3, 4), dtype=dtype)
     mask = np.array([[[True, False, True]]])
-    output, weights = multi_head_attention.scaled_dot_product_attention(q, v, v, mask=mask)
+    output, weights = multi_head_attention.scaled_dot_product_attention(q, v, v, attention_mask=mask)
     weights = np.asarray(keras.ops.cast(weights, "float32"))
     assert np.all(np.isfinite(weights)) and np.all(np.isfinite(np.asarray(
         keras.ops.cast(output, "float32"))))
@@ -66,7 +66,7 @@ def test_masking_is_dtype_safe(dtype):
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_scaled_dot_product_attention_in_low_precision(dtype):
     q, k, v = (keras.ops.cast(a, dtype) for a in (X, CONTEXT, CONTEXT))
-    output, weights = multi_head_attention.scaled_dot_product_attention(q, k, v, mask=CONTEXT_MASK[:, None, :])
+    output, weights = multi_head_attention.scaled_dot_product_attention(q, k, v, attention_mask=CONTEXT_MASK[:, None, :])
     assert output.dtype == dtype and weights.dtype == dtype
     weights = as_float32(weights)
     assert np.all(np.isfinite(weights)) and np.all(np.isfinite(as_float32(output)))
@@ -74,7 +74,7 @@ def test_scaled_dot_product_attention_in_low_precision(dtype):
     assert np.all(weights[0, :, 4:] == 0)
     np.testing.assert_allclose(weights[[0, 2]].sum(-1), 1.0, atol=1e-2)
     reference, _ = multi_head_attention.scaled_dot_product_attention(X, CONTEXT, CONTEXT,
-                                                  mask=CONTEXT_MASK[:, None, :])
+                                                  attention_mask=CONTEXT_MASK[:, None, :])
     assert_close_to_float32(output, reference, "mixed_" + dtype)
 
 

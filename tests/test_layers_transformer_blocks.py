@@ -23,7 +23,7 @@ def test_encoder_and_decoder_layer_shapes_and_returned_attention():
     decoder = transformer_blocks.TransformerDecoderLayer(16, 4, 32, dropout=0.1)
     context_mask = np.array([[1, 1, 1, 1, 0, 0], [1] * 6], bool)
     memory, self_scores = encoder(x, mask=context_mask, return_attention_scores=True)
-    out, scores = decoder(y, memory, context_mask=context_mask, return_attention_scores=True)
+    out, scores = decoder(y, memory, encoder_padding_mask=context_mask, return_attention_scores=True)
     assert memory.shape == (2, 6, 16) and out.shape == (2, 4, 16)
     assert self_scores.shape == (2, 4, 6, 6)
     assert np.all(np.asarray(self_scores)[0, ..., 4:] == 0)
@@ -34,6 +34,8 @@ def test_encoder_and_decoder_layer_shapes_and_returned_attention():
     assert scores["self_attention"].shape == (2, 4, 4, 4)
     # without the flag: the output alone, the same numbers (dropout is off outside training)
     np.testing.assert_allclose(encoder(x, mask=context_mask), memory)
+    np.testing.assert_allclose(decoder(y, memory, encoder_padding_mask=context_mask), out)
+    # Keras's slot for the context's Keras mask gives the same numbers
     np.testing.assert_allclose(decoder(y, memory, context_mask=context_mask), out)
     # LayerNormalization after each sub-layer: every position has mean 0, std 1 (gamma=1, beta=0)
     np.testing.assert_allclose(np.asarray(out).mean(-1), 0.0, atol=1e-5)
@@ -69,13 +71,13 @@ def test_decoder_layer_with_caches_equals_the_full_causal_pass():
     y = rng.normal(size=(2, 5, 8)).astype("float32")
     context = rng.normal(size=(2, 3, 8)).astype("float32")
     context_mask = np.array([[1, 1, 0], [1, 1, 1]], bool)
-    full, full_scores = layer(y, context, context_mask=context_mask, return_attention_scores=True)
+    full, full_scores = layer(y, context, encoder_padding_mask=context_mask, return_attention_scores=True)
     empty = np.zeros((2, 2, 5, 4), "float32")
     self_cache = (empty, empty)
     cross_cache = layer.cross_attention.project_key_value(context)
     for t in range(5):
         step, scores, self_cache = layer(
-            y[:, t: t + 1], context, context_mask=context_mask, return_attention_scores=True,
+            y[:, t: t + 1], context, encoder_padding_mask=context_mask, return_attention_scores=True,
             self_attention_cache=self_cache, self_attention_cache_update_index=t,
             cross_attention_cache=cross_cache)
         np.testing.assert_allclose(step[:, 0], np.asarray(full)[:, t], atol=1e-5)
@@ -171,12 +173,12 @@ def test_decoder_layer_cached_steps_under_mixed_policies(policy):
     reference(X, CONTEXT), mixed(X, CONTEXT)
     mixed.set_weights(reference.get_weights())
     assert mixed.compute_dtype != "float32"
-    expected = reference(X, CONTEXT, context_mask=CONTEXT_MASK)
+    expected = reference(X, CONTEXT, encoder_padding_mask=CONTEXT_MASK)
     dtype = keras.config.dtype_policy().compute_dtype
     empty = keras.ops.zeros((3, 4, 5, 4), dtype)
     cache, cross = (empty, empty), mixed.cross_attention.project_key_value(CONTEXT)
     for t in range(5):
-        step, cache = mixed(X[:, t: t + 1], CONTEXT, context_mask=CONTEXT_MASK,
+        step, cache = mixed(X[:, t: t + 1], CONTEXT, encoder_padding_mask=CONTEXT_MASK,
                             self_attention_cache=cache, self_attention_cache_update_index=t,
                             cross_attention_cache=cross)
         assert step.dtype == dtype

@@ -108,9 +108,9 @@ def test_source_padding_changes_nothing(extra, seed):
 def test_encode_and_decode_step_follow_the_protocol(model):
     source, target = _batch(np.random.default_rng(2))
     state = model.encode(source)
-    assert set(state) == {"memory", "source_mask"}
+    assert set(state) == {"memory", "padding_mask"}
     assert state["memory"].shape == (3, 6, 16)
-    np.testing.assert_array_equal(state["source_mask"], source != 0)
+    np.testing.assert_array_equal(state["padding_mask"], source != 0)
     logits, new_state, attention = model.decode_step(target[:, :3], state)
     assert logits.shape == (3, TARGET_VOCAB) and attention.shape == (3, 6)
     np.testing.assert_allclose(np.asarray(attention).sum(-1), 1.0, rtol=1e-5)

@@ -9,17 +9,19 @@ For a decoder state (the *query*) ``h_t`` and the encoder outputs (the *values*)
   rule, right in float32, float16 and bfloat16);
 * context, eq. (14): ``h~_t = sum_i alpha_ti y_i``.
 
-Both layers are called as ``layer(query, values, mask=None, return_attention_scores=False)``,
-like ``keras.layers.Attention`` and ``keras.layers.MultiHeadAttention``:
+Both layers are called as
+``layer(query, values, padding_mask=None, return_attention_scores=False)``, like
+``keras.layers.Attention`` and ``keras.layers.MultiHeadAttention``:
 
 * ``query``: ``(batch, query_dim)`` for one decoder step, or ``(batch, Tq, query_dim)`` for all
   steps at once (training with teacher forcing);
 * ``values``: ``(batch, Tv, value_dim)``;
-* ``mask``: ``(batch, Tv)``, true/1 at real source positions. Padded positions get exactly zero
-  weight, and the weights of each query sum to 1 over the real positions (all zero for a source
-  with no real position). When ``mask`` is ``None`` the values' Keras mask (from
-  ``Embedding(mask_zero=True)``), which Keras passes as ``values_mask``, is used if they have
-  one.
+* ``padding_mask``: ``(batch, Tv)``, true/1 at real source positions (the package's name for a
+  padding mask, as in keras-hub). Padded positions get exactly zero weight, and the weights of
+  each query sum to 1 over the real positions (all zero for a source with no real position).
+  When ``padding_mask`` is ``None`` the values' Keras mask (from ``Embedding(mask_zero=True)``),
+  which Keras itself passes as ``values_mask`` (its ``<argument>_mask`` rule), is used if they
+  have one.
 * ``keys``: optional, the layer's ``project_values(values)`` computed beforehand (a decoder
   that attends once per step, like :class:`seqlab.layers.BahdanauDecoder`, projects the values
   once per sequence instead of once per step); computed from ``values`` when ``None``.
@@ -30,10 +32,10 @@ like ``keras.layers.Attention`` and ``keras.layers.MultiHeadAttention``:
 
 Where Keras has the same maths (tested in ``tests/test_layers_attention.py``):
 
-* ``LuongAttention("dot")(q, v, mask)`` == ``keras.layers.Attention()([q, v], mask=[None, mask])``;
-* ``LuongAttention("general")(q, v, mask)`` ==
+* ``LuongAttention("dot")(q, v, m)`` == ``keras.layers.Attention()([q, v], mask=[None, m])``;
+* ``LuongAttention("general")(q, v, m)`` ==
   ``keras.layers.Attention()([q, v, W(v)], mask=...)`` (keys = values projected by ``W``);
-* ``BahdanauAttention(u)(q, v, mask)`` ==
+* ``BahdanauAttention(u)(q, v, m)`` ==
   ``keras.layers.AdditiveAttention()([W_q(q), v, W_v(v)], mask=...)`` with its ``scale`` set to
   our ``v`` vector: Keras's layer adds query and key *as given*, so it only equals Bahdanau's
   ``v^T tanh(W [h; y])`` after the query and keys have been projected with the two halves of our
@@ -49,7 +51,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from seqlab.layers.masking import masked_softmax
+from seqlab.layers.masking import masked_softmax, renamed_mask
 
 
 class _SourceAttention(keras.layers.Layer):
@@ -75,15 +77,16 @@ class _SourceAttention(keras.layers.Layer):
         ``(batch, Tq, Tv)``."""
         raise NotImplementedError
 
-    def call(self, query, values, mask=None, return_attention_scores=False, values_mask=None,
-             keys=None):
+    def call(self, query, values, padding_mask=None, return_attention_scores=False,
+             values_mask=None, keys=None, mask=None):
         # Keras fills ``values_mask`` in by itself from the values' Keras mask (a layer whose
-        # ``call`` has an ``<argument>_mask`` parameter gets that argument's mask).
+        # ``call`` has an ``<argument>_mask`` parameter gets that argument's mask); an explicit
+        # ``padding_mask`` wins. ``mask`` is its former name (deprecated).
+        padding_mask = renamed_mask(padding_mask, mask, "mask", "padding_mask")
         single_step = len(query.shape) == 2
         if single_step:
             query = ops.expand_dims(query, 1)  # (batch, 1, dq)
-        if mask is None:
-            mask = values_mask
+        mask = values_mask if padding_mask is None else padding_mask  # (batch, Tv) or None
         scores = self.score(query, values, keys)  # eq. (12): (batch, Tq, Tv)
         if mask is not None:
             mask = ops.expand_dims(mask, 1)  # (batch, 1, Tv)
@@ -95,11 +98,11 @@ class _SourceAttention(keras.layers.Layer):
             weights = ops.squeeze(weights, axis=1)  # (batch, Tv)
         return (context, weights) if return_attention_scores else context
 
-    def compute_mask(self, query, values, mask=None, return_attention_scores=False):
-        return None
+    def compute_mask(self, *args, **kwargs):
+        return None  # the context carries no mask
 
-    def compute_output_spec(self, query, values, mask=None, return_attention_scores=False,
-                            values_mask=None, keys=None):
+    def compute_output_spec(self, query, values, padding_mask=None, return_attention_scores=False,
+                            values_mask=None, keys=None, mask=None):
         context = keras.KerasTensor(tuple(query.shape[:-1]) + (values.shape[-1],),
                                     dtype=self.compute_dtype)  # (batch, [Tq,] dv)
         if not return_attention_scores:
@@ -128,9 +131,12 @@ class BahdanauAttention(_SourceAttention):
     Call arguments:
         query: decoder state(s) ``h``, ``(batch, query_dim)`` or ``(batch, Tq, query_dim)``.
         values: encoder outputs ``y``, ``(batch, Tv, value_dim)``.
-        mask: optional ``(batch, Tv)`` boolean, True at real source positions.
+        padding_mask: optional ``(batch, Tv)`` boolean, True at real source positions.
         return_attention_scores: also return the weights of eq. (13).
-        values_mask: set by Keras from the values' Keras mask; used when ``mask`` is None.
+        values_mask: Keras's slot for the values' Keras mask ``(batch, Tv)``, which Keras fills
+            in itself (from ``Embedding(mask_zero=True)``); used when ``padding_mask`` is None.
+            Pass ``padding_mask`` instead.
+        mask: deprecated former name of ``padding_mask`` (warns; removed in the next release).
 
     Returns:
         The context of eq. (14), ``(batch, value_dim)`` or ``(batch, Tq, value_dim)``; with
@@ -141,7 +147,7 @@ class BahdanauAttention(_SourceAttention):
         >>> import numpy as np
         >>> layer = BahdanauAttention(units=8)
         >>> h, y = np.ones((2, 4), "float32"), np.ones((2, 3, 4), "float32")
-        >>> context, weights = layer(h, y, mask=np.array([[1, 1, 0], [1, 0, 0]], bool),
+        >>> context, weights = layer(h, y, padding_mask=np.array([[1, 1, 0], [1, 0, 0]], bool),
         ...                          return_attention_scores=True)
         >>> tuple(context.shape), np.asarray(weights).round(2).tolist()
         ((2, 4), [[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]])
@@ -153,7 +159,7 @@ class BahdanauAttention(_SourceAttention):
         self.query_projection = keras.layers.Dense(self.units, use_bias=False, name="W_query")
         self.value_projection = keras.layers.Dense(self.units, use_bias=False, name="W_value")
 
-    def build(self, query_shape, values_shape, mask_shape=None):
+    def build(self, query_shape, values_shape):
         for layer, shape in ((self.query_projection, query_shape),
                              (self.value_projection, values_shape)):
             if not layer.built:  # project_values may have been called first
@@ -191,9 +197,12 @@ class LuongAttention(_SourceAttention):
     Call arguments:
         query: decoder state(s) ``h``, ``(batch, query_dim)`` or ``(batch, Tq, query_dim)``.
         values: encoder outputs ``y``, ``(batch, Tv, value_dim)``.
-        mask: optional ``(batch, Tv)`` boolean, True at real source positions.
+        padding_mask: optional ``(batch, Tv)`` boolean, True at real source positions.
         return_attention_scores: also return the weights of eq. (13).
-        values_mask: set by Keras from the values' Keras mask; used when ``mask`` is None.
+        values_mask: Keras's slot for the values' Keras mask ``(batch, Tv)``, which Keras fills
+            in itself (from ``Embedding(mask_zero=True)``); used when ``padding_mask`` is None.
+            Pass ``padding_mask`` instead.
+        mask: deprecated former name of ``padding_mask`` (warns; removed in the next release).
 
     Returns:
         The context of eq. (14), ``(batch, value_dim)`` or ``(batch, Tq, value_dim)``; with
@@ -218,7 +227,7 @@ class LuongAttention(_SourceAttention):
         self.score_name = score
         self.value_projection = None
 
-    def build(self, query_shape, values_shape, mask_shape=None):
+    def build(self, query_shape, values_shape):
         if self.score_name == "general":
             self.value_projection = keras.layers.Dense(query_shape[-1], use_bias=False, name="W")
             self.value_projection.build(values_shape)

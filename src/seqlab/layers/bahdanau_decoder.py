@@ -29,6 +29,7 @@ import keras
 from keras import ops
 
 from seqlab.layers.attention import BahdanauAttention
+from seqlab.layers.masking import renamed_mask
 
 RNN_KINDS = ("gru", "lstm")
 
@@ -58,13 +59,16 @@ class BahdanauDecoder(keras.layers.Layer):
         encoder_outputs: ``(batch, Tv, value_dim)``.
         initial_state: list of ``(batch, units)`` tensors (one for a GRU, two for an LSTM),
             e.g. the encoder's final states.
-        encoder_mask: optional ``(batch, Tv)``, True at real source positions.
+        encoder_padding_mask: optional ``(batch, Tv)``, True at real source positions.
         return_attention_scores: also return the weights of eq. (13).
         return_state: also return the final state (list).
-        mask: the target's padding mask ``(batch, T)``; Keras passes it from
-            ``Embedding(mask_zero=True)``. At a padded step the state is carried over unchanged
-            (as Keras's RNN layers do); the outputs there are computed but mean nothing.
+        padding_mask: optional, the target's padding mask ``(batch, T)``, True at real target
+            tokens (Keras does not fill it in: the call has three inputs). At a padded step
+            the state is carried over unchanged (as Keras's RNN layers do); the outputs there
+            are computed but mean nothing.
         training: enables dropout.
+        encoder_mask, mask: deprecated former names of ``encoder_padding_mask`` and
+            ``padding_mask`` (warn; removed in the next release).
 
     Returns:
         ``outputs`` ``(batch, T, units + value_dim)``, each step's ``[h_t; c_t]``; with
@@ -77,7 +81,7 @@ class BahdanauDecoder(keras.layers.Layer):
         >>> targets, sources = np.ones((2, 3, 4), "float32"), np.ones((2, 5, 6), "float32")
         >>> state = [np.zeros((2, 8), "float32")]
         >>> mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)
-        >>> outputs, weights = decoder(targets, sources, state, encoder_mask=mask,
+        >>> outputs, weights = decoder(targets, sources, state, encoder_padding_mask=mask,
         ...                            return_attention_scores=True)
         >>> tuple(outputs.shape), tuple(weights.shape), float(np.asarray(weights)[0, :, 3:].max())
         ((2, 3, 14), (2, 3, 5), 0.0)
@@ -113,14 +117,15 @@ class BahdanauDecoder(keras.layers.Layer):
 
     # ---- one step -----------------------------------------------------------------------------
 
-    def step(self, embedded_word, state, encoder_outputs, encoder_mask=None, training=None):
+    def step(self, embedded_word, state, encoder_outputs, encoder_padding_mask=None,
+             training=None):
         """One decoder step.
 
         Args:
             embedded_word: ``(batch, embedding_dim)``, the embedding of the previous word.
             state: list of ``(batch, units)`` tensors, the previous state (``h_(t-1)`` first).
             encoder_outputs: ``(batch, Tv, value_dim)``.
-            encoder_mask: optional ``(batch, Tv)``, True at real source positions.
+            encoder_padding_mask: optional ``(batch, Tv)``, True at real source positions.
             training: enables dropout.
 
         Returns:
@@ -131,13 +136,15 @@ class BahdanauDecoder(keras.layers.Layer):
         if not self.built:  # step before any call, e.g. a decoding loop on a fresh layer
             self.build((None, None, embedded_word.shape[-1]), encoder_outputs.shape)
         keys = self.attention.project_values(encoder_outputs)  # W_v y: (batch, Tv, attention_units)
-        return self._step(embedded_word, state, encoder_outputs, keys, encoder_mask, training)
+        return self._step(embedded_word, state, encoder_outputs, keys, encoder_padding_mask,
+                          training)
 
-    def _step(self, embedded_word, state, encoder_outputs, keys, encoder_mask, training):
+    def _step(self, embedded_word, state, encoder_outputs, keys, encoder_padding_mask, training):
         state = [ops.cast(s, self.compute_dtype) for s in state]  # each (batch, units)
         # Eqs. (12)-(14) with the previous state h_(t-1) as the query.
-        context, weights = self.attention(state[0], encoder_outputs, mask=encoder_mask,
-                                          keys=keys, return_attention_scores=True)
+        context, weights = self.attention(state[0], encoder_outputs,
+                                          padding_mask=encoder_padding_mask, keys=keys,
+                                          return_attention_scores=True)
         # context (batch, value_dim), weights (batch, Tv)
         cell_input = ops.concatenate(
             [ops.cast(embedded_word, self.compute_dtype), ops.cast(context, self.compute_dtype)],
@@ -150,12 +157,16 @@ class BahdanauDecoder(keras.layers.Layer):
 
     # ---- the whole target -------------------------------------------------------------------
 
-    def call(self, target_embeddings, encoder_outputs, initial_state, encoder_mask=None,
-             return_attention_scores=False, return_state=False, mask=None, training=None):
+    def call(self, target_embeddings, encoder_outputs, initial_state, encoder_padding_mask=None,
+             return_attention_scores=False, return_state=False, padding_mask=None,
+             training=None, encoder_mask=None, mask=None):
+        encoder_padding_mask = renamed_mask(encoder_padding_mask, encoder_mask, "encoder_mask",
+                                            "encoder_padding_mask")
+        padding_mask = renamed_mask(padding_mask, mask, "mask", "padding_mask")
         keys = self.attention.project_values(encoder_outputs)  # once: (batch, Tv, attention_units)
         state = [ops.cast(s, self.compute_dtype) for s in initial_state]
         outputs, weights, state = self._scanned(target_embeddings, state, encoder_outputs, keys,
-                                                encoder_mask, mask, training)
+                                                encoder_padding_mask, padding_mask, training)
         results = [outputs]  # (batch, T, units + value_dim)
         if return_attention_scores:
             results.append(weights)  # (batch, T, Tv)
@@ -170,7 +181,8 @@ class BahdanauDecoder(keras.layers.Layer):
         keep = ops.expand_dims(ops.cast(keep, "bool"), -1)  # (batch, 1)
         return [ops.where(keep, new, old) for new, old in zip(new_state, state, strict=True)]
 
-    def _scanned(self, embedded, state, values, keys, encoder_mask, mask, training):
+    def _scanned(self, embedded, state, values, keys, encoder_padding_mask, padding_mask,
+                 training):
         """``ops.scan`` of :meth:`_step` over the time-major target.
 
         A scan rather than a Python loop over a known length: on a 2-core CPU, at notebook 04's
@@ -181,12 +193,12 @@ class BahdanauDecoder(keras.layers.Layer):
         TensorFlow's ``ops.scan`` needs the per-step outputs shaped like the carry.
         """
         dtype = self.compute_dtype
-        if mask is None:
-            mask = ops.ones(ops.shape(embedded)[:2], dtype="bool")
+        if padding_mask is None:
+            padding_mask = ops.ones(ops.shape(embedded)[:2], dtype="bool")  # (batch, T)
         # One sequence to scan over: the padding mask rides along as a last 0/1 feature (the
         # TensorFlow ops.scan of Keras 3.13 fails on several inputs of unknown length).
         steps = ops.concatenate([ops.cast(embedded, dtype),
-                                 ops.cast(mask, dtype)[:, :, None]], axis=-1)
+                                 ops.cast(padding_mask, dtype)[:, :, None]], axis=-1)
         steps = ops.transpose(steps, (1, 0, 2))  # (T, batch, embedding_dim + 1)
         batch = ops.shape(embedded)[0]
         init = (tuple(state),
@@ -195,8 +207,8 @@ class BahdanauDecoder(keras.layers.Layer):
 
         def body(carry, inputs):
             word, keep_t = inputs[:, :-1], inputs[:, -1] > 0  # (batch, embedding_dim), (batch,)
-            output, new_state, w = self._step(word, list(carry[0]), values, keys, encoder_mask,
-                                              training)
+            output, new_state, w = self._step(word, list(carry[0]), values, keys,
+                                              encoder_padding_mask, training)
             new_state = self._carry(keep_t, new_state, list(carry[0]))
             new_carry = (tuple(new_state), output, ops.cast(w, dtype))
             return new_carry, new_carry
@@ -210,8 +222,9 @@ class BahdanauDecoder(keras.layers.Layer):
         return None
 
     def compute_output_spec(self, target_embeddings, encoder_outputs, initial_state,
-                            encoder_mask=None, return_attention_scores=False,
-                            return_state=False, mask=None, training=None):
+                            encoder_padding_mask=None, return_attention_scores=False,
+                            return_state=False, padding_mask=None, training=None,
+                            encoder_mask=None, mask=None):
         batch, length = target_embeddings.shape[0], target_embeddings.shape[1]
         dtype = self.compute_dtype
         results = [keras.KerasTensor((batch, length, self.units + encoder_outputs.shape[-1]),

@@ -11,9 +11,24 @@ hidden" has a single answer that is right in float32, float16 and bfloat16:
   a mixed policy), and the weights are cast back to the scores' dtype;
 * a row with no unmasked position at all (a fully padded sequence) gets all-zero weights, not
   NaN and not a uniform spread over padding.
+
+Mask names, the same in every layer and function of :mod:`seqlab.layers`, :mod:`seqlab.models`
+and :mod:`seqlab.decoding` (keras-hub's convention; ``tests/test_mask_names.py`` checks them):
+
+* ``padding_mask``: ``(batch, length)`` boolean, True at real tokens; ``encoder_padding_mask``
+  in a decoder, for the source it attends to (keras-hub's ``TransformerDecoder`` name);
+* ``attention_mask``: ``(batch, query_len, key_len)``, or anything broadcastable to the scores,
+  True where a query may attend to a key; ``use_causal_mask`` a flag for :func:`causal_mask`;
+* ``mask``: only Keras's own argument of a one-input layer's ``call``, the padding mask Keras
+  passes on from ``Embedding(mask_zero=True)`` (it may also be given explicitly);
+* ``<input>_mask`` (``values_mask``; ``query_mask``/``value_mask``/``key_mask`` of
+  :class:`seqlab.layers.MultiHeadAttention`, as in ``keras.layers.MultiHeadAttention``): the
+  slot where Keras itself passes the Keras mask of the call's argument ``<input>``.
 """
 
 from __future__ import annotations
+
+import warnings
 
 from keras import ops
 
@@ -22,14 +37,14 @@ from keras import ops
 MASKED_SCORE = -1e9
 
 
-def masked_softmax(scores, mask=None, axis=-1):
+def masked_softmax(scores, attention_mask=None, axis=-1):
     """Softmax of ``scores`` over ``axis`` with masked positions at exactly zero weight.
 
     Args:
         scores: attention scores of any float dtype, e.g. ``(batch, Tq, Tv)`` or
             ``(batch, heads, Tq, Tv)``.
-        mask: ``None`` or a boolean / 0-1 tensor broadcastable to ``scores``; true (1) marks a
-            position that may be attended to.
+        attention_mask: ``None`` or a boolean / 0-1 tensor broadcastable to ``scores``; true
+            (1) marks a position that may be attended to.
         axis: the axis the weights sum to one over (the keys).
 
     Returns:
@@ -45,19 +60,32 @@ def masked_softmax(scores, mask=None, axis=-1):
     scores = ops.convert_to_tensor(scores)
     dtype = scores.dtype
     scores32 = ops.cast(scores, "float32")
-    if mask is None:
+    if attention_mask is None:
         return ops.cast(ops.softmax(scores32, axis=axis), dtype)
-    keep = ops.broadcast_to(ops.cast(mask, "bool"), ops.shape(scores32))
+    keep = ops.broadcast_to(ops.cast(attention_mask, "bool"), ops.shape(scores32))
     weights = ops.softmax(ops.where(keep, scores32, MASKED_SCORE), axis=axis)
     weights = ops.where(keep, weights, 0.0)
     return ops.cast(weights, dtype)
+
+
+def renamed_mask(new, old, old_name: str, new_name: str):
+    """``new``, or the mask given under a keyword's former name (deprecated, one release).
+
+    For call sites outside the library that still pass ``old_name=``; warns once per call site.
+    """
+    if old is None:
+        return new
+    warnings.warn(f"`{old_name}=` is deprecated and will be removed; pass `{new_name}=`",
+                  DeprecationWarning, stacklevel=3)
+    return old if new is None else new
 
 
 def padding_mask(token_ids, padding_id=0):
     """``(B, S) -> (B, S)`` boolean, True on real tokens and False on padding.
 
     To use it as an attention mask over keys, give it to :class:`MultiHeadAttention` as
-    ``value_mask`` or broadcast it yourself: ``mask[:, None, None, :]`` is ``(B, 1, 1, S)``.
+    ``value_mask`` (Keras's name there) or broadcast it yourself: ``mask[:, None, None, :]``
+    is ``(B, 1, 1, S)``.
 
     Example:
         >>> import numpy as np

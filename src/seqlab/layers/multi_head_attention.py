@@ -32,7 +32,7 @@ from seqlab.layers.masking import causal_mask, masked_softmax
 _PACKAGE = "seqlab"
 
 
-def scaled_dot_product_attention(q, k, v, mask=None, dropout=None):
+def scaled_dot_product_attention(q, k, v, attention_mask=None, dropout=None):
     """Eq. 16: ``Attention(Q, K, V) = softmax(Q Kᵀ / √dk) V``; returns ``(output, weights)``.
 
     A differentiable dictionary lookup: each query is compared with every key, the softmax
@@ -43,8 +43,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout=None):
         q: ``(..., T, dk)`` queries.
         k: ``(..., S, dk)`` keys.
         v: ``(..., S, dv)`` values.
-        mask: optional, broadcastable to ``(..., T, S)``; True (or 1) where a query may attend
-            to a key. Masked keys get exactly zero weight
+        attention_mask: optional, broadcastable to ``(..., T, S)``; True (or 1) where a query
+            may attend to a key. Masked keys get exactly zero weight
             (:func:`seqlab.layers.masking.masked_softmax`); a query with no visible key gets
             all-zero weights and a zero output.
         dropout: optional callable applied to the weights before they mix the values (the
@@ -56,7 +56,8 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout=None):
     Example:
         >>> import numpy as np
         >>> q, k, v = np.ones((1, 2, 4), "float32"), np.ones((1, 3, 4), "float32"), np.eye(3, dtype="float32")[None]
-        >>> output, weights = scaled_dot_product_attention(q, k, v, mask=np.array([True, True, False]))
+        >>> output, weights = scaled_dot_product_attention(
+        ...     q, k, v, attention_mask=np.array([True, True, False]))
         >>> np.asarray(weights[0, 0]).tolist()
         [0.5, 0.5, 0.0]
     """
@@ -65,7 +66,7 @@ def scaled_dot_product_attention(q, k, v, mask=None, dropout=None):
     scores = ops.matmul(q * scale, ops.swapaxes(k, -1, -2))  # (..., T, S)
     with warnings.catch_warnings():  # one key (a 1-token prefix) is legitimate, not a mistake
         warnings.filterwarnings("ignore", message=".*softmax over axis -1.*size 1")
-        weights = masked_softmax(scores, mask, axis=-1)  # (..., T, S), rows sum to 1
+        weights = masked_softmax(scores, attention_mask, axis=-1)  # (..., T, S), rows sum to 1
     mixing = dropout(weights) if dropout is not None else weights
     output = ops.matmul(mixing, v)  # (..., T, dv)
     return output, weights
@@ -120,10 +121,11 @@ class MultiHeadAttention(keras.layers.Layer):
         query: ``(B, T, d_q)``.
         value: ``(B, S, d_v)``.
         key: ``(B, S, d_k)``; defaults to ``value``.
-        query_mask, value_mask, key_mask: optional ``(B, T)`` / ``(B, S)`` booleans, True on
-            real positions. As for ``keras.layers.MultiHeadAttention``, Keras fills one in
-            from the matching input's Keras mask (e.g. from :class:`seqlab.layers.PositionalEmbedding`)
-            when it is not given.
+        query_mask, value_mask, key_mask: optional ``(B, T)`` / ``(B, S)`` padding masks, True
+            on real positions. Named as in ``keras.layers.MultiHeadAttention`` rather than
+            ``padding_mask``: Keras fills each in from the matching input's Keras mask (its
+            ``<argument>_mask`` rule; e.g. from :class:`seqlab.layers.PositionalEmbedding`)
+            when it is not given, and the two layers stay interchangeable.
         attention_mask: optional ``(B, T, S)`` or ``(B, H, T, S)`` boolean.
         use_causal_mask: hide keys after each query (:func:`seqlab.layers.causal_mask`).
         return_attention_scores: also return the weights ``(B, H, T, S)``.

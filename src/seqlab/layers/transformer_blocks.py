@@ -144,8 +144,10 @@ class TransformerEncoderLayer(keras.layers.Layer):
 
     Call arguments:
         x: ``(B, S, d)``.
-        mask: optional ``(B, S)`` boolean, True on real tokens (Keras fills it in from
-            :class:`seqlab.layers.PositionalEmbedding`); padded keys get zero attention weight.
+        mask: optional ``(B, S)`` padding mask, True on real tokens: Keras's own ``mask``
+            argument, which Keras fills in from ``x``'s Keras mask (from
+            :class:`seqlab.layers.PositionalEmbedding`) when not given; padded keys get zero
+            attention weight.
         use_causal_mask: hide the positions after each position (:func:`seqlab.layers.causal_mask`): the
             layer is then a decoder-only (GPT) block, masked self-attention + feed-forward.
         return_attention_scores: also return the self-attention weights ``(B, H, S, S)``.
@@ -225,7 +227,8 @@ class TransformerDecoderLayer(keras.layers.Layer):
     Call arguments:
         x: ``(B, T, d)``, the target prefix.
         context: ``(B, S, d)``, the encoder output.
-        context_mask: optional ``(B, S)`` boolean, True on real source tokens.
+        encoder_padding_mask: optional ``(B, S)`` padding mask of ``context``, True on real
+            source tokens (keras-hub's ``TransformerDecoder`` name).
         use_causal_mask: hide the target positions after each position (True, the
             Transformer's decoder). False lets every position see the whole target prefix,
             future included: the experiment of notebook 05's exercise, never a model to use.
@@ -240,6 +243,9 @@ class TransformerDecoderLayer(keras.layers.Layer):
         cross_attention_cache: optional ``(keys, values)`` of ``context``, each
             ``(B, H, S, d / H)`` (:meth:`MultiHeadAttention.project_key_value`), so they are
             not projected again at every step.
+        context_mask: Keras's slot for ``context``'s Keras mask ``(B, S)``, which Keras fills
+            in itself; used when ``encoder_padding_mask`` is None. Pass
+            ``encoder_padding_mask`` instead.
 
     Returns:
         ``(B, T, d)``; then the scores dict if ``return_attention_scores``; then the updated
@@ -283,9 +289,12 @@ class TransformerDecoderLayer(keras.layers.Layer):
         # The causal mask already hides trailing target padding; the loss masks it too.
         return None
 
-    def call(self, x, context, context_mask=None, use_causal_mask=True,
+    def call(self, x, context, encoder_padding_mask=None, use_causal_mask=True,
              return_attention_scores=False, training=None, self_attention_cache=None,
-             self_attention_cache_update_index=None, cross_attention_cache=None):
+             self_attention_cache_update_index=None, cross_attention_cache=None,
+             context_mask=None):
+        if encoder_padding_mask is None:
+            encoder_padding_mask = context_mask  # (B, S) or None
         # Sub-layer 1: masked self-attention, position t sees the target positions <= t.
         attended, self_scores, *new_cache = self.self_attention(
             x, x, use_causal_mask=use_causal_mask, return_attention_scores=True,
@@ -295,8 +304,8 @@ class TransformerDecoderLayer(keras.layers.Layer):
         x = self.self_attention_norm(x + self.self_attention_dropout(attended, training=training))
         # Sub-layer 2: cross-attention, queries from the target, keys and values from the source.
         attended, cross_scores, *_ = self.cross_attention(
-            x, context, value_mask=context_mask, return_attention_scores=True, training=training,
-            cache=cross_attention_cache,
+            x, context, value_mask=encoder_padding_mask, return_attention_scores=True,
+            training=training, cache=cross_attention_cache,
         )  # (B, T, d), (B, H, T, S)
         x = self.cross_attention_norm(x + self.cross_attention_dropout(attended, training=training))
         # Sub-layer 3: the same two-layer network at every position.

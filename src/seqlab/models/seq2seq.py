@@ -136,18 +136,18 @@ class Seq2SeqTranslator(keras.Model):
 
     def call(self, inputs, training=None, return_attention_scores=False):
         source_ids, target_in = inputs
-        encoder_outputs, states, source_mask = self.encoder(source_ids, training=training)
-        logits, _, weights = self.decoder(target_in, encoder_outputs, source_mask, states,
+        encoder_outputs, states, padding_mask = self.encoder(source_ids, training=training)
+        logits, _, weights = self.decoder(target_in, encoder_outputs, padding_mask, states,
                                           training=training)  # (batch, T, target_vocab)
         if not return_attention_scores:
             return logits
-        return logits, self._in_source_order(weights, source_mask)  # (batch, T, S)
+        return logits, self._in_source_order(weights, padding_mask)  # (batch, T, S)
 
-    def _in_source_order(self, weights, source_mask):
+    def _in_source_order(self, weights, padding_mask):
         """Attention over the (possibly reversed) encoder input -> over the original source."""
         if weights is None or not self.reverse_source:
             return weights
-        index, valid = reverse_index(source_mask)  # (batch, S)
+        index, valid = reverse_index(padding_mask)  # (batch, S)
         if len(weights.shape) == 3:  # (batch, T, S): the same index for every target step
             index, valid = index[:, None, :], valid[:, None, :]
             index = ops.broadcast_to(index, ops.shape(weights))
@@ -156,18 +156,19 @@ class Seq2SeqTranslator(keras.Model):
     # ---- seqlab.decoding.Translator ---------------------------------------------------------
 
     def encode(self, source_ids):
-        """``(batch, S)`` ids -> state dict (encoder outputs, source mask, decoder states)."""
+        """``(batch, S)`` ids -> state dict (encoder outputs, the source's padding mask, decoder
+        states)."""
         source_ids = ops.cast(source_ids, "int32")
-        encoder_outputs, states, source_mask = self.encoder(source_ids)
-        return {"encoder_outputs": encoder_outputs, "source_mask": source_mask,
+        encoder_outputs, states, padding_mask = self.encoder(source_ids)
+        return {"encoder_outputs": encoder_outputs, "padding_mask": padding_mask,
                 "decoder_states": states}
 
     def decode_step(self, target_prefix_ids, state):
         """One decoder step on the prefix's last token -> ``(logits, new_state, attention)``."""
         last_token = ops.cast(target_prefix_ids, "int32")[:, -1]  # (batch,)
         logits, states, attention = self.decoder.step(
-            last_token, state["encoder_outputs"], state["source_mask"], state["decoder_states"])
-        attention = self._in_source_order(attention, state["source_mask"])  # (batch, S)
+            last_token, state["encoder_outputs"], state["padding_mask"], state["decoder_states"])
+        attention = self._in_source_order(attention, state["padding_mask"])  # (batch, S)
         return logits, {**state, "decoder_states": states}, attention
 
     def get_config(self):

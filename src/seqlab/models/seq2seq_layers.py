@@ -66,15 +66,15 @@ def _recurrent_layer(kind: str, units: int, **kwargs):
     return layer(units, return_sequences=True, return_state=True, **kwargs)
 
 
-def reverse_index(source_mask):
+def reverse_index(padding_mask):
     """Indices that read each row's real tokens backwards and keep padding at the end.
 
-    ``source_mask`` ``(batch, S)`` (right-padded) -> ``(index, valid)``, both ``(batch, S)``:
+    ``padding_mask`` ``(batch, S)`` (right-padded, True at real tokens) -> ``(index, valid)``, both ``(batch, S)``:
     position ``i`` takes token ``length - 1 - i`` when ``valid``. Reversing is its own inverse,
     so the same index maps attention weights back to the original order.
     """
-    lengths = ops.sum(ops.cast(source_mask, "int32"), axis=1, keepdims=True)  # (batch, 1)
-    positions = ops.expand_dims(ops.arange(ops.shape(source_mask)[1], dtype="int32"), 0)
+    lengths = ops.sum(ops.cast(padding_mask, "int32"), axis=1, keepdims=True)  # (batch, 1)
+    positions = ops.expand_dims(ops.arange(ops.shape(padding_mask)[1], dtype="int32"), 0)
     index = lengths - 1 - positions  # (batch, S)
     return ops.maximum(index, 0), index >= 0
 
@@ -189,7 +189,8 @@ class Seq2SeqDecoder(keras.layers.Layer):
     Call arguments:
         target_ids: ``(batch, T)`` decoder inputs (the target shifted right), 0 = padding.
         encoder_outputs: ``(batch, S, units)``.
-        source_mask: ``(batch, S)``, True at real source tokens.
+        encoder_padding_mask: ``(batch, S)``, True at real source tokens (the encoder's third
+            output).
         initial_state: the encoder's ``states``.
         training: enables dropout.
 
@@ -274,35 +275,37 @@ class Seq2SeqDecoder(keras.layers.Layer):
         # compute_output_shape above only describes the layer (summary()).
         return keras.Operation.compute_output_spec(self, *args, **kwargs)
 
-    def call(self, target_ids, encoder_outputs, source_mask, initial_state, training=None):
+    def call(self, target_ids, encoder_outputs, encoder_padding_mask, initial_state,
+             training=None):
         embedded = self.embedding(target_ids)  # (batch, T, embedding_dim)
-        target_mask = ops.not_equal(target_ids, 0)  # (batch, T)
+        padding_mask = ops.not_equal(target_ids, 0)  # (batch, T)
         if self.bahdanau is not None:
             # [h_t; c_t] (batch, T, 2 * units), weights (batch, T, S), the final states
             both, weights, states = self.bahdanau(
-                embedded, encoder_outputs, list(initial_state), encoder_mask=source_mask,
-                return_attention_scores=True, return_state=True, mask=target_mask,
-                training=training)
+                embedded, encoder_outputs, list(initial_state),
+                encoder_padding_mask=encoder_padding_mask, return_attention_scores=True,
+                return_state=True, padding_mask=padding_mask, training=training)
             hidden = self.combine(both)  # tanh(W_c [h_t; c_t]): (batch, T, units)
         else:
-            outputs = self.rnn(embedded, initial_state=initial_state, mask=target_mask,
+            outputs = self.rnn(embedded, initial_state=initial_state, mask=padding_mask,
                                training=training)
             hidden, states = outputs[0], list(outputs[1:])  # (batch, T, units)
-            hidden, weights = self.attend(hidden, encoder_outputs, source_mask)
+            hidden, weights = self.attend(hidden, encoder_outputs, encoder_padding_mask)
         logits = self.output_layer(self.output_dropout(self.normalise(hidden), training=training))
         return logits, states, weights
 
-    def attend(self, hidden, encoder_outputs, source_mask):
+    def attend(self, hidden, encoder_outputs, encoder_padding_mask):
         """Luong's order: decoder states -> ``tanh(W_c [h; context])`` and the weights
         (unchanged, ``None``, without attention). Works for ``(batch, units)`` and
         ``(batch, T, units)`` states."""
         if self.attention is None:
             return hidden, None
-        context, weights = self.attention(hidden, encoder_outputs, mask=source_mask,
+        context, weights = self.attention(hidden, encoder_outputs,
+                                          padding_mask=encoder_padding_mask,
                                           return_attention_scores=True)
         return self.combine(ops.concatenate([hidden, context], axis=-1)), weights
 
-    def step(self, token_ids, encoder_outputs, source_mask, states):
+    def step(self, token_ids, encoder_outputs, encoder_padding_mask, states):
         """One decoding step: token ids ``(batch,)`` -> ``(logits (batch, vocab), states,
         weights (batch, S) or None)``.
 
@@ -315,12 +318,13 @@ class Seq2SeqDecoder(keras.layers.Layer):
         # nothing for a single step (and which the cell would warn about).
         embedded = self.embedding(token_ids[:, None])[:, 0]  # (batch, embedding_dim)
         if self.bahdanau is not None:
-            both, states, weights = self.bahdanau.step(embedded, list(states), encoder_outputs,
-                                                       source_mask)  # [h_t; c_t]: (batch, 2 units)
+            both, states, weights = self.bahdanau.step(
+                embedded, list(states), encoder_outputs,
+                encoder_padding_mask)  # [h_t; c_t]: (batch, 2 units)
             hidden = self.combine(both)  # (batch, units)
         else:
             hidden, states = self.rnn.cell(embedded, list(states))  # (batch, units)
-            hidden, weights = self.attend(hidden, encoder_outputs, source_mask)
+            hidden, weights = self.attend(hidden, encoder_outputs, encoder_padding_mask)
         return self.output_layer(self.normalise(hidden)), list(states), weights
 
     def normalise(self, hidden):

@@ -9,7 +9,7 @@ next-token logits at every target position. Token id 0 is padding in both langua
 
 For decoding (greedy, beam search, ``translate``) it is a
 :class:`seqlab.decoding.CachingTranslator`: :meth:`~TransformerTranslator.encode` gives the state
-``{"memory": (B, S, d), "source_mask": (B, S) bool}``; :meth:`~TransformerTranslator.init_cache`
+``{"memory": (B, S, d), "padding_mask": (B, S) bool}``; :meth:`~TransformerTranslator.init_cache`
 adds a key/value cache (per decoder layer, the source's cross-attention keys and values, computed
 once, and room for ``max_length`` self-attention keys and values). With the cache,
 :meth:`~TransformerTranslator.decode_step` runs only the newest token through the decoder: its
@@ -148,14 +148,14 @@ class TransformerTranslator(keras.Model):
     # ---------------------------------------------------------------------------- the model
 
     def encode(self, source_ids, training=False):
-        """``(B, S)`` ids -> state ``{"memory": (B, S, d), "source_mask": (B, S) bool}``."""
+        """``(B, S)`` ids -> state ``{"memory": (B, S, d), "padding_mask": (B, S) bool}``."""
         source_ids = ops.convert_to_tensor(source_ids)
         source_mask = padding_mask(source_ids)  # (B, S)
         x = self.source_embedding(source_ids)  # (B, S, d)
         x = self.source_dropout(x, training=training)
         for layer in self.encoder_layers:
             x = layer(x, mask=source_mask, training=training)  # (B, S, d)
-        return {"memory": x, "source_mask": source_mask}
+        return {"memory": x, "padding_mask": source_mask}
 
     def decode(self, target_ids, state, training=False, return_attention_scores=False):
         """Teacher-forced decoder: ``(B, T)`` ids and the encoder state -> logits ``(B, T, V)``.
@@ -169,7 +169,8 @@ class TransformerTranslator(keras.Model):
         x = self.target_dropout(x, training=training)
         scores = []
         for layer in self.decoder_layers:
-            x, layer_scores = layer(x, state["memory"], context_mask=state["source_mask"],
+            x, layer_scores = layer(x, state["memory"],
+                                    encoder_padding_mask=state["padding_mask"],
                                     return_attention_scores=True, training=training)
             scores.append(layer_scores)
         logits = dense_2d(self.output_layer, x)  # (B, T, V)
@@ -228,7 +229,7 @@ class TransformerTranslator(keras.Model):
         cache = []
         for layer, layer_cache in zip(self.decoder_layers, state["cache"], strict=True):
             x, scores, self_cache = layer(
-                x, state["memory"], context_mask=state["source_mask"],
+                x, state["memory"], encoder_padding_mask=state["padding_mask"],
                 return_attention_scores=True,
                 self_attention_cache=layer_cache["self_attention"],
                 self_attention_cache_update_index=index,

@@ -126,14 +126,14 @@ def test_an_end_counts_only_among_the_top_width_extensions():
     hypothesis, the one at rank 2 does not (two better hypotheses live on), and the choice
     stops once two extensions continue."""
     ranked = [(0, END, -0.1), (0, A, -0.2), (1, END, -0.3), (1, B, -0.4), (1, A, -0.5)]
-    continuing, ending = decoding._choose_extensions(ranked, 2, END, last_step=False)
+    continuing, ending = decoding.beam._choose_extensions(ranked, 2, END, last_step=False)
     assert continuing == [(0, A, -0.2), (1, B, -0.4)]
     assert ending == [(0, END, -0.1)]
     # At the last step the continuing ones end too (they reached max_length).
-    continuing, ending = decoding._choose_extensions(ranked, 2, END, last_step=True)
+    continuing, ending = decoding.beam._choose_extensions(ranked, 2, END, last_step=True)
     assert ending == [(0, END, -0.1), (0, A, -0.2), (1, B, -0.4)]
     # An empty slot's extensions (score -inf) are never chosen.
-    assert decoding._choose_extensions([(0, A, -1.0), (1, B, -np.inf)], 2, END, False) == (
+    assert decoding.beam._choose_extensions([(0, A, -1.0), (1, B, -np.inf)], 2, END, False) == (
         [(0, A, -1.0)], [])
 
 
@@ -143,7 +143,8 @@ def test_an_end_counts_only_among_the_top_width_extensions():
 def protocol_methods(protocol) -> list[str]:
     """The method names a protocol of seqlab.decoding (and the protocols it extends) lists."""
     return sorted({name for cls in protocol.__mro__ for name, value in vars(cls).items()
-                   if inspect.isfunction(value) and value.__module__ == decoding.__name__})
+                   if inspect.isfunction(value)
+                   and value.__module__ == decoding.protocol.__name__})
 
 
 def assert_same_parameters(protocol, model) -> None:

@@ -1,7 +1,8 @@
 """Reusable Keras 3 layers: recurrent cells, attention, Transformer blocks, the TF-Hub embedding.
 
-One topic per module, as keras-hub splits its layers: ``recurrent`` (eqs. 1-11),
-``attention`` (eqs. 12-14), ``masking`` (the one masking rule, padding and causal masks),
+One topic per module, as keras-hub splits its layers: ``recurrent`` (eqs. 1-11) and
+``recurrent_weights`` (Keras's fused weights copied into those cells), ``attention``
+(eqs. 12-14), ``masking`` (the one masking rule, padding and causal masks, the mask names),
 ``positional_embedding`` (eq. 15), ``multi_head_attention`` (eq. 16, fig. 18, the decoding
 cache), ``transformer_blocks`` (feed-forward, encoder and decoder layers), ``hub`` and ``text``.
 Import from here: ``from seqlab.layers import MultiHeadAttention``.
@@ -30,13 +31,8 @@ from seqlab.layers.multi_head_attention import (
     scaled_dot_product_attention,
 )
 from seqlab.layers.positional_embedding import PositionalEmbedding, positional_encoding
-from seqlab.layers.recurrent import (
-    GRUCell,
-    LSTMCell,
-    RecurrentCell,
-    SimpleRNNCell,
-    copy_keras_cell_weights,
-)
+from seqlab.layers.recurrent import GRUCell, LSTMCell, RecurrentCell, SimpleRNNCell
+from seqlab.layers.recurrent_weights import copy_keras_cell_weights
 from seqlab.layers.text import TextFromCodepoints
 from seqlab.layers.transformer_blocks import (
     PositionwiseFeedForward,

@@ -1,0 +1,200 @@
+"""Beam search: the ``beam_width`` most likely prefixes at every step, with length
+normalisation; :func:`beam_search` and the steps it is made of (ranking the extensions,
+choosing which live on, picking the best finished hypothesis).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import tensorflow as tf
+
+from seqlab.decoding.greedy import compiled_for, encode_for_decoding
+from seqlab.decoding.protocol import Translator
+
+__all__ = ["beam_search"]
+
+
+def _length_normalised(score: float, length: int, length_penalty: float) -> float:
+    return score / (max(length, 1) ** length_penalty)
+
+
+@dataclass
+class _Finished:
+    """A hypothesis that emitted ``[END]`` or reached ``max_length`` tokens."""
+
+    score: float  # log p / length ** length_penalty
+    tokens: list[int]  # [START] left out, [END] kept
+    attention: np.ndarray  # (len(tokens), S)
+
+
+@dataclass
+class _Beams:
+    """The ``width`` live hypotheses of every sentence after ``t`` steps, batch-major.
+
+    A slot whose score is ``-inf`` holds no hypothesis (at the start only slot 0 is live: the
+    other copies would repeat it).
+    """
+
+    prefixes: np.ndarray  # (batch, width, t + 1) int32, [START] first
+    scores: np.ndarray  # (batch, width) float32 log-probabilities
+    attention: np.ndarray  # (batch, width, t, S) the weights of every generated token
+
+    @classmethod
+    def start(cls, batch: int, width: int, start_id: int, source_length: int) -> _Beams:
+        scores = np.full((batch, width), -np.inf, np.float32)
+        scores[:, 0] = 0.0
+        return cls(np.full((batch, width, 1), start_id, np.int32), scores,
+                   np.zeros((batch, width, 0, source_length), np.float32))
+
+    def extended(self, parents: np.ndarray, prefixes: np.ndarray, scores: np.ndarray,
+                 attention: np.ndarray) -> _Beams:
+        """The next step's beams: slot ``k`` continues slot ``parents[:, k]`` with
+        ``prefixes[:, k]`` and ``scores[:, k]``; ``attention`` ``(batch, width, S)`` is this
+        step's weights of every old slot."""
+        rows = np.arange(len(parents))[:, None]  # (batch, 1)
+        history = np.concatenate([self.attention[rows, parents],  # (batch, width, t, S)
+                                  attention[rows, parents][:, :, None]], axis=2)
+        return _Beams(prefixes, scores, history)  # history: (batch, width, t + 1, S)
+
+
+def _ranked_candidates(scores: np.ndarray, log_probs: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Every one-token extension of every live hypothesis, best first.
+
+    ``scores`` ``(batch, width)`` and ``log_probs`` ``(batch, width, vocab)`` -> the extensions'
+    scores ``(batch, width * vocab)`` (index ``parent * vocab + token``) and, per sentence, the
+    indices of the best ``2 * width`` of them in descending order (stable: ties keep their
+    order), ``(batch, 2 * width)``. ``2 * width`` candidates always hold ``width`` that do not
+    end the sentence.
+    """
+    batch, width, vocab = log_probs.shape
+    candidates = (scores[:, :, None] + log_probs).reshape(batch, width * vocab)
+    count = min(2 * width, candidates.shape[1])
+    top = np.argpartition(-candidates, count - 1, axis=1)[:, :count]
+    order = np.argsort(-np.take_along_axis(candidates, top, axis=1), axis=1, kind="stable")
+    return candidates, np.take_along_axis(top, order, axis=1)
+
+
+#: One hypothesis extended by one token: ``(parent slot, token id, log-probability)``.
+_Extension = tuple[int, int, float]
+
+
+def _choose_extensions(ranked: list[_Extension], width: int, end_id: int, last_step: bool
+                       ) -> tuple[list[_Extension], list[_Extension]]:
+    """One sentence's choice among its extensions, ranked best first.
+
+    Returns ``(continuing, ending)``: the best ``width`` extensions that do not emit ``[END]``
+    live on; an ``[END]`` ends its hypothesis, but counts only when it ranks among the top
+    ``width`` (otherwise ``width`` better hypotheses are still live). At the last step every
+    continuing extension also ends (it reached ``max_length``). An extension of score ``-inf``
+    (of an empty slot) stops the choice.
+    """
+    continuing, ending = [], []
+    for rank, (parent, token, score) in enumerate(ranked):
+        if not np.isfinite(score):
+            break
+        if token == end_id:
+            if rank < width:
+                ending.append((parent, token, score))
+            continue
+        if last_step:
+            ending.append((parent, token, score))
+        continuing.append((parent, token, score))
+        if len(continuing) == width:
+            break
+    return continuing, ending
+
+
+def _best_translations(finished: list[list[_Finished]], source_length: int
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The best finished hypothesis of every sentence, padded with 0 to the longest:
+    ``(tokens (batch, T), attention (batch, T, S), scores (batch,))``."""
+    best = [max(hypotheses, key=lambda h: h.score) for hypotheses in finished]
+    length = max(len(h.tokens) for h in best)
+    tokens = np.zeros((len(best), length), np.int32)
+    attention = np.zeros((len(best), length, source_length), np.float32)
+    for row, hypothesis in enumerate(best):
+        tokens[row, : len(hypothesis.tokens)] = hypothesis.tokens
+        attention[row, : len(hypothesis.tokens)] = hypothesis.attention
+    return tokens, attention, np.array([h.score for h in best])
+
+
+def beam_search(model: Translator, source_ids, start_id: int, end_id: int, max_length: int,
+                beam_width: int = 4, length_penalty: float = 0.6, use_cache: bool = True):
+    """Keep the ``beam_width`` most likely prefixes at every step; return the best finished one.
+
+    A hypothesis ends when it emits ``[END]`` or reaches ``max_length`` tokens. Finished
+    hypotheses are ranked by ``log p / length ** length_penalty`` (length normalisation: without
+    it, ``length_penalty=0``, beam search favours short outputs because every extra token
+    lowers the log-probability). A sentence stops searching once it has ``beam_width``
+    finished hypotheses. With ``beam_width=1`` this is exactly :func:`greedy_decode`.
+    ``use_cache`` as in :func:`greedy_decode` (the cache is reordered with the beams).
+
+    Each step: decode every live hypothesis one token further, rank the extensions
+    (:func:`_ranked_candidates`), let each sentence choose which live on and which end
+    (:func:`_choose_extensions`), and reorder the beams and the model's state to follow the
+    survivors' parents. At the end, :func:`_best_translations`.
+
+    Returns:
+        ``(tokens (batch, T), attention (batch, T, S) or None, scores (batch,))`` as NumPy
+        arrays; ``scores`` are the length-normalised log-probabilities of the chosen outputs.
+    """
+    if beam_width < 1:
+        raise ValueError(f"beam_width must be at least 1; got {beam_width}")
+    if max_length < 1:
+        raise ValueError(f"max_length must be at least 1; got {max_length}")
+    source_ids = np.asarray(source_ids, np.int32)
+    batch, source_length = source_ids.shape
+    width = beam_width
+    encode = compiled_for(model, f"encode-{max_length}-{use_cache}",
+                          lambda ids: encode_for_decoding(model, ids, max_length, use_cache))
+    decode_step = compiled_for(model, "decode_step", model.decode_step)
+    gather = compiled_for(model, "gather", lambda state, index: tf.nest.map_structure(
+        lambda tensor: tf.gather(tensor, index), state))
+
+    # Every sentence starts with `width` copies of its state (row b * width + k: copy k of b).
+    state = gather(encode(tf.constant(source_ids)),
+                   tf.constant(np.repeat(np.arange(batch), width), tf.int32))
+    beams = _Beams.start(batch, width, start_id, source_length)
+    finished: list[list[_Finished]] = [[] for _ in range(batch)]
+    done = np.zeros(batch, bool)
+    has_attention = True
+
+    for step in range(max_length):
+        logits, state, attention = decode_step(
+            tf.constant(beams.prefixes.reshape(batch * width, -1)), state)
+        log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1).numpy()
+        log_probs = log_probs.reshape(batch, width, -1)  # (batch, width, vocab)
+        if attention is None:
+            has_attention = False
+            attention = np.zeros((batch * width, source_length), np.float32)
+        attention = np.asarray(attention, np.float32).reshape(batch, width, source_length)
+        candidates, top = _ranked_candidates(beams.scores, log_probs)
+        vocab = log_probs.shape[-1]
+        last_step = step + 1 == max_length
+        # The next step's beams; sentences that are done keep empty slots.
+        prefixes = np.zeros((batch, width, step + 2), np.int32)
+        scores = np.full((batch, width), -np.inf, np.float32)
+        parents = np.zeros((batch, width), np.int64)
+        for b in np.flatnonzero(~done):
+            ranked = [(*divmod(int(flat), vocab), float(candidates[b, flat])) for flat in top[b]]
+            continuing, ending = _choose_extensions(ranked, width, end_id, last_step)
+            for parent, token, score in ending:
+                tokens = [*beams.prefixes[b, parent, 1:].tolist(), token]
+                history = np.concatenate([beams.attention[b, parent], attention[b, parent][None]])
+                finished[b].append(_Finished(
+                    _length_normalised(score, len(tokens), length_penalty), tokens, history))
+            for slot, (parent, token, score) in enumerate(continuing):
+                prefixes[b, slot] = [*beams.prefixes[b, parent].tolist(), token]
+                scores[b, slot], parents[b, slot] = score, parent
+            done[b] = len(finished[b]) >= width or last_step
+        if done.all():
+            break
+        beams = beams.extended(parents, prefixes, scores, attention)
+        state = gather(state, tf.constant(
+            (np.arange(batch)[:, None] * width + parents).reshape(-1), tf.int32))
+
+    tokens, attention, scores = _best_translations(finished, source_length)
+    return tokens, attention if has_attention else None, scores

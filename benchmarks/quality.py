@@ -192,7 +192,8 @@ def build_model(name: str, data, sizes: dict, recipe: dict, transformer: dict):
         optimizer = transformer_optimizer(model.d_model, transformer["warmup"],
                                           scale=transformer["lr_scale"])
         return compile_translator(model, optimizer, jit_compile=False,
-                                  label_smoothing=transformer["label_smoothing"])
+                                  label_smoothing=transformer["label_smoothing"],
+                                  tokens_per_batch=transformer.get("tokens_per_batch"))
     if name == "tutorial":
         from benchmarks.nmt import TutorialTranslator
 
@@ -288,6 +289,10 @@ def benchmark(argv=None) -> list[dict]:
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--batch-size", type=int)
     parser.add_argument("--transformer-warmup", type=int)
+    parser.add_argument("--token-weighted", action="store_true",
+                        help="Transformer loss divided by the training split's mean real tokens "
+                             "per batch instead of each batch's own (every token the same weight "
+                             "when batches are grouped by length)")
     parser.add_argument("--models", nargs="*", default=list(MODELS),
                         choices=[*MODELS, "tutorial"])
     parser.add_argument("--rnn", nargs="*", metavar="KEY=VALUE",
@@ -310,6 +315,9 @@ def benchmark(argv=None) -> list[dict]:
     else:
         data = load_corpus(args.corpus, args.pairs, sizes["batch_size"])
     steps_per_epoch = int(data.train.cardinality())
+    if args.token_weighted:  # one pass over the training batches: their mean real target tokens
+        real = sum(int(tf.math.count_nonzero(target)) for _, target in data.train)
+        transformer["tokens_per_batch"] = real / steps_per_epoch
     args.steps = args.steps or quick.get("steps") or 10 * steps_per_epoch
     device = tf.config.list_physical_devices("GPU")
     print(f"TensorFlow {tf.__version__}, Keras {keras.__version__}; "

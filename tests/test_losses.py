@@ -118,3 +118,31 @@ def test_the_mean_is_over_the_whole_batch_not_per_sentence():
     whole = float(MaskedSparseCategoricalCrossentropy()(Y_TRUE, LOGITS))
     assert abs(whole - per_sentence) > 1e-3
     np.testing.assert_allclose(whole, token_losses[REAL].mean(), rtol=1e-5)
+
+
+def test_a_constant_token_count_weighs_every_token_alike_across_batches():
+    rng = np.random.default_rng(1)
+    short = np.array([[3, 2, 0, 0, 0]] * 2)                 # 4 real tokens
+    long = np.array([[3, 2, 1, 3, 2]] * 2)                  # 10 real tokens
+    per_batch = MaskedSparseCategoricalCrossentropy()
+    constant = MaskedSparseCategoricalCrossentropy(tokens_per_batch=7.0)
+    for y_true in (short, long):
+        logits = rng.normal(size=(*y_true.shape, 4)).astype("float32")
+        real = np.count_nonzero(y_true)
+        # the per-batch mean times this batch's tokens is the token sum; so is constant x 7
+        np.testing.assert_allclose(float(constant(y_true, logits)) * 7.0,
+                                   float(per_batch(y_true, logits)) * real, rtol=1e-6)
+    same = MaskedSparseCategoricalCrossentropy(tokens_per_batch=4.0)
+    logits = rng.normal(size=(2, 5, 4)).astype("float32")
+    np.testing.assert_allclose(float(same(short, logits)), float(per_batch(short, logits)),
+                               rtol=1e-6)
+
+
+def test_a_constant_token_count_round_trips_and_must_be_positive():
+    loss = MaskedSparseCategoricalCrossentropy(tokens_per_batch=12.5)
+    restored = MaskedSparseCategoricalCrossentropy.from_config(loss.get_config())
+    assert restored.tokens_per_batch == 12.5
+    assert MaskedSparseCategoricalCrossentropy().get_config()["tokens_per_batch"] is None
+    for bad in (0, -3.0):
+        with pytest.raises(ValueError, match="tokens_per_batch must be a positive number"):
+            MaskedSparseCategoricalCrossentropy(tokens_per_batch=bad)

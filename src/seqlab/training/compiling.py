@@ -11,7 +11,8 @@ from seqlab.training.optimizers import LazyAdam
 
 
 def compile_translator(model: keras.Model, optimizer="adam", *, label_smoothing: float = 0.0,
-                       jit_compile="auto", **compile_options) -> keras.Model:
+                       tokens_per_batch: float | None = None, jit_compile="auto",
+                       **compile_options) -> keras.Model:
     """Compile an RNN or Transformer translator: masked cross-entropy and masked token accuracy.
 
     Runs in the model's ``tf.distribute`` strategy scope (the one it was built in, see
@@ -24,6 +25,8 @@ def compile_translator(model: keras.Model, optimizer="adam", *, label_smoothing:
         model: the translator.
         optimizer: a Keras optimizer, its name, or its configuration.
         label_smoothing: passed to :class:`MaskedSparseCategoricalCrossentropy`.
+        tokens_per_batch: passed to it too: None divides each batch's loss by its own real
+            tokens, a number by that constant (for batches grouped by length).
         jit_compile: passed to ``compile`` (``"auto"``, True, False).
         **compile_options: other ``keras.Model.compile`` arguments (e.g. ``steps_per_execution``).
 
@@ -34,7 +37,8 @@ def compile_translator(model: keras.Model, optimizer="adam", *, label_smoothing:
         if isinstance(optimizer, keras.optimizers.Optimizer) and not optimizer.built:
             optimizer = type(optimizer).from_config(optimizer.get_config())
         model.compile(optimizer=optimizer,
-                      loss=MaskedSparseCategoricalCrossentropy(label_smoothing=label_smoothing),
+                      loss=MaskedSparseCategoricalCrossentropy(label_smoothing=label_smoothing,
+                                                               tokens_per_batch=tokens_per_batch),
                       metrics=[MaskedAccuracy()], jit_compile=jit_compile, **compile_options)
     return model
 

@@ -71,6 +71,12 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
     Args:
         from_logits: whether ``y_pred`` holds logits (default) or probabilities.
         label_smoothing: ``eps`` in ``(1 - eps) * one_hot + eps / vocab`` (0 turns it off).
+        tokens_per_batch: None (default): divide by the real tokens of this global batch. A
+            number: divide by it instead, for every batch (e.g. the training split's mean real
+            tokens per batch). With batches grouped by length, a batch of short sentences holds
+            far fewer tokens than one of long sentences, and the per-batch mean would give each
+            of its tokens a larger weight; a constant gives every token the same weight, as
+            random batches (whose token counts vary little) do.
         name: the loss's name.
 
     Call arguments:
@@ -92,6 +98,7 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
     """
 
     def __init__(self, from_logits: bool = True, label_smoothing: float = 0.0,
+                 tokens_per_batch: float | None = None,
                  name: str = "masked_sparse_categorical_crossentropy", **kwargs):
         # "sum" is part of the definition (see the module docstring); a saved config repeats it.
         reduction = kwargs.pop("reduction", "sum")
@@ -101,19 +108,25 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
         super().__init__(name=name, reduction="sum", **kwargs)
         if not 0.0 <= label_smoothing < 1.0:
             raise ValueError(f"label_smoothing must be in [0, 1); got {label_smoothing}")
+        if tokens_per_batch is not None and not tokens_per_batch > 0:
+            raise ValueError(f"tokens_per_batch must be a positive number or None; got {tokens_per_batch}")
         self.from_logits = from_logits
         self.label_smoothing = label_smoothing
+        self.tokens_per_batch = None if tokens_per_batch is None else float(tokens_per_batch)
 
     def call(self, y_true, y_pred):
         logits = y_pred if self.from_logits else ops.log(ops.clip(y_pred, 1e-7, 1.0))
         losses = _token_losses(y_true, logits, self.label_smoothing)  # (batch, T)
         mask = ops.cast(ops.not_equal(y_true, PAD_ID), losses.dtype)  # (batch, T)
-        real_tokens = ops.maximum(sum_over_replicas(ops.sum(mask)), 1.0)  # global batch
+        if self.tokens_per_batch is None:
+            real_tokens = ops.maximum(sum_over_replicas(ops.sum(mask)), 1.0)  # global batch
+        else:
+            real_tokens = ops.cast(self.tokens_per_batch, losses.dtype)  # one constant
         return losses * mask / real_tokens  # (batch, T); Keras sums them ("sum" reduction)
 
     def get_config(self):
         return {**super().get_config(), "from_logits": self.from_logits,
-                "label_smoothing": self.label_smoothing}
+                "label_smoothing": self.label_smoothing, "tokens_per_batch": self.tokens_per_batch}
 
 
 @keras.saving.register_keras_serializable(package="seqlab")

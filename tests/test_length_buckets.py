@@ -72,3 +72,23 @@ def test_bad_arguments_say_what_was_expected(kwargs, message):
     dataset, _, _ = padded_reviews(count=8)
     with pytest.raises(ValueError, match=message):
         bucket_by_length(dataset, **{"batch_size": 4, **kwargs})
+
+
+def test_keras_hub_style_features_are_cut_and_padded_together():
+    rng = np.random.default_rng(2)
+    lengths = rng.integers(2, 12, 40)
+    positions = np.arange(12)[None, :]
+    mask = positions < lengths[:, None]
+    features = {"token_ids": np.where(mask, rng.integers(1, 30, (40, 12)), 0).astype("int32"),
+                "segment_ids": np.zeros((40, 12), "int32"), "padding_mask": mask}
+    dataset = tf.data.Dataset.from_tensor_slices((features, np.arange(40))).batch(8)
+    seen = []
+    for batch, labels in bucket_by_length(dataset, 8, boundaries=[5, 9]):
+        widths = {tuple(feature.shape) for feature in batch.values()}
+        assert len(widths) == 1                                   # every feature alike
+        real = batch["padding_mask"].numpy().sum(axis=1)
+        np.testing.assert_array_equal(real, lengths[labels.numpy()])
+        assert batch["padding_mask"].shape[1] == real.max()
+        np.testing.assert_array_equal(batch["token_ids"].numpy() != 0, batch["padding_mask"].numpy())
+        seen += labels.numpy().tolist()
+    assert sorted(seen) == list(range(40))

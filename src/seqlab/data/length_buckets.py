@@ -33,8 +33,11 @@ from seqlab.distribute import is_tpu_strategy
 REVIEW_BOUNDARIES = (64, 96, 128, 160, 192, 224, 256, 288)
 
 
-def sequence_lengths(ids: tf.Tensor) -> tf.Tensor:
-    """Real tokens per row of zero-padded ids, ``(batch, length) -> (batch,)`` (0 = padding)."""
+def sequence_lengths(ids) -> tf.Tensor:
+    """Real tokens per row, ``(..., length) -> (...)``: of zero-padded ids (0 = padding), or of
+    a keras-hub preprocessor's dict of features (its ``padding_mask``)."""
+    if isinstance(ids, dict):
+        return tf.reduce_sum(tf.cast(ids["padding_mask"], tf.int32), axis=-1)
     return tf.reduce_sum(tf.cast(tf.not_equal(ids, 0), tf.int32), axis=-1)
 
 
@@ -52,7 +55,9 @@ def bucket_by_length(dataset: tf.data.Dataset, batch_size: int, *,
 
     Args:
         dataset: batches of ``(ids, label)``, ``ids`` of shape ``(batch, length)`` padded with 0
-            at the end (``TextVectorization``'s output).
+            at the end (``TextVectorization``'s output), or a dict of such features with a
+            ``padding_mask`` (a keras-hub preprocessor's output: ``token_ids``,
+            ``segment_ids``, ``padding_mask``), each cut and padded alike.
         batch_size: examples per batch (global: ``fit`` splits it among replicas).
         boundaries: increasing lengths that separate the buckets.
         strategy: the ``tf.distribute`` strategy; a TPU one gets ``dataset`` unchanged.
@@ -70,13 +75,17 @@ def bucket_by_length(dataset: tf.data.Dataset, batch_size: int, *,
     if is_tpu_strategy(strategy):
         return dataset
 
-    def trim(ids, label):  # (length,) -> (real tokens,)
-        return ids[: sequence_lengths(ids)], label
+    def trim(ids, label):  # (length,) -> (real tokens,), each feature alike
+        length = sequence_lengths(ids)
+        return tf.nest.map_structure(lambda feature: feature[:length], ids), label
+
+    def length_of(ids, label):
+        return tf.shape(tf.nest.flatten(ids)[0])[0]
 
     return (dataset.unbatch()
             .shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
             .map(trim, num_parallel_calls=tf.data.AUTOTUNE)
-            .bucket_by_sequence_length(lambda ids, label: tf.shape(ids)[0],
+            .bucket_by_sequence_length(length_of,
                                        bucket_boundaries=list(boundaries),
                                        bucket_batch_sizes=[batch_size] * (len(boundaries) + 1))
             .prefetch(tf.data.AUTOTUNE))

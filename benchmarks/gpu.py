@@ -10,7 +10,7 @@ attention variant (``none``, ``bahdanau``, ``luong-dot``, ``luong-general``; emb
 256, Adam 2e-3) and the Transformer (preset ``"small"``, the paper's schedule with 1,000 warm-up
 steps), vocabularies of 8,000 per language, sentences of at most 20 tokens, 128 sentences per
 replica. Each model is timed under four settings: float32 or the mixed policy
-:func:`seqlab.notebook.choose_precision` picks for the device (``mixed_bfloat16`` where the
+:func:`seqlab.course.notebook.choose_precision` picks for the device (``mixed_bfloat16`` where the
 device computes in bfloat16, ``mixed_float16`` on older GPUs; ``mixed_bfloat16`` on a CPU, to
 exercise the path), each with and without XLA (``jit_compile``). It prints
 
@@ -123,8 +123,8 @@ def time_training(model, dataset, steps: int, warmup: int) -> float:
 
 
 def mixed_policy() -> str:
-    """The mixed policy ``seqlab.notebook.setup`` would choose here (bfloat16 on a CPU)."""
-    from seqlab.notebook import choose_precision
+    """The mixed policy ``seqlab.course.notebook.setup`` would choose here (bfloat16 on a CPU)."""
+    from seqlab.course.notebook import choose_precision
 
     devices = [tf.config.experimental.get_device_details(g)
                for g in tf.config.list_physical_devices("GPU")]
@@ -233,7 +233,7 @@ def main(argv=None) -> int:
         # XLA-compiled steps read every replica's variables from one device and fail under
         # MirroredStrategy (setup() turns XLA off there too): time each policy without it.
         settings = list(dict.fromkeys((policy, False) for policy, _ in settings))
-        print("XLA: off under several replicas (as seqlab.notebook.setup chooses)")
+        print("XLA: off under several replicas (as seqlab.course.notebook.setup chooses)")
     gpus = tf.config.list_physical_devices("GPU")
     device = (tf.config.experimental.get_device_details(gpus[0]).get("device_name", "GPU")
               if gpus else f"CPU ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)")

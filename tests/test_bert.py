@@ -68,7 +68,7 @@ def test_bad_vocabulary_arguments_raise_one_clear_error(texts, size):
 
 
 def test_importing_the_package_does_not_import_keras_hub():
-    code = ("import seqlab, seqlab.data, seqlab.models, seqlab.layers, seqlab.checks, sys; "
+    code = ("import seqlab, seqlab.data, seqlab.models, seqlab.layers, seqlab.course.checks, sys; "
             "print('keras_hub' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             check=True)

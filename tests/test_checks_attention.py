@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from keras import ops
 
-from seqlab import checks
-from seqlab.checks import CheckFailed
-from seqlab.checks.attention import general_score_reference
+from seqlab.course import checks
+from seqlab.course.checks import CheckFailed
+from seqlab.course.checks.attention import general_score_reference
 from seqlab.layers import LuongAttention
 
 

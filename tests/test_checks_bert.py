@@ -1,4 +1,4 @@
-"""Notebook 08's exercise checks (seqlab.checks.bert): each passes the reference and explains
+"""Notebook 08's exercise checks (seqlab.course.checks.bert): each passes the reference and explains
 the typical mistakes. NumPy and Keras only, no keras-hub."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from student_answers import as_student_answer
 
-from seqlab import checks
-from seqlab.checks import bert as bert_checks
-from seqlab.checks.core import CheckFailed
+from seqlab.course import checks
+from seqlab.course.checks import bert as bert_checks
+from seqlab.course.checks.core import CheckFailed
 
 #: The reference under another name: the checks refuse answers that call the reference itself.
 masked_lm_loss_copy = as_student_answer(bert_checks.masked_lm_loss_reference)
@@ -105,7 +105,7 @@ def test_loss_check_on_a_real_batch_fails_a_function_that_only_passes_the_unit_c
 
 def test_the_real_batch_measurement_is_judged_from_the_recorded_facts(tmp_path):
     """The grader's two halves (record in the kernel, judge elsewhere) pass the experiment."""
-    from seqlab.homework import verdicts
+    from seqlab.course.homework import verdicts
 
     masked_lm, preprocessor, _ = _fake_masked_lm()
     source = ("checks.check_masked_lm_loss(masked_lm_loss, masked_lm, preprocessor,\n"

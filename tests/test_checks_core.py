@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from seqlab.checks import CheckFailed, assert_close, passed, run_student_code
-from seqlab.checks.core import refuse_package_calls
+from seqlab.course.checks import CheckFailed, assert_close, passed, run_student_code
+from seqlab.course.checks.core import refuse_package_calls
 
 
 def test_placeholder_becomes_a_friendly_failure():
@@ -40,21 +40,21 @@ def test_passed_prints_a_tick_and_returns_nothing_to_display(capsys):
 def test_a_passing_check_returns_none(capsys):
     from student_answers import as_student_answer
 
-    from seqlab import checks
-    from seqlab.checks.language_models import sample_perplexity_reference
+    from seqlab.course import checks
+    from seqlab.course.checks.language_models import sample_perplexity_reference
 
     assert checks.check_perplexity(as_student_answer(sample_perplexity_reference)) is None
     assert capsys.readouterr().out.startswith("\u2713")
 
 
 # A notebook's namespace: what a student's cell defines, with the package imported as a notebook
-# would (seqlab.checks.transformer.attention_reference stands for a package function; importing
+# would (seqlab.course.checks.transformer.attention_reference stands for a package function; importing
 # the checks loads no Keras).
 NOTEBOOK_PRELUDE = """
 import numpy as np
-from seqlab import checks
-from seqlab.checks.transformer import attention_reference
-from seqlab.checks.transformer import attention_reference as reference
+from seqlab.course import checks
+from seqlab.course.checks.transformer import attention_reference
+from seqlab.course.checks.transformer import attention_reference as reference
 """
 
 
@@ -106,14 +106,14 @@ def test_refuse_package_calls_reads_only_the_forbidden_names():
 #: check's reference) that computes the answer: handing the exercise to it must be refused.
 DELEGATIONS = [
     ("check_scaled_dot_product_attention", "seqlab.layers", "scaled_dot_product_attention", 1),
-    ("check_luong_general_score", "seqlab.checks.attention", "general_score_reference", 1),
-    ("check_loss_mask_experiment", "seqlab.checks.attention", "unmasked_loss_reference", 2),
+    ("check_luong_general_score", "seqlab.course.checks.attention", "general_score_reference", 1),
+    ("check_loss_mask_experiment", "seqlab.course.checks.attention", "unmasked_loss_reference", 2),
     ("check_noise_and_subsampling", "seqlab.data.corpus", "unigram_noise_probabilities", 2),
-    ("check_cbow_probabilities", "seqlab.checks.embeddings", "cbow_probabilities_reference", 1),
-    ("check_perplexity", "seqlab.checks.language_models", "sample_perplexity_reference", 1),
-    ("check_loss_by_position", "seqlab.checks.language_models", "loss_by_position_reference", 1),
-    ("check_masking_rule", "seqlab.checks.bert", "apply_masking_reference", 1),
-    ("check_masked_lm_loss", "seqlab.checks.bert", "masked_lm_loss_reference", 1),
+    ("check_cbow_probabilities", "seqlab.course.checks.embeddings", "cbow_probabilities_reference", 1),
+    ("check_perplexity", "seqlab.course.checks.language_models", "sample_perplexity_reference", 1),
+    ("check_loss_by_position", "seqlab.course.checks.language_models", "loss_by_position_reference", 1),
+    ("check_masking_rule", "seqlab.course.checks.bert", "apply_masking_reference", 1),
+    ("check_masked_lm_loss", "seqlab.course.checks.bert", "masked_lm_loss_reference", 1),
 ]
 
 
@@ -123,7 +123,7 @@ def test_each_check_refuses_an_answer_that_calls_the_package(check, module, refe
                                                              arguments):
     import importlib
 
-    from seqlab import checks
+    from seqlab.course import checks
 
     namespace = {"reference": getattr(importlib.import_module(module), reference)}
     exec("def answer(*args, **kwargs):\n    return reference(*args, **kwargs)",  # noqa: S102

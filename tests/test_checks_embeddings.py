@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from student_answers import as_student_answer
 
-from seqlab import checks
-from seqlab.checks import CheckFailed
-from seqlab.checks.embeddings import cbow_probabilities_reference
+from seqlab.course import checks
+from seqlab.course.checks import CheckFailed
+from seqlab.course.checks.embeddings import cbow_probabilities_reference
 
 
 def stub(*args):

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from seqlab import checks
-from seqlab.checks import CheckFailed
+from seqlab.course import checks
+from seqlab.course.checks import CheckFailed
 from seqlab.layers import HubTextEmbedding
 
 

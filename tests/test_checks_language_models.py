@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from student_answers import as_student_answer
 
-from seqlab import checks
-from seqlab.checks import CheckFailed
-from seqlab.checks import language_models as lm_checks
+from seqlab.course import checks
+from seqlab.course.checks import CheckFailed
+from seqlab.course.checks import language_models as lm_checks
 
 
 def stub(*args):

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from keras import ops
 
-from seqlab import checks
-from seqlab.checks import CheckFailed
+from seqlab.course import checks
+from seqlab.course.checks import CheckFailed
 from seqlab.layers import RecurrentCell
 
 
@@ -164,14 +164,14 @@ def test_the_numpy_references_named_in_same_as_are_the_package_cells_in_disguise
     """Notebook 03's ``same_as`` names these references for the giveaway audit; they must be
     the exercises' answers: an LSTM whose input gate has the forget gate's weights negated has
     i = sigmoid(-a) = 1 - f, and a GRU whose reset gate is saturated at 1 has no reset."""
-    from seqlab.checks.recurrent import (
+    from seqlab.course.checks.recurrent import (
         FEATURES,
         STEPS,
         UNITS,
         coupled_lstm_reference,
         gru_without_reset_reference,
     )
-    from seqlab.homework.giveaways import import_object
+    from seqlab.course.homework.giveaways import import_object
     from seqlab.layers import GRUCell, LSTMCell
 
     rng = np.random.default_rng(7)
@@ -197,8 +197,8 @@ def test_the_numpy_references_named_in_same_as_are_the_package_cells_in_disguise
     np.testing.assert_allclose(_package_cell_outputs(GRUCell(UNITS), gru, x)[0], expected,
                                atol=1e-5)
 
-    assert import_object("seqlab.checks.recurrent.coupled_lstm_reference") is coupled_lstm_reference
-    assert (import_object("seqlab.checks.recurrent.gru_without_reset_reference")
+    assert import_object("seqlab.course.checks.recurrent.coupled_lstm_reference") is coupled_lstm_reference
+    assert (import_object("seqlab.course.checks.recurrent.gru_without_reset_reference")
             is gru_without_reset_reference)
 
 
@@ -250,7 +250,7 @@ def _ratios(linear=(0.5 ** 10, 1.0, 1.5 ** 10), tanh=(1e-4, 0.05, 0.4), relu=(1e
 
 
 def test_gradient_ratios_accepts_the_slides_powers_and_prints_the_table(capsys):
-    from seqlab.checks.recurrent import check_gradient_ratios
+    from seqlab.course.checks.recurrent import check_gradient_ratios
 
     assert check_gradient_ratios(_ratios()) is None
     assert check_gradient_ratios(_ratios) is None
@@ -260,7 +260,7 @@ def test_gradient_ratios_accepts_the_slides_powers_and_prints_the_table(capsys):
 
 
 def test_gradient_ratios_placeholder_fails_with_the_friendly_message():
-    from seqlab.checks.recurrent import check_gradient_ratios
+    from seqlab.course.checks.recurrent import check_gradient_ratios
 
     def table():
         raise NotImplementedError("Exercise 3: replace this line with your solution.")
@@ -285,7 +285,7 @@ def test_gradient_ratios_placeholder_fails_with_the_friendly_message():
          "inverted"],
 )
 def test_gradient_ratios_rejects_incomplete_or_wrong_tables(table, message):
-    from seqlab.checks.recurrent import check_gradient_ratios
+    from seqlab.course.checks.recurrent import check_gradient_ratios
 
     with pytest.raises(CheckFailed, match=message):
         check_gradient_ratios(table)
@@ -297,7 +297,7 @@ def test_gradient_ratios_of_a_real_linear_rnn_pass():
     import numpy as np
     import tensorflow as tf
 
-    from seqlab.checks.recurrent import ACTIVATIONS, SCALES, check_gradient_ratios
+    from seqlab.course.checks.recurrent import ACTIVATIONS, SCALES, check_gradient_ratios
     from seqlab.layers import SimpleRNNCell
 
     inputs = tf.constant(np.random.default_rng(0).normal(size=(4, 11, 3)).astype("float32"))

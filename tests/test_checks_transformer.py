@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from keras import ops
 
-from seqlab import checks
-from seqlab.checks import CheckFailed
+from seqlab.course import checks
+from seqlab.course.checks import CheckFailed
 from seqlab.layers import causal_mask, scaled_dot_product_attention
 from seqlab.models import TransformerTranslator
 

@@ -45,7 +45,7 @@ def test_ci_runs_each_half_on_the_python_the_config_names():
 
 
 def test_setup_names_colab_when_the_runtime_is_colab_s():
-    from seqlab import notebook
+    from seqlab.course import notebook
 
     line = notebook.describe_versions(dict(config.TESTED_COLAB))
     assert line.count("the version Colab's runtime ships") == 2

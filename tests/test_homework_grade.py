@@ -16,11 +16,12 @@ import nbformat
 import numpy as np
 import pytest
 
-from seqlab import checks, config
-from seqlab.checks import CheckFailed
-from seqlab.homework import __main__ as cli
-from seqlab.homework import collect, grade, student_copies, verdicts
-from seqlab.homework.tags import EXERCISE_TAG, exercise_name
+from seqlab import config
+from seqlab.course import checks
+from seqlab.course.cells import EXERCISE_TAG, exercise_name
+from seqlab.course.checks import CheckFailed
+from seqlab.course.homework import __main__ as cli
+from seqlab.course.homework import collect, grade, student_copies, verdicts
 
 NOTEBOOK = "01_imdb_pretrained_embedding"
 EXERCISE_1 = "Exercise 1: shuffled words into the frozen classifier"
@@ -364,13 +365,13 @@ def test_a_failing_hidden_test_is_reported_without_showing_it(tmp_path):
 
 
 def test_a_kernel_that_forges_its_checks_records_values_not_verdicts(tmp_path):
-    """Replacing seqlab.checks in the kernel changes what runs there; the grader judges anyway."""
-    from seqlab.checks import transformer
+    """Replacing seqlab.course.checks in the kernel changes what runs there; the grader judges anyway."""
+    from seqlab.course.checks import transformer
 
     original = transformer.check_causal_mask
     transformer.check_causal_mask = lambda *_: print("\u2713 passed")  # what a submission may do
     try:
-        import seqlab.checks as kernel_checks
+        import seqlab.course.checks as kernel_checks
 
         kernel_checks.check_causal_mask = transformer.check_causal_mask
         path = tmp_path / "v.json"
@@ -420,8 +421,8 @@ def test_collect_skips_its_own_output_and_keeps_students_with_the_same_id_apart(
 
 
 def test_what_the_submission_wrote_is_read_as_untrusted_data(tmp_path):
-    from seqlab.checks.transcript import decode
-    from seqlab.homework.run import read_untrusted
+    from seqlab.course.checks.transcript import decode
+    from seqlab.course.homework.run import read_untrusted
 
     work, host = tmp_path / "work", tmp_path / "host"
     work.mkdir()
@@ -466,7 +467,7 @@ def test_written_questions_come_from_the_instructor_notebook(tmp_path):
 
 
 def test_written_answers_reach_the_instructors_sheet_and_the_students_feedback(tmp_path):
-    from seqlab.homework import report
+    from seqlab.course.homework import report
 
     question = collect.WrittenQuestion(QUESTION, 2.0, "**Question 1.** Why the mask?",
                                        MODEL_ANSWER)

@@ -21,8 +21,8 @@ import nbformat
 import pytest
 
 from seqlab import config
-from seqlab.homework import grade, sandbox, student_copies
-from seqlab.notebook_files import BADGE_IMAGE
+from seqlab.course.homework import grade, sandbox, student_copies
+from seqlab.course.notebook_files import BADGE_IMAGE
 
 EXERCISE_1 = "Exercise 1: the causal mask"
 EXERCISE_2 = "Exercise 2: accuracy from predicted probabilities"
@@ -41,7 +41,7 @@ def _instructor_notebook(folder: Path) -> None:
     nb.cells = [
         nbformat.v4.new_markdown_cell(f"# 99 · Sandbox\n[![Open In Colab]({BADGE_IMAGE})](x)"),
         code("FAST = True", metadata={"tags": ["parameters"]}),
-        code("import numpy as np\nfrom seqlab import checks"),
+        code("import numpy as np\nfrom seqlab.course import checks"),
         code("def causal_mask_exercise(length):\n    ### BEGIN SOLUTION\n"
              f"    return {SOLUTION_1}\n    ### END SOLUTION",
              metadata={"tags": ["exercise"], "seqlab": {"exercise": EXERCISE_1, "points": 2}}),
@@ -163,10 +163,10 @@ def hostile(tmp_path_factory):
         "chunks = []\nwhile True:\n    chunks.append(bytearray(200 * 1024**2))\n"))
     _submission(copy, folder, "loops", extra="while True:\n    pass\n")
     _submission(copy, folder, "forges_checks", solve=(), extra=(
-        "import seqlab.checks, seqlab.checks.transcript as t\n"
-        "for name in dir(seqlab.checks):\n"
+        "import seqlab.course.checks, seqlab.course.checks.transcript as t\n"
+        "for name in dir(seqlab.course.checks):\n"
         "    if name.startswith('check_'):\n"
-        "        setattr(seqlab.checks, name, lambda *a, **k: print('\\u2713 passed.'))\n"
+        "        setattr(seqlab.course.checks, name, lambda *a, **k: print('\\u2713 passed.'))\n"
         "t.Transcript.record = lambda self, key, compute: None\n"
         f"print('\\u2713 {EXERCISE_1} passed.')\nprint('\\u2713 {EXERCISE_2} passed.')\n"))
     _submission(copy, folder, "deletes_checks", delete_checks=True)

@@ -1,4 +1,4 @@
-"""seqlab.notebook: setup(), the Colab check and the GPU choices (kernel side)."""
+"""seqlab.course.notebook: setup(), the Colab check and the GPU choices (kernel side)."""
 
 import importlib.metadata
 import os
@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from seqlab import config, notebook, tensorflow_startup
+from seqlab import config
+from seqlab.course import notebook, tensorflow_startup
 
 
 def test_setup_reports_versions_and_seeds_everything(capsys):

@@ -1,11 +1,12 @@
-"""seqlab.notebook_files: the generated setup cell and badges, and the sync/check command."""
+"""seqlab.course.notebook_files: the generated setup cell and badges, and the sync/check command."""
 
 import subprocess
 import sys
 
 import nbformat
 
-from seqlab import config, notebook_files
+from seqlab import config
+from seqlab.course import notebook_files
 
 
 def test_setup_cell_installs_on_colab_only_and_names_the_repo_once():
@@ -62,14 +63,14 @@ def test_the_setup_cell_runs_the_colab_check_before_installing():
     source = notebook_files.setup_cell_source()
     assert source.index("prepare_colab") > source.index("git")
     assert "pip" not in source  # every install goes through prepare_colab
-    assert source.rstrip().endswith("SETUP = seqlab.notebook.setup()")
+    assert source.rstrip().endswith("SETUP = seqlab.course.notebook.setup()")
 
 
 def test_the_sync_command_still_answers_as_python_m_seqlab_notebook():
-    # The setup cell's first line names `python -m seqlab.notebook sync`.
-    result = subprocess.run([sys.executable, "-m", "seqlab.notebook", "check"],
+    # The setup cell's first line names `python -m seqlab.course.notebook sync`.
+    result = subprocess.run([sys.executable, "-m", "seqlab.course.notebook", "check"],
                             capture_output=True, text=True, cwd=config.REPO_ROOT, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
-    broken = subprocess.run([sys.executable, "-m", "seqlab.notebook", "tidy"],
+    broken = subprocess.run([sys.executable, "-m", "seqlab.course.notebook", "tidy"],
                             capture_output=True, text=True, cwd=config.REPO_ROOT, timeout=120)
     assert broken.returncode == 2 and "invalid choice: 'tidy'" in broken.stderr

@@ -14,23 +14,25 @@ import nbformat
 import pytest
 
 from seqlab import config
-from seqlab.homework.giveaways import answers_shown, import_object, python_source
-from seqlab.homework.tags import (
+from seqlab.course.cells import (
     ALLOWED_ERROR_TAG,
     CHECK_TAG,
     EXERCISE_KINDS,
     EXERCISE_TAG,
     EXPERIMENT,
+    PARAMETERS_TAG,
+    SETUP_TAG,
     WRITTEN_TAG,
     exercise_name,
     question_name,
     same_as,
     seqlab_metadata,
 )
-from seqlab.notebook_files import PARAMETERS_TAG, SETUP_TAG, notebook_paths, sync_notebook
-from seqlab.runner import run_notebook
-from seqlab.site import STUDENT_RUNS
-from seqlab.tensorflow_startup import TENSORFLOW_LOG_LEVEL
+from seqlab.course.homework.giveaways import answers_shown, import_object, python_source
+from seqlab.course.notebook_files import notebook_paths, sync_notebook
+from seqlab.course.runner import run_notebook
+from seqlab.course.site import STUDENT_RUNS
+from seqlab.course.tensorflow_startup import TENSORFLOW_LOG_LEVEL
 
 NOTEBOOKS = notebook_paths(config.REPO_ROOT / "notebooks")
 STUDENT_COPIES = notebook_paths(config.REPO_ROOT / "assignments")
@@ -60,7 +62,7 @@ def test_notebook_hygiene(path):
     code = [c for c in notebook.cells if c.cell_type == "code"]
     with_outputs = [i for i, c in enumerate(code) if c.get("outputs") or c.get("execution_count")]
     assert not with_outputs, f"{path.name}: code cells {with_outputs} carry outputs; clear them"
-    assert sync_notebook(path, write=False) == [], "run `python -m seqlab.notebook sync`"
+    assert sync_notebook(path, write=False) == [], "run `python -m seqlab.course.notebook sync`"
     assert sum(SETUP_TAG in _tags(c) for c in code) == 1
     parameters = [c for c in code if PARAMETERS_TAG in _tags(c)]
     assert len(parameters) == 1, f"{path.name}: needs exactly one cell tagged 'parameters'"
@@ -240,7 +242,7 @@ def _errors(notebook):
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_notebook_runs_in_fast_mode_and_opens_clean(path, capfd):
-    # The executed copies go to runs/ (git-ignored), where `python -m seqlab.site` reads them.
+    # The executed copies go to runs/ (git-ignored), where `python -m seqlab.course.site` reads them.
     # The kernel writes to this process's console (file descriptors 1 and 2), which capfd holds.
     run = run_notebook(path, config.RUNS_DIR, fast=True, env=STUDENT_KERNEL)
     executed = nbformat.read(run.output, as_version=4)

@@ -8,7 +8,7 @@ import os
 import nbformat
 import pytest
 
-from seqlab import runner
+from seqlab.course import cells, runner
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -94,7 +94,7 @@ def test_time_limit_interrupts_skips_the_rest_and_still_runs_the_epilogue(tmp_pa
     assert run.stopped is not None and "time limit of 8 s" in run.stopped
     assert run.seconds < 60
     executed = nbformat.read(run.output, as_version=4)
-    assert runner.EPILOGUE_TAG in executed.cells[-1].metadata.tags
+    assert cells.EPILOGUE_TAG in executed.cells[-1].metadata.tags
     assert _stdout(executed.cells[-1]).strip() == "epilogue sees before"
 
 

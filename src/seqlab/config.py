@@ -12,7 +12,7 @@ from pathlib import Path
 
 #: The one place that says where the notebooks fetch seqlab from on Colab. Notebook setup
 #: cells and "Open in Colab" badges are generated from these two values
-#: (``python -m seqlab.notebook sync``); a test fails if a notebook drifts from them.
+#: (``python -m seqlab.course.notebook sync``); a test fails if a notebook drifts from them.
 REPOSITORY_URL = "https://github.com/seqlab-course/seqlab"
 REPOSITORY_REF = "main"
 
@@ -26,7 +26,7 @@ REPOSITORY_REF = "main"
 #:   Python that TensorFlow publishes wheels for (3.13 for TensorFlow 2.21).
 #:
 #: tests/test_notebook.py and tests/test_config.py read the files against these values, so they
-#: cannot drift apart. :func:`seqlab.notebook.setup` reports where the running versions fall, and
+#: cannot drift apart. :func:`seqlab.course.notebook.setup` reports where the running versions fall, and
 #: the Colab setup cell refuses a runtime below the floor.
 TESTED_FLOOR = {"tensorflow": "2.19.0", "keras": "3.10.0"}
 TESTED_COLAB = {"tensorflow": "2.20.0", "keras": "3.13.2"}
@@ -34,7 +34,7 @@ TESTED_NEWEST = {"tensorflow": "2.21", "keras": "3.15"}
 #: The Python each CI half runs on.
 TESTED_PYTHON = {"floor": "3.10", "colab": "3.13", "newest": "3.13"}
 
-#: Seed used by :func:`seqlab.notebook.setup` and by every data split in the package.
+#: Seed used by :func:`seqlab.course.notebook.setup` and by every data split in the package.
 SEED = 42
 
 _TRUE = {"1", "true", "yes", "on"}

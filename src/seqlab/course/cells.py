@@ -1,9 +1,20 @@
-"""The one reader of notebook-cell tags and ``metadata.seqlab`` entries used by homework.
+"""Every cell-tag and cell-metadata name of the course notebooks, and their one reader.
 
-Instructor notebooks mark each exercise cell ``exercise`` (with ``metadata.seqlab.exercise``,
-its label, and optionally ``metadata.seqlab.points``, ``metadata.seqlab.kind`` and
-``metadata.seqlab.same_as``) and the check cell after it ``check``; student copies add
-``raises-exception`` to both so a copy runs top to bottom unsolved.
+The notebooks' cells are marked by tags (``metadata.tags``) and by ``metadata.seqlab`` entries;
+every course tool that writes or reads them (:mod:`~seqlab.course.notebook_files`,
+:mod:`~seqlab.course.runner`, :mod:`~seqlab.course.homework`, :mod:`~seqlab.course.site`) takes
+the names from here.
+
+Every notebook: its first code cell, tagged ``parameters`` (papermill injects a run's values
+after it), holds the run's settings as plain literals; the cell after it, tagged ``setup``, is
+generated (:mod:`~seqlab.course.notebook_files`). The runner appends cells tagged ``epilogue``
+(the grader's recording); papermill tags the cell it injects ``injected-parameters``, which the
+course book tags ``remove-cell`` (myst-nb renders it not at all).
+
+Homework: instructor notebooks mark each exercise cell ``exercise`` (with
+``metadata.seqlab.exercise``, its label, and optionally ``metadata.seqlab.points``,
+``metadata.seqlab.kind`` and ``metadata.seqlab.same_as``) and the check cell after it ``check``;
+student copies add ``raises-exception`` to both so a copy runs top to bottom unsolved.
 
 A question answered in words is a markdown cell tagged ``written`` (with
 ``metadata.seqlab.question``, its label, and ``metadata.seqlab.points``) right after the
@@ -14,6 +25,16 @@ only a placeholder, and the student writes the answer in that cell.
 
 from __future__ import annotations
 
+#: The first code cell: the run's settings, plain literals (papermill's tag).
+PARAMETERS_TAG = "parameters"
+#: The generated setup cell, right after the parameters cell.
+SETUP_TAG = "setup"
+#: The cell papermill injects after the parameters cell with a run's values.
+INJECTED_PARAMETERS_TAG = "injected-parameters"
+#: Cells :func:`seqlab.course.runner.run_notebook` appends after the notebook's own.
+EPILOGUE_TAG = "epilogue"
+#: myst-nb's tag for a cell that is not rendered at all.
+REMOVE_CELL_TAG = "remove-cell"
 EXERCISE_TAG = "exercise"
 CHECK_TAG = "check"
 ALLOWED_ERROR_TAG = "raises-exception"
@@ -64,7 +85,7 @@ def same_as(cell) -> list[str]:
 
     ``metadata.seqlab.same_as`` of an exercise cell, e.g.
     ``["seqlab.layers.LuongAttention.score"]``: a student copy must never show their source
-    before the exercise (:mod:`seqlab.homework.giveaways`).
+    before the exercise (:mod:`seqlab.course.homework.giveaways`).
     """
     names = seqlab_metadata(cell).get("same_as", [])
     return [str(name) for name in names] if isinstance(names, list) else []

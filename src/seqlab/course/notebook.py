@@ -2,11 +2,11 @@
 
 In a notebook (its generated setup cell, the first code cell)::
 
-    import seqlab.notebook
-    seqlab.notebook.setup()
+    import seqlab.course.notebook
+    seqlab.course.notebook.setup()
 
-The notebook *files* (that setup cell, the Colab badges, ``python -m seqlab.notebook sync`` and
-``check``) are maintained by :mod:`seqlab.notebook_files`.
+The notebook *files* (that setup cell, the Colab badges, ``python -m seqlab.course.notebook sync`` and
+``check``) are maintained by :mod:`seqlab.course.notebook_files`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 import warnings
 
 from seqlab import config
-from seqlab.tensorflow_startup import TENSORFLOW_LOG_LEVEL, hide_tensorflow_startup_lines
+from seqlab.course.tensorflow_startup import TENSORFLOW_LOG_LEVEL, hide_tensorflow_startup_lines
 
 MIXED_PRECISION_CHOICES = ("auto", "off", "float16", "bfloat16")
 JIT_COMPILE_CHOICES = ("auto", True, False)
@@ -389,7 +389,7 @@ def _in_notebook() -> bool:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    # `python -m seqlab.notebook sync|check`, the command the setup cell's first line names.
-    from seqlab.notebook_files import main
+    # `python -m seqlab.course.notebook sync|check`, the command the setup cell's first line names.
+    from seqlab.course.notebook_files import main
 
     raise SystemExit(main())

@@ -2,14 +2,14 @@
 
 The repository URL and ref live only in :mod:`seqlab.config`; these functions write them into
 the notebooks, and the hygiene test compares. What runs *inside* a notebook's kernel
-(``setup()``, the Colab check) is :mod:`seqlab.notebook`.
+(``setup()``, the Colab check) is :mod:`seqlab.course.notebook`.
 
 From a shell, after changing :data:`seqlab.config.REPOSITORY_URL` or ``REPOSITORY_REF``::
 
-    python -m seqlab.notebook sync      # rewrite setup cells and badges in notebooks/
-    python -m seqlab.notebook check     # exit 1 if any notebook drifted (what the tests run)
+    python -m seqlab.course.notebook sync      # rewrite setup cells and badges in notebooks/
+    python -m seqlab.course.notebook check     # exit 1 if any notebook drifted (what the tests run)
 
-(``python -m seqlab.notebook_files`` is the same command.)
+(``python -m seqlab.course.notebook_files`` is the same command.)
 """
 
 from __future__ import annotations
@@ -19,16 +19,14 @@ import sys
 from pathlib import Path
 
 from seqlab import config
-from seqlab.homework.tags import has_tag
+from seqlab.course.cells import SETUP_TAG, has_tag
 
-SETUP_TAG = "setup"
-PARAMETERS_TAG = "parameters"
 BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 
 
 def setup_cell_source(url: str = config.REPOSITORY_URL, ref: str = config.REPOSITORY_REF) -> str:
     """Source of the setup cell shared by every notebook."""
-    return f'''# Setup: the same cell in every notebook (written by `python -m seqlab.notebook sync`).
+    return f'''# Setup: the same cell in every notebook (written by `python -m seqlab.course.notebook sync`).
 # On Colab it fetches seqlab, checks the runtime's versions against the tested range (an old
 # Keras is upgraded alone; TensorFlow is never reinstalled), and installs only what Colab lacks.
 import os
@@ -40,13 +38,13 @@ if "google.colab" in sys.modules:
         subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "{ref}",
                         "{url}", "seqlab"], check=True)
     sys.path.insert(0, os.path.abspath("seqlab/src"))
-    import seqlab.notebook
+    import seqlab.course.notebook
 
-    seqlab.notebook.prepare_colab("seqlab")
+    seqlab.course.notebook.prepare_colab("seqlab")
 
-import seqlab.notebook
+import seqlab.course.notebook
 
-SETUP = seqlab.notebook.setup()'''
+SETUP = seqlab.course.notebook.setup()'''
 
 
 def colab_badge(notebook_path: str, url: str = config.REPOSITORY_URL,
@@ -70,7 +68,7 @@ def sync_notebook(path: Path, root: Path = config.REPO_ROOT, write: bool = True)
         problems.append(f"{relative}: expected exactly one code cell tagged '{SETUP_TAG}', "
                         f"found {len(setup_cells)}")
     elif setup_cells[0].source != setup_cell_source():
-        problems.append(f"{relative}: setup cell differs from seqlab.notebook_files.setup_cell_source()")
+        problems.append(f"{relative}: setup cell differs from seqlab.course.notebook_files.setup_cell_source()")
         setup_cells[0].source = setup_cell_source()
     title = nb.cells[0] if nb.cells else None
     if title is None or title.cell_type != "markdown":
@@ -96,7 +94,7 @@ def notebook_paths(folder: Path | None = None) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m seqlab.notebook", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m seqlab.course.notebook", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["sync", "check"])
     parser.add_argument("folders", nargs="*", type=Path,
@@ -110,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     for line in problems:
         print(line)
     if args.command == "check" and problems:
-        print("Run `python -m seqlab.notebook sync` to fix.", file=sys.stderr)
+        print("Run `python -m seqlab.course.notebook sync` to fix.", file=sys.stderr)
         return 1
     return 0
 

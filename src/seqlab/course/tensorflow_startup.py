@@ -1,6 +1,6 @@
 """TensorFlow's start-up lines, held back so a notebook opens without red stderr boxes.
 
-Used by :func:`seqlab.notebook.setup` around TensorFlow's first import and device
+Used by :func:`seqlab.course.notebook.setup` around TensorFlow's first import and device
 initialisation, before anything else of TensorFlow runs in the kernel.
 """
 

@@ -6,39 +6,39 @@ raises :class:`CheckFailed`, whose message says what differs (shape, the first p
 value differs, ...). IPython shows only that message, never a traceback.
 
 The check functions live in per-notebook modules and are re-exported here, so notebooks call
-``from seqlab import checks; checks.check_coupled_lstm_cell(MyCell)``.
+``from seqlab.course import checks; checks.check_coupled_lstm_cell(MyCell)``.
 """
 
-from seqlab.checks.attention import (
+from seqlab.course.checks.attention import (
     check_loss_mask_experiment,
     check_luong_general_score,
 )
-from seqlab.checks.bert import (
+from seqlab.course.checks.bert import (
     check_frozen_probe,
     check_masked_lm_loss,
     check_masking_rule,
 )
-from seqlab.checks.core import CheckFailed, assert_close, passed, run_student_code
-from seqlab.checks.embeddings import (
+from seqlab.course.checks.core import CheckFailed, assert_close, passed, run_student_code
+from seqlab.course.checks.embeddings import (
     check_cbow_probabilities,
     check_noise_and_subsampling,
 )
-from seqlab.checks.imdb import (
+from seqlab.course.checks.imdb import (
     check_accuracy_function,
     check_learning_rate_comparison,
     check_shuffled_words,
 )
-from seqlab.checks.language_models import (
+from seqlab.course.checks.language_models import (
     check_loss_by_position,
     check_perplexity,
 )
-from seqlab.checks.recurrent import (
+from seqlab.course.checks.recurrent import (
     check_coupled_lstm_cell,
     check_gradient_ratios,
     check_gru_without_reset_gate,
     check_reset_gate_comparison,
 )
-from seqlab.checks.transformer import (
+from seqlab.course.checks.transformer import (
     check_causal_mask,
     check_causal_mask_experiment,
     check_one_head,

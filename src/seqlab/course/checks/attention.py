@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from seqlab.checks.core import (
+from seqlab.course.checks.core import (
     CheckFailed,
     as_array,
     assert_close,
@@ -51,7 +51,7 @@ def check_luong_general_score(general_score) -> None:
     """Check ``general_score(h, y, W)`` against eq. (12)'s general score.
 
     An answer that calls ``LuongAttention`` (its ``score``) or :func:`general_score_reference`
-    is refused (:func:`seqlab.checks.core.refuse_package_calls`).
+    is refused (:func:`seqlab.course.checks.core.refuse_package_calls`).
     """
     refuse_package_calls(GENERAL_SCORE, general_score, GENERAL_SCORE_FORBIDDEN)
     rng = np.random.default_rng(412)

@@ -18,7 +18,7 @@
 * Exercise 3 — ``build_probes()``: two trained classifiers whose BERT backbone is **frozen** (only the new head
   on ``[CLS]`` trains), one on the MLM-pretrained weights and one on a random twin: a probe of
   what pre-training put into the features. The check asks the student's kernel for plain facts
-  about them (:func:`seqlab.checks.transcript.observe`) and measures both on the test reviews.
+  about them (:func:`seqlab.course.checks.transcript.observe`) and measures both on the test reviews.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from seqlab.checks.core import (
+from seqlab.course.checks.core import (
     CheckFailed,
     as_array,
     assert_close,
@@ -36,7 +36,7 @@ from seqlab.checks.core import (
     refuse_package_calls,
     run_student_code,
 )
-from seqlab.checks.transcript import observe
+from seqlab.course.checks.transcript import observe
 
 MASKING = "Exercise 1: the 80/10/10 masking rule"
 LOSS = "Exercise 2: the loss on masked positions only"
@@ -133,7 +133,7 @@ def _loss_case(seed, batch=3, slots=5, vocabulary_size=11):
 def _measure_real_batch(masked_lm_loss, masked_lm, preprocessor, reviews) -> dict:
     """Mask ``reviews`` as pre-training does; the student's loss, the reference and Keras's.
 
-    Runs next to the student's code (:func:`seqlab.checks.transcript.observe`) and returns
+    Runs next to the student's code (:func:`seqlab.course.checks.transcript.observe`) and returns
     plain numbers: the student's masked mean, the reference, the loss keras-hub's default
     ``compile`` logs for the batch, and the batch's counts.
     """

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from seqlab.checks.core import (
+from seqlab.course.checks.core import (
     CheckFailed,
     as_array,
     assert_close,

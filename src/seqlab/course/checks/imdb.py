@@ -12,14 +12,14 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from seqlab.checks.core import (
+from seqlab.course.checks.core import (
     CheckFailed,
     assert_close,
     check_entries,
     passed,
     run_student_code,
 )
-from seqlab.checks.transcript import observe
+from seqlab.course.checks.transcript import observe
 
 SHUFFLED_WORDS = "Exercise 1: shuffled words into the frozen classifier"
 ACCURACY_FUNCTION = "Exercise 2: accuracy from predicted probabilities"

@@ -14,14 +14,14 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from seqlab.checks.core import (
+from seqlab.course.checks.core import (
     CheckFailed,
     assert_close,
     check_entries,
     passed,
     run_student_code,
 )
-from seqlab.checks.transcript import observe
+from seqlab.course.checks.transcript import observe
 
 UNITS, FEATURES, STEPS, BATCH = 3, 4, 5, 2
 

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from seqlab.checks.core import (
+from seqlab.course.checks.core import (
     CheckFailed,
     as_array,
     assert_close,
@@ -37,7 +37,7 @@ from seqlab.checks.core import (
     refuse_package_calls,
     run_student_code,
 )
-from seqlab.checks.transcript import observe
+from seqlab.course.checks.transcript import observe
 
 CAUSAL_MASK = "Exercise 1: the causal (look-ahead) mask"
 ATTENTION = "Exercise 1: scaled dot-product attention"
@@ -103,7 +103,7 @@ def check_scaled_dot_product_attention(attention) -> None:
     """Check ``attention(q, k, v, mask=None) -> (output, weights)`` against eq. (16).
 
     An answer that calls the package's ``scaled_dot_product_attention`` or this module's
-    :func:`attention_reference` is refused (:func:`seqlab.checks.core.refuse_package_calls`).
+    :func:`attention_reference` is refused (:func:`seqlab.course.checks.core.refuse_package_calls`).
     """
     refuse_package_calls(ATTENTION, attention, ATTENTION_FORBIDDEN)
     rng = np.random.default_rng(516)

@@ -1,4 +1,4 @@
-"""``python -m seqlab.homework build|check|grade``: student copies and grading in one CLI."""
+"""``python -m seqlab.course.homework build|check|grade``: student copies and grading in one CLI."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from seqlab import config
 
 
 def _grade_command(args) -> int:
-    from seqlab.homework.grade import grade
-    from seqlab.runner import parse_parameters
+    from seqlab.course.homework.grade import grade
+    from seqlab.course.runner import parse_parameters
 
     try:
         grade(args.submissions, args.out, notebook=args.notebook, time_limit=args.timeout,
@@ -25,7 +25,7 @@ def _grade_command(args) -> int:
 
 
 def _copies_command(command: str) -> int:
-    from seqlab.homework.student_copies import ASSIGNMENTS_DIR, build, stale_copies
+    from seqlab.course.homework.student_copies import ASSIGNMENTS_DIR, build, stale_copies
 
     try:
         copies = build()
@@ -36,7 +36,7 @@ def _copies_command(command: str) -> int:
         stale = stale_copies(copies, ASSIGNMENTS_DIR)
         if stale:
             print("assignments/ is out of date with notebooks/: " + ", ".join(stale)
-                  + "\nRun `python -m seqlab.homework build` and commit the result.",
+                  + "\nRun `python -m seqlab.course.homework build` and commit the result.",
                   file=sys.stderr)
             return 1
         print(f"assignments/ is in sync ({len(copies)} student copies).")
@@ -51,9 +51,9 @@ def _copies_command(command: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from seqlab.homework import grade, sandbox, student_copies
+    from seqlab.course.homework import grade, sandbox, student_copies
 
-    parser = argparse.ArgumentParser(prog="python -m seqlab.homework",
+    parser = argparse.ArgumentParser(prog="python -m seqlab.course.homework",
                                      description=student_copies.__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from seqlab import config
-from seqlab.homework.student_copies import WRITTEN_PLACEHOLDER, source_version
-from seqlab.homework.tags import (
+from seqlab.course.cells import (
     CHECK_TAG,
     EXERCISE_TAG,
     METADATA_KEY,
@@ -31,7 +30,8 @@ from seqlab.homework.tags import (
     question_name,
     seqlab_metadata,
 )
-from seqlab.notebook_files import notebook_paths
+from seqlab.course.homework.student_copies import WRITTEN_PLACEHOLDER, source_version
+from seqlab.course.notebook_files import notebook_paths
 
 STUDENT_ID_LINE = re.compile(r"""^\s*STUDENT_ID\s*=\s*["']([^"'\n]+)["']""", re.MULTILINE)
 GENERATED_FROM = re.compile(r"Generated from `notebooks/([^`/]+)\.ipynb`")

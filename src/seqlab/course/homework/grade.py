@@ -1,26 +1,26 @@
 """Grade a folder of submitted student notebooks with the instructor's checks.
 
-    python -m seqlab.homework grade SUBMISSIONS_DIR [--notebook 04] [--out grades/]
+    python -m seqlab.course.homework grade SUBMISSIONS_DIR [--notebook 04] [--out grades/]
                                     [--sandbox auto|bwrap|docker|none] [--timeout S]
                                     [--memory-limit GB] [--jobs N] [-p NAME VALUE]
 
-1. **Collect** (:mod:`seqlab.homework.collect`): every ``*.ipynb`` under the folder, matched
+1. **Collect** (:mod:`seqlab.course.homework.collect`): every ``*.ipynb`` under the folder, matched
    to its assignment by the metadata every student copy carries; files that match nothing
    are reported.
-2. **Run** (:mod:`seqlab.homework.run`) each submission in FAST mode in a process of its own,
+2. **Run** (:mod:`seqlab.course.homework.run`) each submission in FAST mode in a process of its own,
    inside a bubblewrap sandbox where the machine supports one
-   (:mod:`seqlab.homework.sandbox`): a temporary working folder, a fresh kernel, a wall-clock
+   (:mod:`seqlab.course.homework.sandbox`): a temporary working folder, a fresh kernel, a wall-clock
    limit for the notebook and an address-space limit for the kernel. Errors do not stop
    execution (each is reported), so a cell that raises costs only what depends on it. After
    the student's cells, one epilogue cell per exercise records the student's values on the
    checks' inputs (never the hidden tests' source).
-3. **Check** (:mod:`seqlab.homework.verdicts`) in the grader's own process: the instructor's
+3. **Check** (:mod:`seqlab.course.homework.verdicts`) in the grader's own process: the instructor's
    whole check cell, hidden tests included, runs on the recorded values with the real
-   :mod:`seqlab.checks`. An exercise earns its points (``metadata.seqlab.points`` of the
+   :mod:`seqlab.course.checks`. An exercise earns its points (``metadata.seqlab.points`` of the
    instructor's exercise cell, default 1) when its check passes; the feedback quotes the
    check's message, the words the student saw. Editing or deleting check cells, replacing
-   ``seqlab.checks`` in the kernel or printing "passed" change nothing.
-4. **Report** (:mod:`seqlab.homework.report`): ``grades.csv``, ``feedback/<student>.md`` and
+   ``seqlab.course.checks`` in the kernel or printing "passed" change nothing.
+4. **Report** (:mod:`seqlab.course.homework.report`): ``grades.csv``, ``feedback/<student>.md`` and
    ``executed/<student>.ipynb`` under the output folder, and a summary. Answers to the
    questions answered in words are not scored automatically: they are collected per
    assignment into ``written/<assignment>.md`` and ``.csv``, beside each question's model
@@ -36,7 +36,8 @@ import time
 from pathlib import Path
 
 from seqlab import config
-from seqlab.homework.collect import (
+from seqlab.course.cells import ALLOWED_ERROR_TAG, has_tag
+from seqlab.course.homework.collect import (
     Assignment,
     Submission,
     collect,
@@ -45,7 +46,7 @@ from seqlab.homework.collect import (
     structure_notes,
     written_answers,
 )
-from seqlab.homework.report import (
+from seqlab.course.homework.report import (
     ERROR,
     KERNEL_DIED,
     OK,
@@ -58,9 +59,8 @@ from seqlab.homework.report import (
     write_feedback,
     write_written_sheets,
 )
-from seqlab.homework.student_copies import make_student_copy
-from seqlab.homework.tags import ALLOWED_ERROR_TAG, has_tag
-from seqlab.homework.verdicts import MAX_VALUES_BYTES, judge, parse_values, record_cell
+from seqlab.course.homework.student_copies import make_student_copy
+from seqlab.course.homework.verdicts import MAX_VALUES_BYTES, judge, parse_values, record_cell
 
 #: The FAST-mode promise (README): every notebook runs in about a minute on 2 CPU cores.
 FAST_BUDGET_SECONDS = 60
@@ -109,7 +109,7 @@ async def grade_submission(submission: Submission, assignment: Assignment, out_d
     """Run one matched, valid submission and grade it with the instructor's checks."""
     import nbformat
 
-    from seqlab.homework.run import read_untrusted, run_submission
+    from seqlab.course.homework.run import read_untrusted, run_submission
 
     safe = safe_name(submission.student)
     grade = Grade(submission.student, submission.path.name, assignment.name, [], OK,
@@ -180,7 +180,7 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
         jobs: submissions executed at once (each in its own kernel).
         parameters: ``parameters``-cell overrides for every submission (FAST stays on).
         sandbox: "auto" (bwrap where it works, else none, said once), "bwrap", "none"
-            (:mod:`seqlab.homework.sandbox`).
+            (:mod:`seqlab.course.homework.sandbox`).
         log: where progress lines go (``print``; pass ``lambda *_: None`` to silence).
 
     Returns:
@@ -190,8 +190,8 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
         ValueError: if ``notebook`` matches no instructor notebook, or several; for a
             sandbox that cannot be used.
     """
-    from seqlab import runner
-    from seqlab.homework import sandbox as sandboxes
+    from seqlab.course import runner
+    from seqlab.course.homework import sandbox as sandboxes
 
     sandbox = sandboxes.resolve(sandbox, log=log)
 

@@ -16,10 +16,11 @@ What the formats rest on (read 2026-11):
   new assignment with that title; a blank cell is "no score". Source: Canvas's
   ``GradebookImporter`` (instructure/canvas-lms, ``app/models/gradebook_importer.rb``:
   ``row_has_student_headers?``, ``update_column_count``, ``process_student``,
-  ``parse_assignments``, ``check_for_non_student_row``) and the instructor guide "How do I
-  import grades in the Gradebook?" (community.canvaslms.com/t5/Instructor-Guide/
-  How-do-I-import-grades-in-the-Gradebook/ta-p/807), summarised by Ohio State's
-  teaching.resources.osu.edu "Import CSV File for Carmen Grades".
+  ``parse_assignments``, ``check_for_non_student_row``; ``Assignment.title_and_id`` in
+  ``app/models/assignment.rb`` reads ``Title (id)`` as ``\\A(.*)\\s\\((\\d+)\\)\\z``), and
+  Ohio State's instructor page "Import CSV File for Carmen Grades"
+  (teaching.resources.osu.edu), which summarises Canvas's guide "How do I import grades in the
+  Gradebook?" (community.canvaslms.com, Instructor Guide, ta-p/807; not read here).
 - **Moodle** (Grades > Import > CSV file): the instructor maps one column ("Map from") to a
   user field ("Map to": ``userid``, ``username``, ``useridnumber``, ``useremail``) and each
   grade column to a grade item or a new one; a row whose user is not found aborts the whole

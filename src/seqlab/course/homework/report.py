@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from seqlab.homework.collect import Assignment, Submission, safe_name
+from seqlab.course.homework.collect import Assignment, Submission, safe_name
 
 OK = "ok"
 ERROR = "error"

@@ -47,12 +47,14 @@ from seqlab.course.homework.collect import Assignment, collect, load_assignments
 THRESHOLD = 0.6
 #: How sources reach copydetect (:func:`compare`); chosen on ``python -m benchmarks.similarity``.
 MODE = "cleaned+copydetect"
-MODES = ("cleaned+copydetect", "names-kept", "copydetect")
+MODES = ("cleaned+copydetect", "unparsed+copydetect", "names-kept", "copydetect")
 #: Shortest run of normalised characters two solutions must share to count (copydetect's k).
 NOISE = 25
 INSTALL_HINT = ("the similarity report needs copydetect: pip install 'copydetect>=0.5' "
                 "(it is in requirements.txt)")
 MAGIC = re.compile(r"^\s*[%!].*$", re.MULTILINE)
+IMPORT = re.compile(r"^[ \t]*(import [\w., ]+|from [\w.]+ import [\w., ]+)[ \t]*(#.*)?$",
+                    re.MULTILINE)
 STUDENT_ID = re.compile(r"""^\s*STUDENT_ID\s*=.*$""", re.MULTILINE)
 CSV_COLUMNS = ["exercise", "student_a", "student_b", "similarity", "share_a", "share_b",
                "shared_chars", "chars_a", "chars_b", "file_a", "file_b"]
@@ -148,6 +150,12 @@ def _bound_names(tree: ast.AST) -> set[str]:
     return bound
 
 
+def clean(source: str) -> str:
+    """The cell without the lines that are not the solution: magics, imports, ``STUDENT_ID``."""
+    source = STUDENT_ID.sub("", MAGIC.sub("", source))
+    return IMPORT.sub("", source)
+
+
 def normalise(source: str, rename: bool = True) -> str:
     """The cell's code with names, comments, docstrings, strings and formatting made uniform.
 
@@ -214,7 +222,8 @@ def compare(sources: dict[str, str], starter: str = "", *, noise: int | None = N
     noise = noise or NOISE
     mode = mode or MODE
     prepare = {"names-kept": normalise, "copydetect": lambda text: text,
-               "cleaned+copydetect": lambda text: normalise(text, rename=False)}[mode]
+               "cleaned+copydetect": clean, "unparsed+copydetect":
+               lambda text: normalise(text, rename=False)}[mode]
     with tempfile.TemporaryDirectory(prefix="seqlab-similarity-") as folder:
         folder = Path(folder)
         (folder / "solutions").mkdir()

@@ -1,13 +1,13 @@
 """Verdicts a submission cannot forge: values come from its kernel, verdicts from the grader.
 
 Before, the instructor's check cells ran in the student's kernel after the student's cells, so
-a submission could replace ``seqlab.checks`` functions (or ``print("passed")`` in a way the
+a submission could replace ``seqlab.course.checks`` functions (or ``print("passed")`` in a way the
 grader believed) and give itself full marks. Now a check runs twice, with the same code:
 
 1. **In the submission's kernel** (inside the sandbox), one epilogue cell per exercise calls
    :func:`record_values`. It runs the *visible* part of the instructor's check cell (the part
    every student copy shows) with each student name it uses wrapped in a recorder, under a
-   :class:`seqlab.checks.transcript.Transcript` in record mode: every result of student code
+   :class:`seqlab.course.checks.transcript.Transcript` in record mode: every result of student code
    (arrays, numbers, lists, dicts; plain facts about objects such as models, via
    ``checks.observe``) is stored by key, e.g. ``call general_score <hash of the arguments>``.
    The hidden tests never enter the kernel: the grader first runs them in *plan* mode
@@ -16,12 +16,12 @@ grader believed) and give itself full marks. Now a check runs twice, with the sa
    the transcript to a JSON file in its working folder. Everything in that file is the
    student's; nothing in it is a verdict.
 2. **In the grader's process** (which holds the instructor's notebooks), :func:`judge` runs the
-   *whole* instructor check cell, hidden tests included, with the real :mod:`seqlab.checks`
+   *whole* instructor check cell, hidden tests included, with the real :mod:`seqlab.course.checks`
    and each student name bound to a replayer that answers from the transcript. The reference
    values, the comparisons and the points are computed here, from the grader's own inputs; a
    call whose arguments differ from any recorded call has no answer and fails.
 
-So monkeypatching ``seqlab.checks`` in the kernel, editing or deleting check cells, or printing
+So monkeypatching ``seqlab.course.checks`` in the kernel, editing or deleting check cells, or printing
 "passed" changes only which values the kernel records; a value that matches the reference on
 the check's inputs is a right answer however it was produced. No student code runs in the
 grader's process: it decodes JSON into numbers, strings and NumPy arrays only.
@@ -37,7 +37,7 @@ import json
 import re
 from pathlib import Path
 
-from seqlab.checks.transcript import Transcript, Unavailable, call_key, decode, encode, using
+from seqlab.course.checks.transcript import Transcript, Unavailable, call_key, decode, encode, using
 
 HIDDEN_TESTS = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS[^\n]*\n(.*?)^[ \t]*### END HIDDEN TESTS[^\n]*\n?",
                           re.S | re.M)
@@ -78,9 +78,9 @@ def _grader_namespace() -> dict:
     import numpy
 
     import seqlab
-    import seqlab.checks
+    import seqlab.course.checks
 
-    return {"__builtins__": builtins, "checks": seqlab.checks, "seqlab": seqlab, "np": numpy,
+    return {"__builtins__": builtins, "checks": seqlab.course.checks, "seqlab": seqlab, "np": numpy,
             "numpy": numpy, "math": math}
 
 
@@ -113,7 +113,7 @@ def record_values(exercise: str, visible_source: str, names: list[str], planned_
         shell = IPython.get_ipython()
         namespace = shell.user_ns if shell is not None else {}
     import seqlab
-    import seqlab.checks
+    import seqlab.course.checks
 
     transcript = Transcript("record")
     kinds: dict[str, dict] = {}
@@ -126,7 +126,7 @@ def record_values(exercise: str, visible_source: str, names: list[str], planned_
             scope[name] = _Recorder(name, namespace[name], transcript)
         else:
             kinds[name] = {"kind": "value", "value": encode(namespace[name])}
-    scope.update(checks=seqlab.checks, seqlab=seqlab)
+    scope.update(checks=seqlab.course.checks, seqlab=seqlab)
     interrupted = False
     try:
         with using(transcript), contextlib.redirect_stdout(io.StringIO()):
@@ -154,7 +154,7 @@ def record_cell(exercise: str, check_source: str, path: str) -> str:
     """The epilogue cell that records one exercise's values (no hidden test in it)."""
     names = student_names(check_source)
     calls = plan_calls(hidden_part(check_source), names)
-    return ("from seqlab.homework.verdicts import record_values as _seqlab_record_values\n"
+    return ("from seqlab.course.homework.verdicts import record_values as _seqlab_record_values\n"
             f"_seqlab_record_values({exercise!r}, {visible_part(check_source)!r}, {names!r},\n"
             f"    {calls!r}, {path!r});")
 
@@ -239,7 +239,7 @@ class _Replayer:
 
 
 def parse_values(text: str) -> dict:
-    """The kernel's values file (its text, read with :func:`seqlab.homework.run.read_untrusted`).
+    """The kernel's values file (its text, read with :func:`seqlab.course.homework.run.read_untrusted`).
 
     Raises:
         ValueError: if it is not the JSON :func:`record_values` writes.
@@ -277,7 +277,7 @@ def judge(exercise: str, check_source: str, values: dict | None,
                 scope[name] = decode(entry.get("value"))
             except (ValueError, TypeError, RecursionError):
                 scope[name] = Unavailable("unreadable value")
-    from seqlab.checks import CheckFailed
+    from seqlab.course.checks import CheckFailed
 
     captured = io.StringIO()
     try:

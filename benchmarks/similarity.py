@@ -11,12 +11,14 @@ another library's functions). From each, two copies are derived as a copier woul
 - ``renamed``: every name the solution binds itself (variables, arguments, helper functions;
   not the names the exercise asks for) renamed, comments rewritten, spacing changed;
 - ``reordered``: the same with other names, and the cell's top-level functions in reverse order
-  (a helper moved below the function that uses it), and blank lines added.
+  (a helper moved below the function that uses it), and blank lines added;
+- ``edited``: renamed as above, and every one-line ``return EXPR`` split into
+  ``answer_ = EXPR`` and ``return answer_`` (a small change of the code itself).
 
-Each of the 12 solutions per exercise goes into the student copy's exercise cell of a
-submission, and :func:`seqlab.course.homework.similarity.assignment_pairs` scores all 66 pairs
+Each of the 16 solutions per exercise goes into the student copy's exercise cell of a
+submission, and :func:`seqlab.course.homework.similarity.assignment_pairs` scores all 120 pairs
 (the starter code discounted). A pair is a copy when both come from the same hand-written
-solution (12 per exercise) and independent otherwise (54). Printed: per threshold, the copy
+solution (24 per exercise) and independent otherwise (96). Printed: per threshold, the copy
 pairs flagged (recall) and the share of flagged pairs that are copies (precision), for the
 report's mode (cleaned cells, copydetect's filter) and, for comparison, the other two modes of
 :func:`seqlab.course.homework.similarity.compare`.
@@ -68,11 +70,29 @@ def _reorder(source: str) -> str:
     return "\n\n\n".join(reversed(chunks)) + "\n"
 
 
-def derive_copy(source: str, required: set[str], seed: int, reorder: bool = False) -> str:
-    """A disguised copy of ``source``: renamed names, other comments and spacing."""
+def _returns_through_a_variable(source: str) -> str:
+    """Each one-line ``return EXPR`` becomes ``answer_ = EXPR`` then ``return answer_``."""
+    lines = []
+    for line in source.splitlines():
+        body = line.lstrip()
+        indent = line[:len(line) - len(body)]
+        if body.startswith("return ") and not body.rstrip().endswith(("(", ",", "\\")):
+            lines += [f"{indent}answer_ = {body[len('return '):]}", f"{indent}return answer_"]
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def derive_copy(source: str, required: set[str], seed: int, reorder: bool = False,
+                edit: bool = False) -> str:
+    """A disguised copy of ``source``: renamed names, other comments and spacing; with
+    ``reorder`` its top-level functions reversed, with ``edit`` its returns through a variable."""
     rng = random.Random(seed)
     if reorder:
         source = _reorder(source)
+    if edit:
+        source = _returns_through_a_variable(source)
+        ast.parse(source)
     bound = similarity._bound_names(ast.parse(source)) - required
     names = rng.sample(NEW_NAMES, len(NEW_NAMES))
     mapping = {name: f"{names[i % len(names)]}{i // len(names) or ''}"
@@ -104,7 +124,7 @@ def _submission(copy, label: str, name: str, source: str) -> Submission:
 
 
 def scored_pairs(key: str, mode: str | None = None):
-    """``[(pair, is_copy)]`` for one exercise: 4 solutions x (original + 2 copies)."""
+    """``[(pair, is_copy)]`` for one exercise: 4 solutions x (original + 3 copies)."""
     notebook, prefix = EXERCISES[key]
     assignment = load_assignment(config.REPO_ROOT / "notebooks" / f"{notebook}.ipynb")
     exercise = next(e for e in assignment.exercises if e.name.startswith(prefix + ":"))
@@ -117,8 +137,9 @@ def scored_pairs(key: str, mode: str | None = None):
     for seed, path in enumerate(sorted((SOLUTIONS / key).glob("*.txt"))):
         original = path.read_text(encoding="utf-8")
         sources[f"{path.stem}"] = original
-        sources[f"{path.stem}~renamed"] = derive_copy(original, required, 2 * seed)
-        sources[f"{path.stem}~reordered"] = derive_copy(original, required, 2 * seed + 1, True)
+        sources[f"{path.stem}~renamed"] = derive_copy(original, required, 3 * seed)
+        sources[f"{path.stem}~reordered"] = derive_copy(original, required, 3 * seed + 1, True)
+        sources[f"{path.stem}~edited"] = derive_copy(original, required, 3 * seed + 2, edit=True)
     if mode is None:  # the report's own path: submissions, exercise cells, starter code
         assignment.exercises = [exercise]
         submissions = [_submission(copy, exercise.name, name, source)

@@ -6,21 +6,21 @@
 Nothing is executed: each submission's exercise cells (the cells tagged ``exercise`` with the
 label of :mod:`seqlab.course.cells`) are read as text, one file per (exercise, student).
 
-1. **Clean** (:func:`normalise` with ``rename=False``): IPython magics, imports, comments,
-   docstrings and ``STUDENT_ID`` lines go, and the cell is written back by :func:`ast.unparse`
-   (one spelling of spacing, quotes, parentheses and line breaks).
+1. **Clean** (:func:`clean`): the lines that are not the solution go: IPython magics,
+   one-line imports and ``STUDENT_ID`` lines.
 2. **Compare** with `copydetect <https://github.com/blingenf/copydetect>`_ (MOSS's winnowing,
-   MIT licence): its filter tokenises with Pygments, drops whitespace and turns every name
-   into ``V``, function names into ``F`` and strings into ``S``; then every run of ``noise``
-   filtered characters two solutions share counts, except runs also found in the student
-   copy's own exercise cell (copydetect's boilerplate: the starter code every student got). A
-   pair's similarity is the larger of the two shares of each solution covered by shared runs
-   (a short solution copied into a longer one scores high). ``mode="names-kept"`` keeps
-   module, attribute and method names (only the names the cell binds become ``v``) and
-   ``mode="copydetect"`` gives copydetect the raw cell; ``python -m benchmarks.similarity``
-   measures all three (docs/similarity.md): keeping API names separated independent
-   solutions less well, and cleaning changes little on the benchmark but removes imports and
-   docstrings that a copier may add.
+   MIT licence): its filter tokenises with Pygments, drops whitespace and comments and turns
+   every name into ``V``, function names into ``F`` and strings (docstrings too) into ``S``;
+   then every run of ``noise`` filtered characters two solutions share counts, except runs
+   also found in the student copy's own exercise cell (copydetect's boilerplate: the starter
+   code every student got). A pair's similarity is the larger of the two shares of each
+   solution covered by shared runs (a short solution copied into a longer one scores high).
+   ``python -m benchmarks.similarity`` also measures the other modes of :func:`compare`
+   (docs/similarity.md): the raw cell (``copydetect``: the same numbers on the benchmark,
+   which has no imports to add), the cell rewritten by :func:`ast.unparse` without docstrings
+   (``unparsed+copydetect``: the starter's discount fits less well, one independent pair
+   flagged) and names of modules, attributes and methods kept (``names-kept``: independent
+   solutions scored higher, 10 flagged).
 3. **Report** the pairs at or above ``threshold`` in ``similarity/<assignment>.csv`` and
    ``.html`` (both solutions side by side, escaped). The threshold and the precision and
    recall it gave on generated copies are in ``docs/similarity.md``.

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from seqlab import config
-from seqlab.course.homework import docker_sandbox
+from seqlab.course.homework import docker_sandbox, sandbox
 
 SPEC = {"time_limit": 90, "epilogue_timeout": 30, "epilogue": ["a", "b"],
         "memory_limit": 2 * 1024**3}
@@ -160,3 +160,66 @@ def test_the_probe_says_what_is_missing(tmp_path, monkeypatch):
     monkeypatch.setenv("BUILD_STATUS", "1")
     docker_sandbox.docker_problem.cache_clear()
     assert "`docker build` failed" in docker_sandbox.docker_problem(build=True)
+
+
+# ----------------------------------------------------------- the whole path, engine stood in
+
+FAKE_ENGINE = '''#!{python}
+"""Stands in for docker: records its arguments; `run` runs the command on the host."""
+import json, os, subprocess, sys
+args = sys.argv[1:]
+with open({log!r}, "a") as log:
+    log.write(json.dumps(args) + "\\n")
+if args[0] != "run":
+    sys.exit(0)  # info, image inspect
+image = args.index({image!r})
+options, inner = args[1:image], args[image + 1:]
+env = {{"PATH": os.defpath}}
+for option, value in zip(options, options[1:]):
+    if option == "-e":
+        name, _, text = value.partition("=")
+        env[name] = text
+    if option == "--workdir":
+        cwd = value
+env["PYTHONPATH"] = {package!r}  # what the read-only mount holds
+env["HOME"] = os.path.join(cwd, "home")  # the tmpfs home
+inner[inner.index("python")] = {python!r}
+sys.exit(subprocess.run(inner, env=env, cwd=cwd).returncode)
+'''
+
+
+@pytest.mark.notebook
+def test_auto_without_bwrap_grades_through_the_container_engine(tmp_path, monkeypatch):
+    import nbformat
+    from test_homework_sandbox import SOLUTION_1, _instructor_notebook, _submission
+
+    import seqlab
+    from seqlab.course.homework import grade, student_copies
+
+    _instructor_notebook(tmp_path / "notebooks")
+    (_, text), = student_copies.build(tmp_path / "notebooks", tmp_path / "assignments",
+                                      root=tmp_path).items()
+    copy = nbformat.reads(text, as_version=4)
+    (tmp_path / "submissions").mkdir()
+    _submission(copy, tmp_path / "submissions", "perfect")
+    _submission(copy, tmp_path / "submissions", "half", solve=(SOLUTION_1, None))
+    log = tmp_path / "engine-calls"
+    engine = _fake_engine(tmp_path / "bin", "docker", "")
+    engine.write_text(FAKE_ENGINE.format(
+        python=sys.executable, log=str(log), image=docker_sandbox.image(),
+        package=str(Path(seqlab.__file__).resolve().parent.parent)), encoding="utf-8")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(sandbox, "bwrap_problem", lambda: "bwrap is not installed")
+    lines = []
+    grades = grade.grade(tmp_path / "submissions", tmp_path / "out",
+                         notebooks_dir=tmp_path / "notebooks", time_limit=25, check_timeout=20,
+                         memory_limit_gb=3, jobs=2, sandbox="auto", log=lines.append)
+    assert "sandbox: docker" in "\n".join(lines)
+    assert {g.student: (g.total, g.status) for g in grades} == {"perfect": (3.0, "ok"),
+                                                               "half": (2.0, "ok")}
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    runs = [call for call in calls if call[0] == "run"]
+    assert ["info"] in calls and len(runs) == 2
+    for call in runs:
+        assert ("--network", "none") in _pairs(call) and "--read-only" in call
+        assert ("--memory", str(3 * 1024**3)) in _pairs(call)

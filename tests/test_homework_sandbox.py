@@ -274,27 +274,46 @@ def test_forged_checks_earn_nothing_and_deleted_checks_change_nothing(hostile):
 # ------------------------------------------------------------------ without a kernel
 
 
-def test_auto_says_once_that_it_grades_without_a_sandbox(monkeypatch, tmp_path):
+def test_auto_refuses_to_grade_when_neither_bwrap_nor_a_container_can_run(monkeypatch,
+                                                                           tmp_path):
+    from seqlab.course.homework import docker_sandbox
+
     monkeypatch.setattr(sandbox, "bwrap_problem", lambda: "bwrap (bubblewrap) is not installed")
+    monkeypatch.setattr(docker_sandbox, "docker_problem", lambda: "docker is not installed")
     (tmp_path / "submissions").mkdir()
-    (tmp_path / "notebooks").mkdir()
     _instructor_notebook(tmp_path / "course")
     lines = []
-    grade.grade(tmp_path / "submissions", tmp_path / "out", notebooks_dir=tmp_path / "course",
-                sandbox="auto", log=lines.append)
-    warnings = [line for line in lines if "WITHOUT a sandbox" in line]
-    assert len(warnings) == 1 and "apt-get install bubblewrap" in warnings[0]
+    with pytest.raises(ValueError, match="refusing to grade without a sandbox") as refusal:
+        grade.grade(tmp_path / "submissions", tmp_path / "out", notebooks_dir=tmp_path / "course",
+                    sandbox="auto", log=lines.append)
+    message = str(refusal.value)
+    assert "bwrap (bubblewrap) is not installed" in message and "docker is not installed" in message
+    assert "apt-get install bubblewrap" in message and "Docker Desktop" in message
+    assert "pass --sandbox none" in message and not (tmp_path / "out" / "grades.csv").exists()
     with pytest.raises(ValueError, match="bwrap is not installed|not installed; install"):
         sandbox.resolve("bwrap")
+    with pytest.raises(ValueError, match="--sandbox docker: docker is not installed"):
+        sandbox.resolve("docker")
     before = len(lines)
     assert sandbox.resolve("none", log=lines.append) == "none" and len(lines) == before
 
 
-def test_unknown_and_docker_sandboxes_are_refused():
+def test_auto_takes_bwrap_first_then_a_container(monkeypatch):
+    from seqlab.course.homework import docker_sandbox
+
+    monkeypatch.setattr(docker_sandbox, "docker_problem", lambda: None)
+    monkeypatch.setattr(sandbox, "bwrap_problem", lambda: None)
+    assert sandbox.resolve("auto") == "bwrap"
+    monkeypatch.setattr(sandbox, "bwrap_problem", lambda: "bwrap cannot create namespaces here")
+    lines = []
+    assert sandbox.resolve("auto", log=lines.append) == "docker"
+    assert len(lines) == 1 and "container instead" in lines[0]
+    assert sandbox.resolve("docker", log=lines.append) == "docker" and len(lines) == 1
+
+
+def test_unknown_sandboxes_are_refused():
     with pytest.raises(ValueError, match="must be one of auto, bwrap, docker, none"):
         sandbox.resolve("chroot")
-    with pytest.raises(ValueError, match="docker is not built in"):
-        sandbox.resolve("docker")
 
 
 def test_the_bwrap_command_isolates_and_hides(tmp_path):

@@ -8,7 +8,7 @@
    to its assignment by the metadata every student copy carries; files that match nothing
    are reported.
 2. **Run** (:mod:`seqlab.course.homework.run`) each submission in FAST mode in a process of its own,
-   inside a bubblewrap sandbox where the machine supports one
+   inside a bubblewrap sandbox or a container (never without one unless told ``--sandbox none``)
    (:mod:`seqlab.course.homework.sandbox`): a temporary working folder, a fresh kernel, a wall-clock
    limit for the notebook and an address-space limit for the kernel. Errors do not stop
    execution (each is reported), so a cell that raises costs only what depends on it. After
@@ -179,8 +179,8 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
         memory_limit_gb: address-space limit of each kernel, GB (None or 0: no limit).
         jobs: submissions executed at once (each in its own kernel).
         parameters: ``parameters``-cell overrides for every submission (FAST stays on).
-        sandbox: "auto" (bwrap where it works, else none, said once), "bwrap", "none"
-            (:mod:`seqlab.course.homework.sandbox`).
+        sandbox: "auto" (bwrap, else a container, else a refusal), "bwrap", "docker",
+            "none" (:mod:`seqlab.course.homework.sandbox`).
         log: where progress lines go (``print``; pass ``lambda *_: None`` to silence).
 
     Returns:

@@ -1,7 +1,7 @@
 """Running one submission: its own working folder, process, kernel and (where it works) sandbox.
 
 The grader writes the submission and a run spec into a fresh temporary folder and starts
-``python -m seqlab.course.homework.run SPEC`` there, wrapped in ``bwrap`` when sandboxed
+``python -m seqlab.course.homework.run SPEC`` there, wrapped in ``bwrap`` or ``docker run`` when sandboxed
 (:mod:`seqlab.course.homework.sandbox`). That process executes the notebook with
 :func:`seqlab.course.runner.run_notebook` (the tests' runner: papermill parameters, nbclient, a fresh
 kernel, the time and memory limits) followed by the epilogue cells that record the values the
@@ -116,6 +116,12 @@ async def run_submission(notebook, work: Path, *, sandbox: str, hide=(),
         inside = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
                   "HOME": str(work / "home"), "LANG": "C.UTF-8", "TMPDIR": "/tmp", **env}
         command, environment = bwrap_command(command, work, hide=hide, env=inside), None
+    elif sandbox == "docker":
+        from seqlab.course.homework import docker_sandbox
+
+        docker_sandbox.give_work_folder(work, docker_sandbox.container_user())
+        command = docker_sandbox.docker_command(command, work, env={"LANG": "C.UTF-8", **env})
+        environment = None  # the engine's client: the grader's; the container gets only env
     else:
         path = os.pathsep.join(p for p in (env["PYTHONPATH"], os.environ.get("PYTHONPATH")) if p)
         environment = {**os.environ, **env, "PYTHONPATH": path}

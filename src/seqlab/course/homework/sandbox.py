@@ -1,4 +1,5 @@
-"""The sandbox each submission runs in: bubblewrap (``bwrap``) on Linux, or none.
+"""The sandbox each submission runs in: bubblewrap (``bwrap``) on Linux, a container
+(``docker``: Docker or Podman, :mod:`seqlab.course.homework.docker_sandbox`) anywhere, or none.
 
 ``--sandbox bwrap`` wraps the process that executes a submission (papermill/nbclient and the
 Jupyter kernel it starts) in ``bwrap`` with
@@ -21,8 +22,10 @@ apply as without a sandbox. It does not limit CPU shares, disk usage in the work
 what the kernel reads from the parts of the file system left visible (system files, the Python
 installation, ``seqlab``'s sources); see docs/instructors.md.
 
-``auto`` uses bwrap when a trial run works, otherwise grades without a sandbox after saying so
-once. ``docker`` is not built in (see docs/instructors.md).
+``auto`` uses bwrap when a trial run works, else a container when an engine answers and its
+image is there or can be built, and otherwise REFUSES to grade (a ``ValueError`` naming what is
+missing and ``--sandbox none``): it never grades without a sandbox. ``none`` grades without
+one, only when asked for by name. See docs/instructors.md.
 """
 
 from __future__ import annotations
@@ -60,26 +63,40 @@ def bwrap_problem() -> str | None:
 
 
 def resolve(choice: str, log=print) -> str:
-    """The sandbox to use for ``choice`` ("bwrap" or "none"); says so once when auto falls back.
+    """The sandbox to use for ``choice``: "bwrap", "docker" or "none" (only when asked for).
+
+    ``auto``: bwrap, else a container (saying so once), else a refusal.
 
     Raises:
-        ValueError: for an unknown choice, ``docker``, or ``bwrap`` where bwrap does not work.
+        ValueError: for an unknown choice; ``bwrap`` or ``docker`` where it cannot run;
+            ``auto`` where neither can (naming what is missing and ``--sandbox none``).
     """
+    from seqlab.course.homework import docker_sandbox
+
     if choice not in CHOICES:
         raise ValueError(f"--sandbox must be one of {', '.join(CHOICES)}; got {choice!r}.")
-    if choice == "docker":
-        raise ValueError("--sandbox docker is not built in; use bwrap (see docs/instructors.md "
-                         "for running the grader itself in a container).")
     if choice == "none":
         return "none"
+    if choice == "docker":
+        problem = docker_sandbox.docker_problem()
+        if problem is not None:
+            raise ValueError(f"--sandbox docker: {problem}; {docker_sandbox.HOW_TO_GET_ONE}.")
+        return "docker"
     problem = bwrap_problem()
     if problem is None:
         return "bwrap"
     if choice == "bwrap":
         raise ValueError(f"--sandbox bwrap: {problem}; {HOW_TO_GET_ONE}.")
-    log(f"warning: grading WITHOUT a sandbox: {problem}. Submitted code runs as you, with your "
-        f"files, network and environment. To sandbox each submission, {HOW_TO_GET_ONE}.")
-    return "none"
+    engine_problem = docker_sandbox.docker_problem()
+    if engine_problem is None:
+        log(f"sandbox: {problem}; each submission runs in a {docker_sandbox.engine()} "
+            f"container instead (--sandbox docker).")
+        return "docker"
+    raise ValueError(
+        f"refusing to grade without a sandbox: {problem}, and {engine_problem}. To sandbox each "
+        f"submission, {HOW_TO_GET_ONE.split(', or pass')[0]}; or {docker_sandbox.HOW_TO_GET_ONE}. "
+        f"To grade WITHOUT a sandbox, knowingly (submitted code then runs as you, with your "
+        f"files, network and environment), pass --sandbox none.")
 
 
 def _covers(path: Path, hidden: Iterable[Path]) -> bool:

@@ -231,3 +231,14 @@ def test_a_hostile_notebook_forges_nothing_and_reads_no_hidden_test(graded):
     assert _by_name(results)[GRADED_2]["output"].startswith("\u2717")
     if SANDBOX == "bwrap":
         assert "sandbox: bwrap" in log
+
+
+def test_the_cli_writes_the_zip(tmp_path, capsys):
+    from seqlab.course.homework import __main__ as cli
+
+    assert cli.main(["gradescope", "01", "--out", str(tmp_path), "--sandbox", "none"]) == 0
+    archive, = tmp_path.glob("autograder_01_*.zip")
+    with zipfile.ZipFile(archive) as zipped:
+        assert json.loads(zipped.read(gradescope.CONFIG_NAME))["sandbox"] == "none"
+    assert cli.main(["gradescope", "99", "--out", str(tmp_path)]) == 2
+    assert "matches no notebook" in capsys.readouterr().err

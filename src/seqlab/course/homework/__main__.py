@@ -51,7 +51,7 @@ def _copies_command(command: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from seqlab.course.homework import grade, sandbox, student_copies
+    from seqlab.course.homework import grade, gradescope, sandbox, student_copies
 
     parser = argparse.ArgumentParser(prog="python -m seqlab.course.homework",
                                      description=student_copies.__doc__,
@@ -67,8 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     command.add_argument("--out", type=Path, default=Path("grades"),
                          help="output folder (default: grades/)")
     command.add_argument("--sandbox", choices=sandbox.CHOICES, default="auto",
-                         help="isolate each submission: auto (bwrap where it works, else none, "
-                              "said once), bwrap, none (default: %(default)s)")
+                         help="isolate each submission: auto (bwrap where it works, else a "
+                              "Docker/Podman container, else refuse to grade), bwrap, docker "
+                              "(engine: SEQLAB_CONTAINER_ENGINE, default docker), none (no "
+                              "sandbox, only when asked for) (default: %(default)s)")
     command.add_argument("--timeout", type=float, default=grade.DEFAULT_TIME_LIMIT,
                          help="seconds per submission (default: %(default)s, five times the "
                               "one-minute FAST budget)")
@@ -84,9 +86,14 @@ def main(argv: list[str] | None = None) -> int:
     command.add_argument("-p", "--parameter", nargs=2, action="append",
                          metavar=("NAME", "VALUE"),
                          help="override a parameters-cell variable in every submission")
+    gradescope.add_build_arguments(commands.add_parser(
+        "gradescope", help="write a Gradescope autograder zip for one assignment",
+        description=gradescope.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter))
     args = parser.parse_args(argv)
     if args.command == "grade":
         return _grade_command(args)
+    if args.command == "gradescope":
+        return gradescope.build_command(args)
     return _copies_command(args.command)
 
 

@@ -156,6 +156,8 @@ def _expected_failure(check, function):
 
 
 def _points(row):
+    """Exercise 1, Exercise 2, total, max, status; max includes Question 1's 3 points, which
+    count once the instructor scores them in written/ (tests/test_homework_written.py)."""
     return row[EXERCISE_1], row[EXERCISE_2], row["total"], row["max"], row["status"]
 
 
@@ -172,7 +174,7 @@ def test_one_row_per_student_and_a_summary(graded):
 @pytest.mark.notebook
 def test_the_instructor_solution_gets_full_marks(graded):
     out, _, rows, _ = graded
-    assert _points(rows["perfect"]) == ("2", "1", "3", "3", "ok")
+    assert _points(rows["perfect"]) == ("2", "1", "3", "6", "ok")
     feedback = _feedback(out, "perfect")
     assert f"\u2713 {EXERCISE_1} passed." in feedback and f"\u2713 {EXERCISE_2} passed." in feedback
 
@@ -180,7 +182,7 @@ def test_the_instructor_solution_gets_full_marks(graded):
 @pytest.mark.notebook
 def test_the_untouched_copy_gets_zero_and_is_told_the_placeholder_is_still_there(graded):
     out, _, rows, _ = graded
-    assert _points(rows["untouched"]) == ("0", "0", "0", "3", "ok")
+    assert _points(rows["untouched"]) == ("0", "0", "0", "6", "ok")
     feedback = _feedback(out, "untouched")
     assert feedback.count("the solution is still the placeholder") == 2
 
@@ -188,14 +190,14 @@ def test_the_untouched_copy_gets_zero_and_is_told_the_placeholder_is_still_there
 @pytest.mark.notebook
 def test_one_solved_exercise_earns_its_points_and_student_id_comes_from_the_notebook(graded):
     _, _, rows, _ = graded
-    assert _points(rows["s1234"]) == ("0", "1", "1", "3", "ok")
+    assert _points(rows["s1234"]) == ("0", "1", "1", "6", "ok")
     assert rows["s1234"]["file"] == "one_solved.ipynb"
 
 
 @pytest.mark.notebook
 def test_a_wrong_answer_gets_the_checks_own_message(graded):
     out, _, rows, _ = graded
-    assert _points(rows["wrong"]) == ("2", "0", "2", "3", "ok")
+    assert _points(rows["wrong"]) == ("2", "0", "2", "6", "ok")
     namespace = {"np": np}
     exec(WRONG_ACCURACY, namespace)
     message = _expected_failure(checks.check_accuracy_function,
@@ -207,7 +209,7 @@ def test_a_wrong_answer_gets_the_checks_own_message(graded):
 @pytest.mark.notebook
 def test_deleted_and_moved_check_cells_change_nothing_but_are_noted(graded):
     out, _, rows, _ = graded
-    assert _points(rows["no_checks"]) == ("2", "1", "3", "3", "ok")
+    assert _points(rows["no_checks"]) == ("2", "1", "3", "6", "ok")
     feedback = _feedback(out, "no_checks")
     assert "deleted: a check cell (x2)" in feedback and "reordered" in feedback
 
@@ -215,7 +217,7 @@ def test_deleted_and_moved_check_cells_change_nothing_but_are_noted(graded):
 @pytest.mark.notebook
 def test_a_check_edited_to_always_pass_has_no_effect(graded):
     out, _, rows, _ = graded
-    assert _points(rows["always_passes"]) == ("0", "0", "0", "3", "ok")
+    assert _points(rows["always_passes"]) == ("0", "0", "0", "6", "ok")
     executed = (out / "executed" / "always_passes.ipynb").read_text(encoding="utf-8")
     assert f"\u2713 {EXERCISE_1} passed." in executed  # what the student's edit printed
     assert "check cells edited: 2" in _feedback(out, "always_passes")
@@ -224,7 +226,7 @@ def test_a_check_edited_to_always_pass_has_no_effect(graded):
 @pytest.mark.notebook
 def test_an_infinite_loop_hits_the_time_limit_and_keeps_what_ran_before(graded):
     out, grades, rows, _ = graded
-    assert _points(rows["loops"]) == ("2", "0", "2", "3", "timeout")
+    assert _points(rows["loops"]) == ("2", "0", "2", "6", "timeout")
     assert f"time limit of {TIME_LIMIT} s" in rows["loops"]["reason"]
     assert "could not find your solution" in _feedback(out, "loops")
     assert max(g.seconds for g in grades) < TIME_LIMIT + 2 * 60
@@ -233,7 +235,7 @@ def test_an_infinite_loop_hits_the_time_limit_and_keeps_what_ran_before(graded):
 @pytest.mark.notebook
 def test_an_invalid_file_gets_zero_and_a_reason(graded):
     out, _, rows, _ = graded
-    assert _points(rows["broken"]) == ("0", "0", "0", "3", "invalid")
+    assert _points(rows["broken"]) == ("0", "0", "0", "6", "invalid")
     assert "not valid JSON" in rows["broken"]["reason"]
     assert "not valid JSON" in _feedback(out, "broken")
 
@@ -261,6 +263,20 @@ def test_written_answers_are_collected_for_the_instructor_with_the_model_answer(
     assert "Model answer" not in _feedback(out, "perfect") and quoted in _feedback(out, "perfect")
     assert "Model answer" not in nbformat.writes(student_copy)
     assert "written answers to grade by hand" in log
+
+
+@pytest.mark.notebook
+def test_the_class_goes_to_canvas_and_moodle_files_with_the_same_points(graded):
+    out, _, rows, log = graded
+    with (out / "canvas.csv").open(newline="", encoding="utf-8") as handle:
+        canvas = list(csv.reader(handle))
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", NOTEBOOK]
+    assert canvas[1][0].strip() == "Points Possible" and canvas[1][5] == "6"
+    assert {row[2]: row[5] for row in canvas[2:]} == {s: r["total"] for s, r in rows.items()}
+    assert all(r["written"] == "0" and r["written ungraded"] == "1" for r in rows.values())
+    with (out / "moodle.csv").open(newline="", encoding="utf-8") as handle:
+        assert len(list(csv.reader(handle))) == 1 + len(rows)
+    assert "roster: every submission placed" in log and "canvas.csv, moodle.csv" in log
 
 
 # --------------------------------------------------------------------- without a kernel

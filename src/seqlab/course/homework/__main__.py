@@ -17,7 +17,8 @@ def _grade_command(args) -> int:
         grade(args.submissions, args.out, notebook=args.notebook, time_limit=args.timeout,
               check_timeout=args.check_timeout, memory_limit_gb=args.memory_limit,
               jobs=args.jobs, parameters=parse_parameters(args.parameter),
-              sandbox=args.sandbox)
+              sandbox=args.sandbox, roster=args.roster,
+              no_submission=0.0 if args.no_submission == "zero" else None)
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -86,6 +87,13 @@ def main(argv: list[str] | None = None) -> int:
     command.add_argument("-p", "--parameter", nargs=2, action="append",
                          metavar=("NAME", "VALUE"),
                          help="override a parameters-cell variable in every submission")
+    command.add_argument("--roster", type=Path, metavar="CSV",
+                         help="class list for canvas.csv and moodle.csv: columns student, name, "
+                              "email, sis_id, canvas_id, section, username, or a Canvas or Moodle "
+                              "grade export (docs/gradebooks.md)")
+    command.add_argument("--no-submission", choices=("empty", "zero"), default="empty",
+                         help="what a roster student without a submission gets in those files "
+                              "(default: %(default)s)")
     gradescope.add_build_arguments(commands.add_parser(
         "gradescope", help="write a Gradescope autograder zip for one assignment",
         description=gradescope.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter))

@@ -24,7 +24,10 @@
    ``executed/<student>.ipynb`` under the output folder, and a summary. Answers to the
    questions answered in words are not scored automatically: they are collected per
    assignment into ``written/<assignment>.md`` and ``.csv``, beside each question's model
-   answer and rubric, for the instructor.
+   answer and rubric, for the instructor, who enters points in the CSV; the next run into the
+   same folder reads them back into the totals (:mod:`seqlab.course.homework.written`).
+   ``canvas.csv`` and ``moodle.csv`` export the class for the LMS, matched to ``--roster`` if
+   given (:mod:`seqlab.course.homework.gradebook`, ``docs/gradebooks.md``).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from seqlab.course.homework.collect import (
     structure_notes,
     written_answers,
 )
+from seqlab.course.homework.gradebook import read_roster, summary_lines, write_gradebooks
 from seqlab.course.homework.report import (
     ERROR,
     KERNEL_DIED,
@@ -57,10 +61,10 @@ from seqlab.course.homework.report import (
     summary,
     write_csv,
     write_feedback,
-    write_written_sheets,
 )
 from seqlab.course.homework.student_copies import make_student_copy
 from seqlab.course.homework.verdicts import MAX_VALUES_BYTES, judge, parse_values, record_cell
+from seqlab.course.homework.written import update_written_sheets
 
 #: The FAST-mode promise (README): every notebook runs in about a minute on 2 CPU cores.
 FAST_BUDGET_SECONDS = 60
@@ -166,7 +170,8 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
           notebooks_dir: Path | None = None, time_limit: float = DEFAULT_TIME_LIMIT,
           check_timeout: int = DEFAULT_CHECK_TIMEOUT,
           memory_limit_gb: float | None = DEFAULT_MEMORY_LIMIT_GB, jobs: int = DEFAULT_JOBS,
-          parameters: dict | None = None, sandbox: str = "auto", log=print) -> list[Grade]:
+          parameters: dict | None = None, sandbox: str = "auto", roster: Path | None = None,
+          no_submission: float | None = None, log=print) -> list[Grade]:
     """Grade every submission in ``submissions_dir``; write CSV, feedback and executed copies.
 
     Args:
@@ -181,6 +186,9 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
         parameters: ``parameters``-cell overrides for every submission (FAST stays on).
         sandbox: "auto" (bwrap, else a container, else a refusal), "bwrap", "docker",
             "none" (:mod:`seqlab.course.homework.sandbox`).
+        roster: the class list matching submissions to the rows of ``canvas.csv`` and
+            ``moodle.csv`` (:func:`seqlab.course.homework.gradebook.read_roster`).
+        no_submission: what a roster student without a submission gets there (None: empty).
         log: where progress lines go (``print``; pass ``lambda *_: None`` to silence).
 
     Returns:
@@ -194,6 +202,8 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
     from seqlab.course.homework import sandbox as sandboxes
 
     sandbox = sandboxes.resolve(sandbox, log=log)
+    if roster is not None:
+        read_roster(roster)  # a missing or unreadable roster stops here, before any grading
 
     assignments = load_assignments(notebooks_dir)
     only = None
@@ -210,7 +220,9 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
         log("warning: this OS cannot limit a kernel's memory (no RLIMIT_AS); running without.")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    for folder in ("feedback", "executed", "written"):  # no stale files from an earlier grading run
+    # No stale files from an earlier grading run; written/ is kept: it holds the instructor's
+    # points, read back below.
+    for folder in ("feedback", "executed"):
         shutil.rmtree(out_dir / folder, ignore_errors=True)
     submissions, skipped = collect(submissions_dir, assignments, only, exclude=out_dir.resolve())
     for submission in skipped:
@@ -249,14 +261,20 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
 
     start = time.monotonic()
     grades = run_sync(everything)()
+    sheets = update_written_sheets(grades, assignments, out_dir)  # first: its points count
     write_csv(grades, out_dir / "grades.csv")
-    sheets = write_written_sheets(grades, assignments, out_dir)
+    exports, book = write_gradebooks(grades, out_dir, roster, no_submission)
     log("")
     log(summary(grades, skipped))
+    for line in summary_lines(book) + [f"written sheet: {p}" for p in sheets.problems]:
+        log(line)
     log(f"\nwrote {out_dir / 'grades.csv'}, {out_dir / 'feedback'}/ and {out_dir / 'executed'}/ "
         f"in {time.monotonic() - start:.0f} s")
-    if sheets:
+    log("for Canvas and Moodle: " + ", ".join(path.name for path in exports)
+        + " (docs/gradebooks.md)")
+    if sheets.paths:
         log(f"written answers to grade by hand (model answers and rubrics beside them): "
-            f"{out_dir / 'written'}/")
+            f"{out_dir / 'written'}/: {sheets.ungraded} without points yet; enter them in the "
+            "CSV and grade again into this folder")
     return grades
 

@@ -9,7 +9,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from seqlab.course.homework.collect import Assignment, Submission, safe_name
+from seqlab.course.homework.collect import Submission, safe_name
+from seqlab.course.homework.written import (  # noqa: F401 - public names kept here
+    WRITTEN_COLUMNS,
+    write_written_sheets,
+)
 
 OK = "ok"
 ERROR = "error"
@@ -42,6 +46,11 @@ class Grade:
     executed: Path | None = None
     #: ``{question label: answer}`` for the written questions ("" if unanswered).
     written: dict[str, str] = field(default_factory=dict)
+    #: ``{question label: the instructor's points}`` read back from the written sheet; None:
+    #: not scored yet, not a valid number, or the answer changed since (see ``written.py``).
+    written_points: dict[str, float | None] = field(default_factory=dict)
+    #: The written questions' points together (0 without written questions).
+    written_max: float = 0.0
 
     @property
     def total(self) -> float:
@@ -50,6 +59,14 @@ class Grade:
     @property
     def max_points(self) -> float:
         return sum(result.max_points for result in self.results)
+
+    @property
+    def written_total(self) -> float:
+        return sum(points for points in self.written_points.values() if points is not None)
+
+    @property
+    def written_ungraded(self) -> int:
+        return sum(points is None for points in self.written_points.values())
 
 
 def _blockquote(text: str) -> str:
@@ -83,53 +100,10 @@ def write_feedback(grade: Grade, out_dir: Path) -> Path:
     return path
 
 
-WRITTEN_COLUMNS = ["assignment", "question", "student", "answer", "max", "points", "comment"]
-
-
-def write_written_sheets(grades: list[Grade], assignments: dict[str, Assignment],
-                         out_dir: Path) -> list[Path]:
-    """Per assignment with written questions, ``written/<assignment>.md`` and ``.csv``.
-
-    The Markdown sheet gives, for each question, the question, its points, the model answer
-    and the rubric (from the instructor's notebook), then every student's answer. The CSV has
-    one row per (question, student) with empty ``points`` and ``comment`` columns for the
-    instructor.
-    """
-    folder = Path(out_dir) / "written"
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, assignment in sorted(assignments.items()):
-        graded = [g for g in grades if g.assignment == name]
-        if not assignment.questions or not graded:
-            continue
-        lines = [f"# {name}: written answers", "",
-                 f"{len(graded)} submissions. Model answers and rubrics are the instructor's: "
-                 "do not share this file with students."]
-        rows = []
-        for question in assignment.questions:
-            lines += ["", f"## {question.name} ({points_text(question.points)} points)", "",
-                      _blockquote(question.prompt), "", "### Model answer and rubric", "",
-                      question.model_answer, "", "### Answers"]
-            for grade in sorted(graded, key=lambda g: g.student):
-                answer = grade.written.get(question.name, "")
-                lines += ["", f"**{grade.student}** (`{grade.file}`): points ___ / "
-                              f"{points_text(question.points)}", "",
-                          _blockquote(answer) if answer else "> (no answer)"]
-                rows.append([name, question.name, grade.student, answer,
-                             points_text(question.points), "", ""])
-        markdown = folder / f"{name}.md"
-        markdown.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        table = folder / f"{name}.csv"
-        with table.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(WRITTEN_COLUMNS)
-            writer.writerows(rows)
-        written += [markdown, table]
-    return written
-
-
 def write_csv(grades: list[Grade], path: Path) -> Path:
-    """One row per student: each exercise's points, total, max, status and reason."""
+    """One row per student: each exercise's points, the written points the instructor
+    entered (``written``) and how many written answers have none yet (``written ungraded``),
+    ``total`` and ``max`` (exercises and written questions together), status and reason."""
     exercises: list[str] = []
     for grade in grades:
         exercises += [r.name for r in grade.results if r.name not in exercises]
@@ -137,13 +111,16 @@ def write_csv(grades: list[Grade], path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["student", "file", "assignment", *exercises, "total", "max", "status",
-                         "reason"])
+        writer.writerow(["student", "file", "assignment", *exercises, "written",
+                         "written ungraded", "total", "max", "status", "reason"])
         for grade in grades:
             points = {r.name: points_text(r.points) for r in grade.results}
             writer.writerow([grade.student, grade.file, grade.assignment or "",
                              *[points.get(name, "") for name in exercises],
-                             points_text(grade.total), points_text(grade.max_points) if grade.results else "",
+                             points_text(grade.written_total), grade.written_ungraded,
+                             points_text(grade.total + grade.written_total),
+                             points_text(grade.max_points + grade.written_max)
+                             if grade.results or grade.written_max else "",
                              grade.status, grade.reason])
     return path
 

@@ -97,3 +97,12 @@ def test_the_report_lists_the_copied_pair_escaped_in_csv_and_html(tmp_path):
     assert "Content-Security-Policy" in page
     assert all("cy" not in (r["student_a"], r["student_b"]) for r in rows)
     assert "4 submissions, 3 pairs compared, 1 flagged" in lines[0]
+
+
+def test_the_command_line_reports_a_missing_folder_or_notebook(tmp_path, capsys):
+    from seqlab.course.homework import __main__ as cli
+
+    assert cli.main(["similarity", str(tmp_path / "nowhere")]) == 2
+    assert "No submissions folder" in capsys.readouterr().err
+    assert cli.main(["similarity", str(tmp_path), "--notebook", "99"]) == 2
+    assert "matches no notebook" in capsys.readouterr().err

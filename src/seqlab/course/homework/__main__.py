@@ -1,4 +1,5 @@
-"""``python -m seqlab.course.homework build|check|grade``: student copies and grading in one CLI."""
+"""``python -m seqlab.course.homework build|check|grade|similarity``: student copies, grading and
+the similarity report in one CLI."""
 
 from __future__ import annotations
 
@@ -20,6 +21,18 @@ def _grade_command(args) -> int:
               sandbox=args.sandbox, roster=args.roster,
               no_submission=0.0 if args.no_submission == "zero" else None)
     except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _similarity_command(args) -> int:
+    from seqlab.course.homework.similarity import similarity_report
+
+    try:
+        similarity_report(args.submissions, args.out, notebook=args.notebook,
+                          threshold=args.threshold)
+    except (FileNotFoundError, ValueError, ImportError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0
@@ -52,7 +65,7 @@ def _copies_command(command: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from seqlab.course.homework import grade, gradescope, sandbox, student_copies
+    from seqlab.course.homework import grade, gradescope, sandbox, similarity, student_copies
 
     parser = argparse.ArgumentParser(prog="python -m seqlab.course.homework",
                                      description=student_copies.__doc__,
@@ -94,6 +107,17 @@ def main(argv: list[str] | None = None) -> int:
     command.add_argument("--no-submission", choices=("empty", "zero"), default="empty",
                          help="what a roster student without a submission gets in those files "
                               "(default: %(default)s)")
+    command = commands.add_parser(
+        "similarity", help="pairs of submissions whose solutions are unusually alike",
+        description=similarity.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    command.add_argument("submissions", type=Path, metavar="SUBMISSIONS_DIR")
+    command.add_argument("--notebook", help="only this assignment, e.g. 04")
+    command.add_argument("--out", type=Path, default=Path("grades"),
+                         help="output folder; the report goes to its similarity/ (default: "
+                              "grades/)")
+    command.add_argument("--threshold", type=float, default=similarity.THRESHOLD,
+                         help="report pairs at or above this similarity, 0-1 (default: "
+                              "%(default)s, chosen on benchmarks.similarity)")
     gradescope.add_build_arguments(commands.add_parser(
         "gradescope", help="write a Gradescope autograder zip for one assignment",
         description=gradescope.__doc__, formatter_class=argparse.RawDescriptionHelpFormatter))
@@ -102,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         return _grade_command(args)
     if args.command == "gradescope":
         return gradescope.build_command(args)
+    if args.command == "similarity":
+        return _similarity_command(args)
     return _copies_command(args.command)
 
 

@@ -20,8 +20,10 @@
    instructor's exercise cell, default 1) when its check passes; the feedback quotes the
    check's message, the words the student saw. Editing or deleting check cells, replacing
    ``seqlab.course.checks`` in the kernel or printing "passed" change nothing.
-4. **Report** (:mod:`seqlab.course.homework.report`): ``grades.csv``, ``feedback/<student>.md`` and
-   ``executed/<student>.ipynb`` under the output folder, and a summary. Answers to the
+4. **Report** (:mod:`seqlab.course.homework.report`): ``grades.csv``, ``feedback/<student>.md``,
+   ``feedback/<student>.html`` (the executed notebook with each verdict under its exercise,
+   :mod:`seqlab.course.homework.feedback_html`) and ``executed/<student>.ipynb`` under the
+   output folder, and a summary. Answers to the
    questions answered in words are not scored automatically: they are collected per
    assignment into ``written/<assignment>.md`` and ``.csv``, beside each question's model
    answer and rubric, for the instructor, who enters points in the CSV; the next run into the
@@ -49,6 +51,7 @@ from seqlab.course.homework.collect import (
     structure_notes,
     written_answers,
 )
+from seqlab.course.homework.feedback_html import write_feedback_html
 from seqlab.course.homework.gradebook import read_roster, summary_lines, write_gradebooks
 from seqlab.course.homework.report import (
     ERROR,
@@ -248,6 +251,7 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
         if assignment is not None:
             result.written = written_answers(submission.notebook, assignment)
         result.feedback = write_feedback(result, out_dir)
+        write_feedback_html(result, out_dir)
         log(f"  {result.student}: {points_text(result.total)}/{points_text(result.max_points)} "
             f"{result.status}" + (f" ({result.reason})" if result.reason else "")
             + (f" in {result.seconds:.0f} s" if result.seconds else ""))

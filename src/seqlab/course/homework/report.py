@@ -86,6 +86,9 @@ def write_feedback(grade: Grade, out_dir: Path) -> Path:
              f"- Points: **{points_text(grade.total)} / {points_text(grade.max_points)}**",
              f"- Status: {grade.status}" + (f" ({grade.reason})" if grade.reason else "")]
     lines += [f"- Note: {note}" for note in grade.notes]
+    page = f"{safe_name(grade.student)}.html"
+    lines.append(f"- As a web page, with your notebook and each verdict under its exercise: "
+                 f"[{page}]({page})")
     if grade.executed is not None:
         lines.append(f"- Your notebook as it ran: [executed/{grade.executed.name}]"
                      f"(../executed/{grade.executed.name})")

@@ -385,4 +385,6 @@ def similarity_report(submissions_dir: Path, out_dir: Path = Path("grades"), *,
                     write_html(flagged, folder / f"{name}.html", f"{name}: similar solutions",
                                threshold, counts)]
         log(f"{name}: {counts} -> {folder / name}.csv / .html")
+    if not written:
+        log(f"no submission of {', '.join(sorted(assignments))} found in {submissions_dir}")
     return written

@@ -144,7 +144,7 @@ class ContextFeedingDecoder(Seq2SeqDecoder):
         embedded = self.embedding(target_ids)  # (batch, T, embedding_dim)
         states, hidden = list(initial_state), []
         for t in range(target_ids.shape[1]):  # the padded length is static here
-            context = self.attention(states[0], encoder_outputs, mask=source_mask)
+            context = self.attention(states[0], encoder_outputs, padding_mask=source_mask)
             context = context[0] if isinstance(context, (tuple, list)) else context  # (batch, units)
             h, states = self.rnn.cell(ops.concatenate([embedded[:, t], context], axis=-1), states)
             states = list(states) if isinstance(states, (list, tuple)) else [states]

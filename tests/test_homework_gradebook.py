@@ -151,3 +151,10 @@ def test_written_points_entered_by_the_instructor_are_in_the_exports(tmp_path):
     gradebook.write_gradebooks([grade], tmp_path)
     canvas = _rows(tmp_path / "canvas.csv")
     assert canvas[1][-1] == "8" and canvas[2][-1] == "4.5"  # 3 + 5 possible; 2 + 2.5 earned
+
+
+def test_a_file_of_no_assignment_is_reported_not_exported(tmp_path):
+    stray = Grade("notes", "notes.ipynb", None, [], "unmatched", "not a student copy")
+    _, book = gradebook.write_gradebooks([_grade("ada", 3), stray], tmp_path)
+    assert [p.problem for p in book.problems] == ["no assignment"]
+    assert [row[0] for row in _rows(tmp_path / "canvas.csv")[2:]] == ["ada"]

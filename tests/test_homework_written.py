@@ -173,3 +173,17 @@ def test_parse_points():
     assert written.parse_points(" 1.5 ", 2) == (1.5, None)
     assert written.parse_points("0,5", 2) == (0.5, None)
     assert written.parse_points("inf", 2)[1] == "points 'inf' is not a number from 0 to 2"
+
+
+def test_columns_the_instructor_adds_are_carried_over(tmp_path):
+    _run(tmp_path, _grades())
+    rows = _sheet(tmp_path)
+    for row in rows:
+        row["second reader"] = "1" if row["student"] == "ada" else ""
+    with (tmp_path / "written" / f"{NAME}.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, [*written.WRITTEN_COLUMNS, "second reader"])
+        writer.writeheader()
+        writer.writerows(rows)
+    _run(tmp_path, _grades())
+    assert {(r["student"], r["second reader"]) for r in _sheet(tmp_path)} == {("ada", "1"),
+                                                                              ("bo", "")}

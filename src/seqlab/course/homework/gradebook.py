@@ -221,6 +221,10 @@ def build(grades, roster: list[Student] | None = None,
     placed: dict[int, list] = {}  # id(Student) -> grades
     students: list[Student] = list(roster) if roster is not None else []
     for grade in grades:
+        if not grade.assignment:
+            book.problems.append(Problem("no assignment", grade.student, grade.file, "",
+                                         "matches no assignment; in grades.csv only"))
+            continue
         if roster is None:
             key = _base_id(grade)
             student = next((s for s in students if s.student == key), None)

@@ -16,6 +16,8 @@ new sheet, matched by student and question (never by row number). Then:
   ``check`` and reported with their row; they count as ungraded, never as 0;
 - a row with points or a comment whose student or question is not in this run is kept at the
   end of the sheet, flagged;
+- columns the instructor adds (initials, a second reader's points) are carried over too; the
+  ``check`` column is the grader's, rewritten at every run;
 - the previous sheet (CSV and Markdown) is copied to ``written/backup/`` before anything is
   written, so nothing the instructor typed is lost even if they typed in the Markdown view.
 
@@ -101,8 +103,14 @@ def read_sheet(path: Path) -> list[dict[str, str]]:
             for row in reader]
 
 
+def _extra(rows: list[dict[str, str]]) -> list[str]:
+    """Columns the instructor added to the sheet (kept, in their order, after ours)."""
+    return list(dict.fromkeys(key for row in rows for key in row if key not in WRITTEN_COLUMNS))
+
+
 def _has_input(row: dict[str, str]) -> bool:
-    return bool(row.get("points", "").strip() or row.get("comment", "").strip())
+    typed = ["points", "comment", *(key for key in row if key not in WRITTEN_COLUMNS)]
+    return any(row.get(key, "").strip() for key in typed)
 
 
 def _backup(paths: list[Path], folder: Path) -> list[Path]:
@@ -128,7 +136,7 @@ def merge(assignment, graded, old_rows: list[dict[str, str]], sheet: str = "shee
         line per cell that needs the instructor.
     """
     previous: dict[tuple[str, str], dict[str, str]] = {}
-    leftover = []
+    leftover, extra = [], _extra(old_rows)
     for row in old_rows:
         key = (row.get("question", ""), row.get("student", ""))
         if key in previous or not _has_input(row):
@@ -143,7 +151,7 @@ def merge(assignment, graded, old_rows: list[dict[str, str]], sheet: str = "shee
     for question in assignment.questions:
         for grade in sorted(graded, key=lambda g: g.student):
             answer = grade.written.get(question.name, "")
-            row = dict.fromkeys(WRITTEN_COLUMNS, "")
+            row = dict.fromkeys(WRITTEN_COLUMNS + extra, "")
             row.update(assignment=assignment.name, question=question.name, student=grade.student,
                        file=grade.file, answer=answer, max=_text(question.points),
                        **{"model answer and rubric": question.model_answer})
@@ -151,6 +159,7 @@ def merge(assignment, graded, old_rows: list[dict[str, str]], sheet: str = "shee
             old = previous.pop((question.name, grade.student), None)
             if old is not None:
                 row["points"], row["comment"] = old.get("points", ""), old.get("comment", "")
+                row.update({key: old.get(key, "") for key in extra})
                 pending = old.get("check", "").strip() and old.get("scored answer", "").strip()
                 scored = old["scored answer"] if pending else old.get("answer", "")
                 if not _same(scored, answer):
@@ -169,8 +178,7 @@ def merge(assignment, graded, old_rows: list[dict[str, str]], sheet: str = "shee
             grade.written_points[question.name] = value if not checks else None
             rows.append(row)
     for row in list(previous.values()) + leftover:
-        kept = dict.fromkeys(WRITTEN_COLUMNS, "")
-        kept.update({key: row.get(key, "") for key in WRITTEN_COLUMNS})
+        kept = {key: row.get(key, "") for key in WRITTEN_COLUMNS + extra}
         kept["check"] = ORPHAN
         problems.append(f"{sheet}, row {len(rows) + 2}: {row.get('student', '')}, "
                         f"{row.get('question', '')}: kept from the previous sheet, not counted "
@@ -218,7 +226,7 @@ def update_written_sheets(grades, assignments, out_dir: Path) -> WrittenReport:
         table, markdown = folder / f"{name}.csv", folder / f"{name}.md"
         rows, problems = merge(assignment, graded, read_sheet(table), f"written/{table.name}")
         buffer = io.StringIO(newline="")
-        writer = csv.DictWriter(buffer, WRITTEN_COLUMNS)
+        writer = csv.DictWriter(buffer, WRITTEN_COLUMNS + _extra(rows))
         writer.writeheader()
         writer.writerows(rows)
         texts = {table: buffer.getvalue(), markdown: _markdown(assignment, graded, rows)}

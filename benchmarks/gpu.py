@@ -10,7 +10,7 @@ attention variant (``none``, ``bahdanau``, ``luong-dot``, ``luong-general``; emb
 256, Adam 2e-3) and the Transformer (preset ``"small"``, the paper's schedule with 1,000 warm-up
 steps), vocabularies of 8,000 per language, sentences of at most 20 tokens, 128 sentences per
 replica. Each model is timed under four settings: float32 or the mixed policy
-:func:`seqlab.course.notebook.choose_precision` picks for the device (``mixed_bfloat16`` where the
+:func:`seqlab.course.gpu_choices.choose_precision` picks for the device (``mixed_bfloat16`` where the
 device computes in bfloat16, ``mixed_float16`` on older GPUs; ``mixed_bfloat16`` on a CPU, to
 exercise the path), each with and without XLA (``jit_compile``). It prints
 
@@ -124,7 +124,7 @@ def time_training(model, dataset, steps: int, warmup: int) -> float:
 
 def mixed_policy() -> str:
     """The mixed policy ``seqlab.course.notebook.setup`` would choose here (bfloat16 on a CPU)."""
-    from seqlab.course.notebook import choose_precision
+    from seqlab.course.gpu_choices import choose_precision
 
     devices = [tf.config.experimental.get_device_details(g)
                for g in tf.config.list_physical_devices("GPU")]

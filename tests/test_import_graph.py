@@ -41,6 +41,7 @@ COURSE_ORDER = (
     "seqlab.course",                      # the package's docstring: imports nothing
     "seqlab.course.cells",                # tag and metadata names
     "seqlab.course.tensorflow_startup",   # TensorFlow's start-up lines held back
+    "seqlab.course.gpu_choices",          # dtype policy and XLA for the devices
     "seqlab.course.notebook_files",       # the generated setup cell, badges: sync/check
     "seqlab.course.notebook",             # setup() in the kernel, the Colab check
     "seqlab.course.checks",               # the exercises' checks

@@ -10,15 +10,21 @@ from seqlab import config
 from seqlab.course import notebook, tensorflow_startup
 
 
+@pytest.fixture(autouse=True)
+def _keep_seqlab_fast(monkeypatch):
+    """setup() writes SEQLAB_FAST into the environment: undo it after each test."""
+    monkeypatch.setenv("SEQLAB_FAST", os.environ.get("SEQLAB_FAST", "1"))
+
+
 def test_setup_reports_versions_and_seeds_everything(capsys):
     import keras
     import numpy as np
 
-    info = notebook.setup(seed=7)
+    run = notebook.setup(seed=7)
     first = np.random.rand(3)
     notebook.setup(seed=7, quiet=True)
     assert np.array_equal(first, np.random.rand(3))
-    assert info["keras"] == keras.__version__ and info["keras"].startswith("3.")
+    assert run.keras == keras.__version__ and run.keras.startswith("3.")
     out = capsys.readouterr().out
     assert "TensorFlow" in out and "Keras 3." in out and "FAST mode" in out
 
@@ -166,10 +172,10 @@ def test_a_version_string_that_is_not_one_is_rejected_clearly():
 
 
 def test_setup_says_the_running_versions_are_tested(capsys):
-    info = notebook.setup(quiet=False)
+    run = notebook.setup(quiet=False)
     out = capsys.readouterr().out
     # The two venvs CI uses (newest and floor) are both inside the range.
-    assert info["versions"] == {"tensorflow": notebook.TESTED, "keras": notebook.TESTED}
+    assert run.versions == {"tensorflow": notebook.TESTED, "keras": notebook.TESTED}
     assert "is tested" in out and "below floor" not in out
 
 
@@ -177,9 +183,9 @@ def test_setup_flags_a_keras_below_the_floor(monkeypatch, capsys):
     import keras
 
     monkeypatch.setattr(keras, "__version__", "3.8.0")
-    info = notebook.setup()
+    run = notebook.setup()
     out = capsys.readouterr().out
-    assert info["versions"]["keras"] == notebook.BELOW_FLOOR
+    assert run.versions["keras"] == notebook.BELOW_FLOOR
     assert "Keras 3.8.0 is below floor" in out and "keras>=3.10.0" in out
 
 
@@ -307,12 +313,12 @@ def test_setup_on_a_cpu_changes_nothing_and_a_forced_policy_is_applied(capsys):
 
     before = keras.config.dtype_policy().name
     try:
-        info = notebook.setup(mixed_precision="auto")
-        assert info["dtype_policy"] == before and info["jit_compile"] is False
+        run = notebook.setup(mixed_precision="auto")
+        assert run.dtype_policy == before and run.jit_compile is False
         assert "no GPU, so nothing changes" in capsys.readouterr().out
-        info = notebook.setup(mixed_precision="bfloat16", quiet=True)
-        assert info["dtype_policy"] == keras.config.dtype_policy().name == "mixed_bfloat16"
-        info = notebook.setup(mixed_precision="off", quiet=True)
+        run = notebook.setup(mixed_precision="bfloat16", quiet=True)
+        assert run.dtype_policy == keras.config.dtype_policy().name == "mixed_bfloat16"
+        run = notebook.setup(mixed_precision="off", quiet=True)
         assert keras.config.dtype_policy().name == "float32"
     finally:
         keras.config.set_dtype_policy(before)
@@ -329,8 +335,8 @@ def test_a_tpu_gets_bfloat16_and_replicas_turn_auto_xla_off():
 def test_setup_chooses_the_strategy_and_reports_it(capsys):
     import tensorflow as tf
 
-    info = notebook.setup(strategy="default")
-    assert info["strategy"] is tf.distribute.get_strategy() and info["replicas"] == 1
+    run = notebook.setup(strategy="default")
+    assert run.strategy is tf.distribute.get_strategy() and run.replicas == 1
     assert "Strategy: default strategy" in capsys.readouterr().out
 
 
@@ -343,3 +349,106 @@ def test_a_runtime_without_tensorflow_such_as_colab_s_tpu_gets_one_honest_messag
     message = str(caught.value)
     assert "TPU runtimes no longer ship TensorFlow" in message and "not tested on TPUs" in message
     assert "Runtime > Change runtime type > CPU or T4 GPU" in message
+
+
+# --------------------------------------------------------------------------------------------
+# A run's settings: resolved once, by setup(), from the parameters cell's values.
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def chosen_strategies(monkeypatch):
+    """setup()'s strategy choices, recorded (the real choice would fix TensorFlow's devices)."""
+    import tensorflow as tf
+
+    from seqlab import distribute
+
+    names = []
+
+    def choose(name=None, *, quiet=False):
+        names.append(distribute.strategy_name(name))
+        return tf.distribute.get_strategy()
+
+    monkeypatch.setattr(distribute, "choose_strategy", choose)
+    return names
+
+
+@pytest.mark.parametrize("argument, environment, expected", [
+    (True, "0", True),      # the parameters cell's value wins
+    (False, "1", False),
+    (None, "1", True),      # None: $SEQLAB_FAST
+    (None, "0", False),
+    (None, None, False),    # neither: off
+])
+def test_setup_resolves_fast_from_the_argument_then_the_environment(monkeypatch, argument,
+                                                                     environment, expected):
+    if environment is None:
+        monkeypatch.delenv("SEQLAB_FAST")
+    else:
+        monkeypatch.setenv("SEQLAB_FAST", environment)
+    monkeypatch.delenv("SEQLAB_SIZE", raising=False)
+    run = notebook.setup(fast=argument, size="fast" if expected else "class", quiet=True)
+    assert run.fast is expected
+    # Written back, so package code that reads config.is_fast() agrees with the notebook.
+    assert os.environ["SEQLAB_FAST"] == ("1" if expected else "0") and config.is_fast() is expected
+
+
+@pytest.mark.parametrize("argument, environment, fast, expected", [
+    ("full", "class", False, "full"),   # the parameters cell's value wins
+    (None, "class", False, "class"),    # None: $SEQLAB_SIZE
+    (None, None, True, "fast"),         # neither: FAST mode's size ...
+    (None, None, False, "class"),       # ... or, on this CPU, the class size
+])
+def test_setup_resolves_the_size_from_the_argument_then_the_environment(monkeypatch, capsys,
+                                                                        argument, environment,
+                                                                        fast, expected):
+    if environment is None:
+        monkeypatch.delenv("SEQLAB_SIZE", raising=False)
+    else:
+        monkeypatch.setenv("SEQLAB_SIZE", environment)
+    run = notebook.setup(fast=fast, size=argument, notebook="04")
+    assert run.size == expected and run.notebook == "04"
+    lines = capsys.readouterr().out.strip().splitlines()
+    # sizes.choose's one line, printed once, last (none in FAST mode).
+    if expected == "fast":
+        assert not [line for line in lines if "class size" in line or "full size" in line]
+    else:
+        assert f"the {expected} size" in lines[-1]
+        assert sum(line.count(f"the {expected} size") for line in lines) == 1
+
+
+@pytest.mark.parametrize("argument, environment, expected", [
+    ("default", "mirrored", "default"),   # the parameters cell's value wins
+    (None, "default", "default"),         # None: $SEQLAB_STRATEGY
+    (None, None, "auto"),                 # neither: auto
+])
+def test_setup_chooses_the_strategy_once_from_the_argument_then_the_environment(
+        monkeypatch, chosen_strategies, argument, environment, expected):
+    import tensorflow as tf
+
+    if environment is None:
+        monkeypatch.delenv("SEQLAB_STRATEGY", raising=False)
+    else:
+        monkeypatch.setenv("SEQLAB_STRATEGY", environment)
+    run = notebook.setup(strategy=argument, quiet=True)
+    assert chosen_strategies == [expected]
+    assert run.strategy is tf.distribute.get_strategy() and run.replicas == 1
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"fast": "yes"}, "FAST must be True, False or None"),
+    ({"fast": False, "size": "huge"}, "must be one of 'fast', 'class', 'full'"),
+    ({"fast": True, "size": "full"}, "FAST mode is on"),
+    ({"strategy": "gpus"}, "strategy must be one of"),
+])
+def test_setup_refuses_a_setting_that_is_not_one_of_its_choices(settings, message):
+    with pytest.raises(ValueError, match=message):
+        notebook.setup(quiet=True, **settings)
+
+
+def test_the_run_settings_are_frozen():
+    import dataclasses
+
+    run = notebook.setup(quiet=True)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        run.fast = not run.fast

@@ -10,7 +10,7 @@ from seqlab.course import notebook_files
 
 
 def test_setup_cell_installs_on_colab_only_and_names_the_repo_once():
-    source = notebook_files.setup_cell_source()
+    source = notebook_files.setup_cell_source("04")
     assert source.count(config.REPOSITORY_URL) == 1
     assert '"google.colab" in sys.modules' in source
     # Colab keeps its own TensorFlow/Keras: the cell never installs them explicitly.
@@ -28,6 +28,8 @@ def _write_notebook(path, setup_source="placeholder", badge="badge: " + notebook
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_markdown_cell(f"# 99 · Test\n{badge}"),
+        nbformat.v4.new_code_cell("FAST = None\nSIZE = None\nSTRATEGY = None",
+                                  metadata={"tags": ["parameters"]}),
         nbformat.v4.new_code_cell(setup_source, metadata={"tags": ["setup"]}),
     ]
     nbformat.write(nb, path)
@@ -42,7 +44,7 @@ def test_sync_rewrites_a_drifted_setup_cell_and_badge(tmp_path, monkeypatch):
     assert len(problems) == 2
     assert notebook_files.sync_notebook(path, root=tmp_path, write=False) == []
     synced = nbformat.read(path, as_version=4)
-    assert synced.cells[1].source == notebook_files.setup_cell_source()
+    assert synced.cells[2].source == notebook_files.setup_cell_source("99")
     assert notebook_files.colab_badge("notebooks/99_test.ipynb") in synced.cells[0].source
 
 
@@ -60,10 +62,18 @@ def test_committed_notebooks_are_in_sync():
 
 
 def test_the_setup_cell_runs_the_colab_check_before_installing():
-    source = notebook_files.setup_cell_source()
+    source = notebook_files.setup_cell_source("04")
     assert source.index("prepare_colab") > source.index("git")
     assert "pip" not in source  # every install goes through prepare_colab
-    assert source.rstrip().endswith("SETUP = seqlab.course.notebook.setup()")
+    assert source.rstrip().endswith('RUN = seqlab.course.notebook.setup(fast=FAST, size=SIZE, '
+                                    'strategy=STRATEGY, notebook="04")')
+
+
+def test_setup_cells_differ_only_in_the_notebook_number():
+    first, second = (notebook_files.setup_cell_source(n).splitlines() for n in ("01", "08"))
+    assert [(a, b) for a, b in zip(first, second, strict=True) if a != b] == [
+        (first[-1], first[-1].replace('"01"', '"08"'))]
+    assert notebook_files.notebook_number(config.REPO_ROOT / "notebooks" / "04_x.ipynb") == "04"
 
 
 def test_the_sync_command_still_answers_as_python_m_seqlab_notebook():

@@ -7,6 +7,7 @@ copies (``assignments/``) must run to the end too, each check cell failing with 
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 
@@ -66,11 +67,37 @@ def test_notebook_hygiene(path):
     assert sum(SETUP_TAG in _tags(c) for c in code) == 1
     parameters = [c for c in code if PARAMETERS_TAG in _tags(c)]
     assert len(parameters) == 1, f"{path.name}: needs exactly one cell tagged 'parameters'"
-    assert "FAST" in parameters[0].source
-    setup_index = next(i for i, c in enumerate(notebook.cells) if SETUP_TAG in _tags(c))
-    parameters_index = notebook.cells.index(parameters[0])
-    assert setup_index < parameters_index, "the setup cell comes before the parameters cell"
+    # The parameters cell first, the setup cell (which reads its FAST, SIZE, STRATEGY) next.
+    assert PARAMETERS_TAG in _tags(code[0]), f"{path.name}: the first code cell is 'parameters'"
+    assert SETUP_TAG in _tags(code[1]), f"{path.name}: the setup cell follows the parameters cell"
+    assert parameter_problems(code[0].source) == [], path.name
     assert "## Exercises" in "".join(c.source for c in notebook.cells if c.cell_type == "markdown")
+
+
+def parameter_problems(source: str) -> list[str]:
+    """What keeps a parameters cell from being plain settings: an import (on Colab seqlab is not
+    there yet), a statement other than ``NAME = literal``, FAST/SIZE/STRATEGY missing."""
+    problems, names = [], set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            problems.append(f"line {node.lineno}: an import")
+        elif not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                  and isinstance(node.targets[0], ast.Name)):
+            problems.append(f"line {node.lineno}: not NAME = value")
+        else:
+            names.add(node.targets[0].id)
+            try:
+                ast.literal_eval(node.value)
+            except ValueError:
+                problems.append(f"line {node.lineno}: {node.targets[0].id} is not a plain literal")
+    problems += [f"no {name}" for name in ("FAST", "SIZE", "STRATEGY") if name not in names]
+    return problems
+
+
+def test_the_parameters_check_refuses_imports_and_expressions():
+    assert parameter_problems("FAST = None\nSIZE = 'class'\nSTRATEGY = None\nX = [1, 'a']") == []
+    assert parameter_problems("from seqlab import config\nFAST = config.is_fast()") == [
+        "line 1: an import", "line 2: FAST is not a plain literal", "no SIZE", "no STRATEGY"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))

@@ -1,11 +1,12 @@
 """Training past one device: pick the ``tf.distribute`` strategy for the runtime, and the rules
 for batch size and learning rate that go with it.
 
-In a notebook::
+In a notebook the setup cell chooses the strategy once (``setup(strategy=STRATEGY)`` calls
+:func:`choose_strategy`: ``"auto"``, ``"default"``, ``"mirrored"``, ``"tpu"``), then::
 
-    from seqlab.distribute import choose_strategy, global_batch_size, scale_learning_rate
+    from seqlab.distribute import global_batch_size, scale_learning_rate
 
-    strategy = choose_strategy(STRATEGY)                  # "auto", "default", "mirrored", "tpu"
+    strategy = RUN.strategy                                # what the setup cell chose
     BATCH_SIZE = global_batch_size(BATCH_SIZE, strategy)   # BATCH_SIZE is per replica
     LEARNING_RATE = scale_learning_rate(LEARNING_RATE, BATCH_SIZE, 128)  # tuned for 128
     model = build_rnn_translator(..., strategy=strategy)    # variables live on every replica
@@ -77,8 +78,8 @@ def choose_strategy(name: str | None = None, *, quiet: bool = False) -> tf.distr
     """The ``tf.distribute`` strategy for this runtime, created once per process.
 
     Call it before anything runs a TensorFlow operation when ``"mirrored"`` may split the CPU
-    (logical devices are fixed when TensorFlow initialises them); in the notebooks it runs
-    right after the parameters cell.
+    (logical devices are fixed when TensorFlow initialises them); in the notebooks the setup
+    cell, right after the parameters cell, runs it (:func:`seqlab.course.notebook.setup`).
 
     Args:
         name: ``"auto"`` (TPU if present, else several GPUs, else one device), ``"default"``

@@ -6,6 +6,7 @@ imports a later one; ``tests/test_import_graph.py`` checks it):
 
 - :mod:`~seqlab.course.cells` — every cell-tag and cell-metadata name, and their readers;
 - :mod:`~seqlab.course.tensorflow_startup` — TensorFlow's start-up lines held back;
+- :mod:`~seqlab.course.gpu_choices` — the dtype policy and XLA for the devices, and why;
 - :mod:`~seqlab.course.notebook_files` — the generated setup cell and Colab badges
   (``python -m seqlab.course.notebook sync|check``);
 - :mod:`~seqlab.course.notebook` — what runs in a notebook's kernel: ``setup()``, the Colab check;

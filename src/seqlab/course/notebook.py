@@ -1,9 +1,16 @@
 """What runs inside a notebook's kernel: one-call setup, the Colab check, the GPU choices.
 
-In a notebook (its generated setup cell, the first code cell)::
+In a notebook, the first code cell (tagged ``parameters``) holds the run's settings as plain
+literals, and the generated setup cell after it resolves them once::
 
-    import seqlab.course.notebook
-    seqlab.course.notebook.setup()
+    FAST = None       # parameters cell: True, False, or None ($SEQLAB_FAST, else False)
+    SIZE = None       # "fast", "class", "full", or None ($SEQLAB_SIZE, else by FAST and the GPU)
+    STRATEGY = None   # "auto", "default", "mirrored", "tpu", or None ($SEQLAB_STRATEGY, else "auto")
+
+    import seqlab.course.notebook   # setup cell
+    RUN = seqlab.course.notebook.setup(fast=FAST, size=SIZE, strategy=STRATEGY, notebook="04")
+
+The notebook then reads ``RUN.fast``, ``RUN.size``, ``RUN.strategy`` and never resolves them again.
 
 The notebook *files* (that setup cell, the Colab badges, ``python -m seqlab.course.notebook sync`` and
 ``check``) are maintained by :mod:`seqlab.course.notebook_files`.
@@ -18,17 +25,74 @@ import re
 import subprocess
 import sys
 import warnings
+from dataclasses import dataclass
+from typing import Any
 
-from seqlab import config
+from seqlab import config, sizes
+from seqlab.course.gpu_choices import (
+    JIT_COMPILE_CHOICES,
+    choose_jit_compile,
+    choose_precision,
+    resolve_mixed_precision,
+)
 from seqlab.course.tensorflow_startup import TENSORFLOW_LOG_LEVEL, hide_tensorflow_startup_lines
 
-MIXED_PRECISION_CHOICES = ("auto", "off", "float16", "bfloat16")
-JIT_COMPILE_CHOICES = ("auto", True, False)
+
+@dataclass(frozen=True)
+class RunSettings:
+    """A run's settings, resolved once by :func:`setup` (the setup cell's ``RUN``).
+
+    ``fast`` (FAST mode), ``size`` (``"fast"``, ``"class"`` or ``"full"``) and ``strategy`` (the
+    ``tf.distribute`` strategy, with ``replicas``) are what the notebook runs with; the rest
+    reports the runtime: ``notebook`` (e.g. ``"04"``), ``colab``, ``gpus``, the ``tensorflow`` and
+    ``keras`` versions and where each falls against the tested range (``versions``: ``"tested"``,
+    ``"below floor"`` or ``"newer than tested"``), and the choices made for it:
+    ``dtype_policy`` and ``jit_compile`` (pass ``jit_compile=RUN.jit_compile`` to ``compile``),
+    with ``reasons`` (why, one line each).
+    """
+
+    fast: bool
+    size: str
+    strategy: Any
+    replicas: int
+    notebook: str | None
+    colab: bool
+    gpus: int
+    tensorflow: str
+    keras: str
+    versions: dict
+    dtype_policy: str
+    jit_compile: bool
+    reasons: dict
 
 
-def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str | None = None,
-          jit_compile: str | bool = "auto", strategy: str | None = None) -> dict:
-    """Prepare a notebook session: seeds, plot style, strategy, dtype policy, XLA, and a report.
+def resolve_fast(fast: bool | None = None) -> bool:
+    """FAST mode: ``fast`` when it is given, else ``$SEQLAB_FAST``, else False.
+
+    Raises:
+        ValueError: for anything but True, False or None (a parameter typed ``"yes"`` must not
+            start a long run), or a ``SEQLAB_FAST`` that is not a yes/no value.
+    """
+    if fast is None:
+        return config.is_fast()
+    if fast not in (True, False):
+        raise ValueError(f"FAST must be True, False or None ($SEQLAB_FAST, else False); got {fast!r}.")
+    return bool(fast)
+
+
+def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | None = None,
+          notebook: str | None = None, seed: int = config.SEED, quiet: bool = False,
+          mixed_precision: str | None = None, jit_compile: str | bool = "auto") -> RunSettings:
+    """Resolve a run's settings once and prepare the session: seeds, plot style, strategy,
+    dtype policy, XLA, and a report.
+
+    Each of ``fast``, ``size`` and ``strategy`` (the parameters cell's ``FAST``, ``SIZE`` and
+    ``STRATEGY``) is resolved here once, the explicit value first, else its environment variable,
+    else the default: FAST mode by :func:`resolve_fast` (``$SEQLAB_FAST``, else off), written back
+    to ``SEQLAB_FAST`` in this process's environment so package code that reads
+    :func:`seqlab.config.is_fast` agrees; the strategy by :func:`seqlab.distribute.choose_strategy`
+    (``$SEQLAB_STRATEGY``, else ``"auto"``); the size by :func:`seqlab.sizes.choose`
+    (``$SEQLAB_SIZE``, else ``"fast"`` in FAST mode, else by the GPU), which prints its one line.
 
     Sets Python, NumPy and backend seeds with ``keras.utils.set_random_seed`` so a class sees the
     same curves as the instructor, picks a readable matplotlib style, and prints the TensorFlow
@@ -48,6 +112,10 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
     (:func:`choose_jit_compile`), printing each choice and why. On a CPU nothing changes.
 
     Args:
+        fast: FAST mode; ``None`` reads ``SEQLAB_FAST``, else off.
+        size: ``"fast"``, ``"class"`` or ``"full"``; ``None``: ``SEQLAB_SIZE``, else chosen.
+        notebook: the notebook's number (``"04"``), for the size's one line (the record's
+            minutes).
         seed: the seed for Python, NumPy and the backend.
         quiet: print nothing.
         mixed_precision: ``"auto"`` (the default), ``"off"`` (float32), ``"float16"`` or
@@ -58,15 +126,19 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
         strategy: passed to :func:`seqlab.distribute.choose_strategy` (``"auto"``,
             ``"default"``, ``"mirrored"``, ``"tpu"``; ``None`` reads ``SEQLAB_STRATEGY``, else
             ``"auto"``). It must be chosen before TensorFlow initialises its devices, which is
-            why the setup cell, the first cell, chooses it.
+            why the setup cell, right after the parameters cell, chooses it.
 
     Returns:
-        A dict with ``tensorflow``, ``keras``, ``versions`` (``"tested"``, ``"below floor"`` or
-        ``"newer than tested"`` per package), ``fast``, ``gpus``, ``colab``, ``strategy``,
-        ``replicas``, ``dtype_policy`` and ``jit_compile`` (the choices) and ``reasons`` (why,
-        one line each), so a notebook can pass ``jit_compile=info["jit_compile"]`` to
-        ``compile`` and ``strategy=info["strategy"]`` to the builders.
+        The resolved :class:`RunSettings`.
+
+    Raises:
+        ValueError: for a ``fast``, ``size`` or ``strategy`` (or its environment variable) that
+            is not one of its choices (``fast`` and ``size`` before TensorFlow loads).
     """
+    fast = resolve_fast(fast)
+    os.environ["SEQLAB_FAST"] = "1" if fast else "0"
+    if size is not None or os.environ.get("SEQLAB_SIZE"):
+        sizes.choose(size, fast=fast, gpu=False)  # checked before anything loads (prints nothing)
     # TensorFlow reads its log level once, when it loads: set it before the first import.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", TENSORFLOW_LOG_LEVEL)
     with hide_tensorflow_startup_lines():
@@ -91,7 +163,7 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
     import matplotlib
     import matplotlib.pyplot as plt
 
-    mixed_precision = _resolve_mixed_precision(mixed_precision)
+    mixed_precision = resolve_mixed_precision(mixed_precision)
     if jit_compile not in JIT_COMPILE_CHOICES:
         raise ValueError(f"jit_compile must be one of {JIT_COMPILE_CHOICES}; got {jit_compile!r}.")
     keras.utils.set_random_seed(seed)
@@ -117,36 +189,28 @@ def setup(seed: int = config.SEED, *, quiet: bool = False, mixed_precision: str 
         keras.config.set_dtype_policy(policy)
     use_xla, xla_reason = choose_jit_compile(devices, jit_compile, replicas=replicas, tpu=tpu)
     versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
-    info = {
-        **versions,
-        "versions": {name: version_status(name, version) for name, version in versions.items()},
-        "fast": config.is_fast(),
-        "gpus": len(gpus),
-        "colab": in_colab(),
-        "strategy": chosen_strategy,
-        "replicas": replicas,
-        "dtype_policy": keras.config.dtype_policy().name,
-        "jit_compile": use_xla,
-        "reasons": {"dtype_policy": policy_reason, "jit_compile": xla_reason},
-    }
+    colab = in_colab()
     if not quiet:
         print(
-            f"TensorFlow {info['tensorflow']} | Keras {info['keras']} | "
-            f"FAST mode {'ON (offline sample data, stand-in modules)' if info['fast'] else 'off (full data)'} | "
-            f"GPUs: {info['gpus']}"
+            f"TensorFlow {versions['tensorflow']} | Keras {versions['keras']} | "
+            f"FAST mode {'ON (offline sample data, stand-in modules)' if fast else 'off (full data)'} | "
+            f"GPUs: {len(gpus)}"
         )
         print(describe_versions(versions))
         if not gpus and not tpu:
-            hint = (
-                "Runtime > Change runtime type > GPU"
-                if info["colab"]
-                else "a CUDA-enabled TensorFlow build"
-            )
+            hint = "Runtime > Change runtime type > GPU" if colab else "a CUDA-enabled TensorFlow build"
             print(f"No GPU visible: FAST mode is fine on a CPU; for full runs use {hint}.")
         print(f"Strategy: {describe_strategy(chosen_strategy)}")
-        print(f"dtype policy {info['dtype_policy']}: {policy_reason}")
+        print(f"dtype policy {keras.config.dtype_policy().name}: {policy_reason}")
         print(f"XLA (jit_compile={use_xla}): {xla_reason}")
-    return info
+    # The size last: its one line (outside FAST mode) says what this run trains at and how long.
+    size = sizes.choose(size, fast=fast, notebook=None if quiet else notebook, gpu=bool(gpus))
+    return RunSettings(
+        fast=fast, size=size, strategy=chosen_strategy, replicas=replicas, notebook=notebook,
+        colab=colab, gpus=len(gpus), tensorflow=versions["tensorflow"], keras=versions["keras"],
+        versions={name: version_status(name, version) for name, version in versions.items()},
+        dtype_policy=keras.config.dtype_policy().name, jit_compile=use_xla,
+        reasons={"dtype_policy": policy_reason, "jit_compile": xla_reason})
 
 
 # --------------------------------------------------------------------------------------------
@@ -280,103 +344,6 @@ def prepare_colab(checkout: str = "seqlab", *, versions: dict | None = None,
         run(command, check=True)
         commands.append(command)
     return [" ".join(c) for c in commands]
-
-
-# --------------------------------------------------------------------------------------------
-# GPU choices: dtype policy and XLA. Pure functions of the device details, so they are tested
-# with fake devices on a CPU.
-# --------------------------------------------------------------------------------------------
-
-
-def _resolve_mixed_precision(requested: str | None) -> str:
-    source = "mixed_precision"
-    if requested is None:
-        requested = os.environ.get("SEQLAB_MIXED_PRECISION", "auto")
-        source = "SEQLAB_MIXED_PRECISION"
-    value = str(requested).strip().lower().removeprefix("mixed_")
-    if value not in MIXED_PRECISION_CHOICES:
-        raise ValueError(f"{source} must be one of {MIXED_PRECISION_CHOICES}; got {requested!r}.")
-    return value
-
-
-def _describe_gpus(devices: list[dict]) -> str:
-    names = sorted({d.get("device_name", "GPU") for d in devices})
-    return ", ".join(names)
-
-
-def _compute_capability(devices: list[dict]):
-    capabilities = [tuple(d["compute_capability"]) for d in devices if d.get("compute_capability")]
-    return min(capabilities) if capabilities else None
-
-
-def choose_precision(devices: list[dict], mixed_precision: str = "auto", *,
-                     tpu: bool = False) -> tuple[str | None, str]:
-    """The dtype policy for these GPUs (or a TPU), and why.
-
-    Args:
-        devices: one dict per visible GPU, as ``tf.config.experimental.get_device_details``
-            returns (``device_name``, ``compute_capability``); empty on a CPU.
-        mixed_precision: ``"auto"``, ``"off"``, ``"float16"`` or ``"bfloat16"``.
-        tpu: the strategy runs on a TPU (its matrix units compute in bfloat16).
-
-    Returns:
-        ``(policy, reason)``: ``policy`` is the name to pass to ``keras.config.set_dtype_policy``,
-        or ``None`` to leave the current policy alone (auto on a CPU).
-
-    ``auto`` picks ``mixed_bfloat16`` on compute capability 8.0 and up (A100, L4, H100: bfloat16
-    tensor cores, float32's range, no loss scaling), ``mixed_float16`` on 7.x (V100, T4: float16
-    tensor cores only; Keras adds loss scaling on ``compile``), and float32 below 7.0 (no tensor
-    cores, so half precision saves memory but little time) and on a CPU; ``mixed_bfloat16``
-    on a TPU.
-    """
-    mixed_precision = _resolve_mixed_precision(mixed_precision)
-    if mixed_precision == "off":
-        return "float32", "mixed precision turned off (mixed_precision='off')"
-    if mixed_precision in ("float16", "bfloat16"):
-        where = ("a TPU" if tpu else _describe_gpus(devices) if devices
-                 else "a CPU (slower there: for testing only)")
-        return f"mixed_{mixed_precision}", f"requested (mixed_precision={mixed_precision!r}) on {where}"
-    if tpu:
-        return "mixed_bfloat16", "a TPU's matrix units compute in bfloat16"
-    if not devices:
-        return None, "no GPU, so nothing changes (mixed precision pays off only on a GPU)"
-    capability = _compute_capability(devices)
-    name = _describe_gpus(devices)
-    if capability is None:
-        return None, f"{name}: compute capability unknown, so float32 (set mixed_precision to choose)"
-    cc = f"{capability[0]}.{capability[1]}"
-    if capability >= (8, 0):
-        return "mixed_bfloat16", (f"{name} (compute capability {cc}) computes in bfloat16 "
-                                  "(same range as float32, no loss scaling needed)")
-    if capability >= (7, 0):
-        return "mixed_float16", (f"{name} (compute capability {cc}) has float16 tensor cores but "
-                                 "no bfloat16; Keras scales the loss on compile")
-    return None, (f"{name} (compute capability {cc}) has no tensor cores: float32 "
-                  "(mixed precision would save memory, not time)")
-
-
-def choose_jit_compile(devices: list[dict], jit_compile: str | bool = "auto", *,
-                       replicas: int = 1, tpu: bool = False) -> tuple[bool, str]:
-    """Whether to compile models with XLA (``model.compile(jit_compile=...)``), and why.
-
-    ``auto`` is True on one GPU (XLA fuses the many small element-wise ops of attention and
-    layer norm into few kernels), False under a strategy with several replicas (Keras's own
-    ``"auto"`` turns XLA off under ``tf.distribute``; a TPU compiles with XLA anyway) and False
-    on a CPU (compiling costs more time than a FAST run gains). Layers that XLA cannot compile
-    (``HubTextEmbedding``'s string ops) make Keras fall back to ``jit_compile=False`` for that
-    model, with a warning.
-    """
-    if jit_compile not in JIT_COMPILE_CHOICES:
-        raise ValueError(f"jit_compile must be one of {JIT_COMPILE_CHOICES}; got {jit_compile!r}.")
-    if jit_compile is True or jit_compile is False:
-        return jit_compile, f"requested (jit_compile={jit_compile})"
-    if tpu:
-        return False, "a TPU compiles every step with XLA already; nothing to add"
-    if replicas > 1:
-        return False, f"{replicas} replicas: Keras does not XLA-compile under tf.distribute"
-    if devices:
-        return True, f"on {_describe_gpus(devices)} XLA fuses small ops into fewer GPU kernels"
-    return False, "on a CPU, XLA's compile time costs more than it saves in short runs"
 
 
 def in_colab() -> bool:

@@ -1,5 +1,11 @@
 """The notebook files themselves: every notebook's generated setup cell and Colab badge.
 
+Every notebook opens with its parameters cell (tagged ``parameters``: ``FAST``, ``SIZE``,
+``STRATEGY`` and the notebook's other settings, plain literals, no import, so it runs on Colab
+before seqlab is there), then the setup cell written here, the same in every notebook but for
+its number: on Colab it fetches and installs seqlab, then it resolves the parameters once,
+``RUN = seqlab.course.notebook.setup(fast=FAST, size=SIZE, strategy=STRATEGY, notebook="04")``.
+
 The repository URL and ref live only in :mod:`seqlab.config`; these functions write them into
 the notebooks, and the hygiene test compares. What runs *inside* a notebook's kernel
 (``setup()``, the Colab check) is :mod:`seqlab.course.notebook`.
@@ -24,10 +30,12 @@ from seqlab.course.cells import SETUP_TAG, has_tag
 BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 
 
-def setup_cell_source(url: str = config.REPOSITORY_URL, ref: str = config.REPOSITORY_REF) -> str:
-    """Source of the setup cell shared by every notebook."""
-    return f'''# Setup: the same cell in every notebook (written by `python -m seqlab.course.notebook sync`).
-# On Colab it fetches seqlab, checks the runtime's versions against the tested range (an old
+def setup_cell_source(notebook: str, url: str = config.REPOSITORY_URL,
+                      ref: str = config.REPOSITORY_REF) -> str:
+    """Source of the setup cell of notebook ``"04"``: the same in every notebook but the number."""
+    return f'''# Setup: the same cell in every notebook but for its number (`python -m seqlab.course.notebook
+# sync` writes it). It resolves the parameters cell's FAST, SIZE and STRATEGY once, into RUN. On
+# Colab it first fetches seqlab, checks the runtime's versions against the tested range (an old
 # Keras is upgraded alone; TensorFlow is never reinstalled), and installs only what Colab lacks.
 import os
 import subprocess
@@ -44,7 +52,7 @@ if "google.colab" in sys.modules:
 
 import seqlab.course.notebook
 
-SETUP = seqlab.course.notebook.setup()'''
+RUN = seqlab.course.notebook.setup(fast=FAST, size=SIZE, strategy=STRATEGY, notebook="{notebook}")'''
 
 
 def colab_badge(notebook_path: str, url: str = config.REPOSITORY_URL,
@@ -63,13 +71,15 @@ def sync_notebook(path: Path, root: Path = config.REPO_ROOT, write: bool = True)
     problems: list[str] = []
     relative = path.resolve().relative_to(root.resolve()).as_posix()
     badge = colab_badge(relative)
+    expected = setup_cell_source(notebook_number(path))
     setup_cells = [c for c in nb.cells if c.cell_type == "code" and has_tag(c, SETUP_TAG)]
     if len(setup_cells) != 1:
         problems.append(f"{relative}: expected exactly one code cell tagged '{SETUP_TAG}', "
                         f"found {len(setup_cells)}")
-    elif setup_cells[0].source != setup_cell_source():
-        problems.append(f"{relative}: setup cell differs from seqlab.course.notebook_files.setup_cell_source()")
-        setup_cells[0].source = setup_cell_source()
+    elif setup_cells[0].source != expected:
+        problems.append(f"{relative}: setup cell differs from "
+                        "seqlab.course.notebook_files.setup_cell_source()")
+        setup_cells[0].source = expected
     title = nb.cells[0] if nb.cells else None
     if title is None or title.cell_type != "markdown":
         problems.append(f"{relative}: the first cell must be the markdown title cell")
@@ -86,6 +96,12 @@ def sync_notebook(path: Path, root: Path = config.REPO_ROOT, write: bool = True)
     if write and problems:
         nbformat.write(nb, path)
     return problems
+
+
+def notebook_number(path: Path) -> str:
+    """``"04"`` for ``notebooks/04_neural_machine_translation.ipynb``: the name's first two
+    characters, the number a notebook's sizes and results files go by."""
+    return Path(path).name[:2]
 
 
 def notebook_paths(folder: Path | None = None) -> list[Path]:

@@ -150,8 +150,8 @@ async def async_run_notebook(notebook: Path, output_dir: Path | None = None, *,
     output_dir.mkdir(parents=True, exist_ok=True)
     output = output_dir / notebook.name
     params = {"FAST": fast, **(parameters or {})}
-    # papermill warns that it cannot infer types from expressions such as
-    # `FAST = seqlab.config.is_fast()`; it only needs them for `--help-notebook`.
+    # papermill's own chatter (its parameter-type inference for `--help-notebook`) stays out of
+    # a run's output.
     logging.getLogger("papermill").setLevel(logging.ERROR)
     papermill.execute_notebook(str(notebook), str(output), parameters=params,
                                prepare_only=True, progress_bar=False, kernel_name="python3")
@@ -176,14 +176,12 @@ async def async_run_notebook(notebook: Path, output_dir: Path | None = None, *,
                           "traceback": ["TimeoutError: time limit reached"]},
         on_cell_error=record_error,
         resources={"metadata": {"path": str(cwd or notebook.parent)}})
-    # The kernel gets the FAST flag in its environment, so code that reads SEQLAB_FAST agrees
-    # with the parameter; the grader's own environment is left alone.
-    environment = {**os.environ, **(env or {}), "SEQLAB_FAST": "1" if fast else "0"}
-    # Likewise the strategy: setup(), in the first cell, chooses it before TensorFlow
-    # initialises its devices (which setup() then does); "mirrored" on a CPU must split the CPU
-    # before that, so a STRATEGY parameter reaches the kernel as SEQLAB_STRATEGY too.
-    if parameters and parameters.get("STRATEGY") and "SEQLAB_STRATEGY" not in (env or {}):
-        environment["SEQLAB_STRATEGY"] = str(parameters["STRATEGY"])
+    # FAST (and STRATEGY, SIZE, ...) reach the kernel once, as papermill parameters: the setup
+    # cell, right after the parameters cell, resolves them (setup() writes SEQLAB_FAST into the
+    # kernel's environment for package code that reads it). The kernel inherits the caller's
+    # environment, so SEQLAB_SIZE or SEQLAB_STRATEGY set there still apply to what the
+    # parameters leave None.
+    environment = {**os.environ, **(env or {})}
     # A kernel draws with its inline backend, so plots land in the executed copy; a caller's
     # MPLBACKEND (tests/conftest.py sets Agg) would leave every run without its plots.
     if "MPLBACKEND" not in (env or {}):
@@ -237,11 +235,11 @@ def run_notebook(notebook: Path, output_dir: Path | None = None, *, fast: bool =
     """Execute one notebook with a real Jupyter kernel and save the executed copy.
 
     papermill injects the parameters (``FAST`` and any others, after the cell tagged
-    ``parameters``); nbclient then runs the cells in a fresh kernel, honouring the
-    ``raises-exception`` tag that student copies put on exercise and check cells. FAST mode is
-    also set in the kernel's environment (``SEQLAB_FAST``), so code that reads the flag
-    directly agrees with the parameter. The executed copy is written even when a cell fails,
-    to show where.
+    ``parameters``, the first code cell); nbclient then runs the cells in a fresh kernel,
+    honouring the ``raises-exception`` tag that student copies put on exercise and check cells.
+    Each value is sent once, as a parameter: the notebook's setup cell resolves ``FAST``,
+    ``SIZE`` and ``STRATEGY`` (:func:`seqlab.course.notebook.setup`). The executed copy is
+    written even when a cell fails, to show where.
 
     Args:
         notebook: the ``.ipynb`` to execute.

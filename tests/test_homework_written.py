@@ -187,3 +187,20 @@ def test_columns_the_instructor_adds_are_carried_over(tmp_path):
     _run(tmp_path, _grades())
     assert {(r["student"], r["second reader"]) for r in _sheet(tmp_path)} == {("ada", "1"),
                                                                               ("bo", "")}
+
+
+def test_grading_again_keeps_the_sheets_and_a_bad_roster_stops_before_grading(tmp_path, capsys):
+    from seqlab.course.homework import __main__ as cli
+    from seqlab.course.homework import grade
+
+    sheet = tmp_path / "out" / "written" / "01_imdb_pretrained_embedding.csv"
+    sheet.parent.mkdir(parents=True)
+    sheet.write_text("assignment,question,student,points\nx,Question 1,ada,2\n", encoding="utf-8")
+    (tmp_path / "submissions").mkdir()
+    grade.grade(tmp_path / "submissions", tmp_path / "out", notebook="01", sandbox="none",
+                log=lambda *_: None)
+    assert sheet.read_text(encoding="utf-8").endswith("ada,2\n")  # not deleted by the new run
+    assert (tmp_path / "out" / "canvas.csv").is_file()
+    assert cli.main(["grade", str(tmp_path / "submissions"), "--out", str(tmp_path / "out"),
+                     "--sandbox", "none", "--roster", str(tmp_path / "nowhere.csv")]) == 2
+    assert "nowhere.csv" in capsys.readouterr().err

@@ -194,13 +194,16 @@ def write_feedback_html(grade: Grade, out_dir: Path) -> Path:
     for question, answer in grade.written.items():
         parts.append(f"<h3>{esc(question)}: graded by your instructor</h3>"
                      f"<pre>{esc(answer) if answer else '(no answer)'}</pre>")
-    executed = None
+    body, unplaced = None, []
     if grade.executed is not None and Path(grade.executed).is_file():
-        executed = nbformat.read(grade.executed, as_version=4)
-    if executed is None:
+        try:
+            body, unplaced = render_notebook(nbformat.read(grade.executed, as_version=4), grade)
+        except Exception as error:  # noqa: BLE001 - a page that cannot render never stops grading
+            body = (f"<p>Your notebook could not be shown here ({esc(type(error).__name__)}); "
+                    "the verdicts above are complete.</p>")
+    if body is None:
         parts.append("<h2>Your notebook</h2><p>No executed copy: the notebook was not run.</p>")
     else:
-        body, unplaced = render_notebook(executed, grade)
         if unplaced:
             parts.append("<h2>Exercises not found in your notebook</h2>"
                          + "".join(_verdict_box(r) for r in unplaced))

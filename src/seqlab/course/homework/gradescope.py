@@ -64,7 +64,7 @@ SANDBOXES = ("bwrap", "none")
 
 SETUP_SH = f"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder image (apt-get update has run).
-# It installs only: run_autograder does the grading.
+# It installs only: run_autograder does the grading. Colab's pins need Python >= 3.11 (Ubuntu 24.04).
 set -euxo pipefail
 apt-get install -y --no-install-recommends python3 python3-venv python3-pip bubblewrap
 python3 -m venv {VENV}

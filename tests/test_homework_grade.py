@@ -15,21 +15,23 @@ import shutil
 import nbformat
 import numpy as np
 import pytest
+from grading_course import (
+    EXERCISE_1,
+    EXERCISE_2,
+    NOTEBOOK,
+    exercise_cells,
+    hidden_test,
+    write_course,
+)
 
 from seqlab import config
 from seqlab.course import checks
-from seqlab.course.cells import EXERCISE_TAG, exercise_name
+from seqlab.course.cells import exercise_name
 from seqlab.course.checks import CheckFailed
 from seqlab.course.homework import __main__ as cli
 from seqlab.course.homework import collect, grade, student_copies, verdicts
 
-NOTEBOOK = "01_imdb_pretrained_embedding"
-EXERCISE_1 = "Exercise 1: shuffled words into the frozen classifier"
-EXERCISE_2 = "Exercise 2: accuracy from predicted probabilities"
-HIDDEN_TEST = """
-### BEGIN HIDDEN TESTS
-assert accuracy_from_probabilities([0.9, 0.2], [True, True]) == 0.5, "lists and booleans"
-### END HIDDEN TESTS"""
+HIDDEN_TEST = hidden_test()
 WRONG_ACCURACY = '''def accuracy_from_probabilities(probabilities, labels):
     predicted = np.asarray(probabilities).reshape(-1) >= 0.5
     return float(np.mean(predicted == np.asarray(labels).reshape(-1).astype(bool)))
@@ -42,30 +44,11 @@ TIME_LIMIT = 90
 # ------------------------------------------------------------------ building submissions
 
 
-def _cells_by_label(notebook):
-    """{exercise label: (index of the exercise cell, index of its check cell)}."""
-    found = {}
-    for index, cell in enumerate(notebook.cells):
-        label = exercise_name(cell)
-        if label and EXERCISE_TAG in cell.metadata.get("tags", []):
-            check = next(i for i in range(index + 1, len(notebook.cells))
-                         if notebook.cells[i].cell_type == "code")
-            found[label] = (index, check)
-    return found
-
-
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
     """Instructor notebook (with points and a hidden test) and its student copy, in a tmp repo."""
     root = tmp_path_factory.mktemp("course")
-    (root / "notebooks").mkdir()
-    instructor = nbformat.read(config.REPO_ROOT / "notebooks" / f"{NOTEBOOK}.ipynb", as_version=4)
-    cells = _cells_by_label(instructor)
-    instructor.cells[cells[EXERCISE_1][0]].metadata["seqlab"]["points"] = 2
-    instructor.cells[cells[EXERCISE_2][0]].metadata["seqlab"]["points"] = 1
-    instructor.cells[cells[EXERCISE_2][1]].source += HIDDEN_TEST
-    nbformat.write(instructor, root / "notebooks" / f"{NOTEBOOK}.ipynb")
-    (path, text), = student_copies.build(root / "notebooks", root / "assignments", root=root).items()
+    instructor, path, text = write_course(root, HIDDEN_TEST)
     path.parent.mkdir()
     path.write_text(text, encoding="utf-8")
     return root, instructor, nbformat.reads(text, as_version=4)
@@ -78,7 +61,7 @@ WRITTEN_ANSWER = "The embedding sums the words' vectors,\nso their order cannot 
 def _submission(student_copy, folder, name, *, solve=(), student_id=None,
                 delete_checks=False, exercise_2_first=False, written=None):
     notebook = nbformat.from_dict(json.loads(json.dumps(student_copy)))
-    cells = _cells_by_label(notebook)
+    cells = exercise_cells(notebook)
     for label, source in solve:
         notebook.cells[cells[label][0]].source = source
     if written is not None:
@@ -102,7 +85,7 @@ def graded(course):
     root, instructor, student_copy = course
     folder = root / "submissions"
     folder.mkdir()
-    cells = _cells_by_label(instructor)
+    cells = exercise_cells(instructor)
     solution = {label: "\n".join(line for line in instructor.cells[exercise].source.splitlines()
                                  if "### BEGIN SOLUTION" not in line
                                  and "### END SOLUTION" not in line)
@@ -301,7 +284,7 @@ def test_points_and_checks_come_from_the_instructor_notebook(course):
 def test_bad_points_are_refused(course, tmp_path):
     root, instructor, _ = course
     notebook = nbformat.from_dict(json.loads(json.dumps(instructor)))
-    notebook.cells[_cells_by_label(notebook)[EXERCISE_1][0]].metadata["seqlab"]["points"] = "two"
+    notebook.cells[exercise_cells(notebook)[EXERCISE_1][0]].metadata["seqlab"]["points"] = "two"
     nbformat.write(notebook, tmp_path / "bad.ipynb")
     with pytest.raises(ValueError, match="points = 'two'; expected a positive number"):
         collect.load_assignment(tmp_path / "bad.ipynb")
@@ -411,7 +394,7 @@ def test_the_command_line_reports_a_missing_folder_or_notebook(tmp_path, capsys)
 def test_structure_notes_name_deleted_moved_and_edited_cells(course):
     _, _, student_copy = course
     submission = nbformat.from_dict(json.loads(json.dumps(student_copy)))
-    cells = _cells_by_label(submission)
+    cells = exercise_cells(submission)
     submission.cells[cells[EXERCISE_2][1]].source = "print('passed')"
     del submission.cells[cells[EXERCISE_1][1]]
     assert collect.structure_notes(submission, student_copy) == [
@@ -426,7 +409,7 @@ def test_collect_skips_its_own_output_and_keeps_students_with_the_same_id_apart(
     root, _, student_copy = course
     known = {NOTEBOOK: collect.load_assignment(root / "notebooks" / f"{NOTEBOOK}.ipynb")}
     named = nbformat.from_dict(json.loads(json.dumps(student_copy)))
-    named.cells[_cells_by_label(named)[EXERCISE_1][0]].source += '\nSTUDENT_ID = "ada"'
+    named.cells[exercise_cells(named)[EXERCISE_1][0]].source += '\nSTUDENT_ID = "ada"'
     for name in ("a.ipynb", "b.ipynb", "grades/executed/ada.ipynb"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(named, tmp_path / name)

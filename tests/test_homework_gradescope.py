@@ -21,20 +21,19 @@ from concurrent.futures import ThreadPoolExecutor
 import jsonschema
 import nbformat
 import pytest
+from grading_course import (
+    EXERCISE_1,
+    EXERCISE_2,
+    NOTEBOOK,
+    exercise_cells,
+    hidden_test,
+    write_course,
+)
 
-from seqlab import config
-from seqlab.course.cells import EXERCISE_TAG, exercise_name
-from seqlab.course.homework import gradescope, sandbox, student_copies
+from seqlab.course.homework import gradescope, sandbox
 
-NOTEBOOK = "01_imdb_pretrained_embedding"
-EXERCISE_1 = "Exercise 1: shuffled words into the frozen classifier"
-EXERCISE_2 = "Exercise 2: accuracy from predicted probabilities"
 MARKER = "hidden-test-marker-5be1"
-HIDDEN_TEST = f"""
-### BEGIN HIDDEN TESTS
-# {MARKER}
-assert accuracy_from_probabilities([0.9, 0.2], [True, True]) == 0.5, "lists and booleans"
-### END HIDDEN TESTS"""
+HIDDEN_TEST = hidden_test(MARKER)
 SANDBOX = "none" if sandbox.bwrap_problem() else "bwrap"
 
 VISIBILITY = {"enum": list(gradescope.VISIBILITIES)}
@@ -60,16 +59,6 @@ SCHEMA = {  # Gradescope's documented results.json fields and their types
               {"required": ["tests"],
                "properties": {"tests": {"items": {"required": ["score"]}}}}],
 }
-
-
-def _cells(notebook):
-    found = {}
-    for index, cell in enumerate(notebook.cells):
-        label = exercise_name(cell)
-        if label and EXERCISE_TAG in cell.metadata.get("tags", []):
-            found[label] = (index, next(i for i in range(index + 1, len(notebook.cells))
-                                        if notebook.cells[i].cell_type == "code"))
-    return found
 
 
 def _hostile(root) -> str:
@@ -98,14 +87,8 @@ def accuracy_from_probabilities(probabilities, labels):
 def autograder(tmp_path_factory):
     """The zip built from the instructor notebook, and the student copy."""
     root = tmp_path_factory.mktemp("course")
-    (root / "notebooks").mkdir()
-    instructor = nbformat.read(config.REPO_ROOT / "notebooks" / f"{NOTEBOOK}.ipynb", as_version=4)
-    cells = _cells(instructor)
-    instructor.cells[cells[EXERCISE_1][0]].metadata["seqlab"]["points"] = 2
-    instructor.cells[cells[EXERCISE_2][0]].metadata["seqlab"]["points"] = 1
-    instructor.cells[cells[EXERCISE_2][1]].source += HIDDEN_TEST
-    nbformat.write(instructor, root / "notebooks" / f"{NOTEBOOK}.ipynb")
-    (_, text), = student_copies.build(root / "notebooks", root / "assignments", root=root).items()
+    instructor, _, text = write_course(root, HIDDEN_TEST)
+    cells = exercise_cells(instructor)
     archive = gradescope.build("01", root / "out", notebooks_dir=root / "notebooks",
                                sandbox=SANDBOX, time_limit=120, check_timeout=60)
     solution = {label: "\n".join(line for line in instructor.cells[index].source.splitlines()
@@ -140,7 +123,7 @@ def graded(autograder, tmp_path_factory):
             (root / "submission" / f"{NOTEBOOK}.ipynb").write_text('{"cells": [', "utf-8")
             continue
         notebook = nbformat.from_dict(json.loads(json.dumps(copy)))
-        cells = _cells(notebook)
+        cells = exercise_cells(notebook)
         sources = {"solved": both, "unsolved": {},
                    "raises": {EXERCISE_2: solution[EXERCISE_2]},
                    "hostile": {EXERCISE_2: _hostile(root)}}[kind]

@@ -107,8 +107,9 @@ def parse_recipe(items) -> dict:
     return recipe
 
 
-def load_corpus(corpus: str, pairs: int | None, batch_size: int):
-    """``load_translation`` on the Anki zip at ``corpus`` (or ``"sample"``/``"dates"``)."""
+def load_corpus(corpus: str, pairs: int | None, batch_size: int, bucket: bool | None = None):
+    """``load_translation`` on the Anki zip at ``corpus`` (or ``"sample"``/``"dates"``);
+    ``bucket``: its training batches grouped by length (None: its default, yes for Anki)."""
     if corpus in ("sample", "dates"):
         return load_translation(corpus, max_length=MAX_LENGTH, batch_size=batch_size,
                                 vocab_size=VOCAB_SIZE, num_examples=pairs)
@@ -121,7 +122,8 @@ def load_corpus(corpus: str, pairs: int | None, batch_size: int):
     if not target.exists():
         shutil.copyfile(path, target)
     return load_translation("anki", max_length=MAX_LENGTH, batch_size=batch_size,
-                            vocab_size=VOCAB_SIZE, num_examples=pairs, cache_dir=cache)
+                            vocab_size=VOCAB_SIZE, num_examples=pairs, cache_dir=cache,
+                            bucket=bucket)
 
 
 class ContextFeedingDecoder(Seq2SeqDecoder):
@@ -289,6 +291,9 @@ def benchmark(argv=None) -> list[dict]:
     parser.add_argument("--embedding-dim", type=int)
     parser.add_argument("--batch-size", type=int)
     parser.add_argument("--transformer-warmup", type=int)
+    parser.add_argument("--padded", action="store_true",
+                        help="training batches padded to the longest pair, not grouped by length "
+                             "(the pipeline before issue 28)")
     parser.add_argument("--token-weighted", action="store_true",
                         help="Transformer loss divided by the training split's mean real tokens "
                              "per batch instead of each batch's own (every token the same weight "
@@ -313,7 +318,8 @@ def benchmark(argv=None) -> list[dict]:
         data = random_training_subset(load_corpus(args.corpus, None, sizes["batch_size"]),
                                       args.random_subset)
     else:
-        data = load_corpus(args.corpus, args.pairs, sizes["batch_size"])
+        data = load_corpus(args.corpus, args.pairs, sizes["batch_size"],
+                           bucket=False if args.padded else None)
     steps_per_epoch = int(data.train.cardinality())
     if args.token_weighted:  # one pass over the training batches: their mean real target tokens
         real = sum(int(tf.math.count_nonzero(target)) for _, target in data.train)

@@ -104,7 +104,7 @@ def test_short_fit_under_mixed_float16_keeps_the_loss_finite():
 @pytest.mark.parametrize("policy_name", ["float32", *POLICIES])
 def test_exported_savedmodel_translates_raw_strings_like_the_model(policy_name, tmp_path):
     """Notebook 04's export path (raw strings in, strings out) works for the Transformer, also
-    with a mixed policy forced as ``seqlab.notebook.setup()`` would choose it on a GPU."""
+    with a mixed policy forced as ``seqlab.course.notebook.setup()`` would choose it on a GPU."""
     from seqlab.data import load_translation
     from seqlab.decoding import translate
     from seqlab.export import export_translator, translate_with_export

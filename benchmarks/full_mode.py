@@ -30,12 +30,9 @@ through the templates of ``benchmarks.record_prose``.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import statistics
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -47,6 +44,13 @@ from benchmarks.full_mode_record import (  # noqa: E402, F401
     print_record,
     read_record,
     record_entry,
+)
+from benchmarks.full_mode_timing import (  # noqa: E402
+    Part,
+    batches,
+    cached,
+    hub_classifier_parts,
+    median_seconds,
 )
 from benchmarks.notebooks import device  # noqa: E402
 from benchmarks.record_prose import sync  # noqa: E402
@@ -84,69 +88,6 @@ SETTINGS = {
 }
 for _size in SIZES:  # None: every review of the corpus
     SETTINGS["06"][_size]["reviews"] = SETTINGS["06"][_size]["reviews"] or IMDB_CORPUS
-
-
-@dataclass
-class Part:
-    """One timed kind of batch and how many of them the notebook runs."""
-
-    what: str
-    median_seconds: float
-    timed: int
-    count: int
-
-    @property
-    def seconds(self) -> float:
-        return self.median_seconds * self.count
-
-
-def median_seconds(step: Callable[[], object], steps: int) -> float:
-    """Median wall time of ``step()`` over ``steps`` calls after one warm-up call (tracing)."""
-    step()
-    times = []
-    for _ in range(steps):
-        start = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def batches(examples: int, batch: int) -> int:
-    return math.ceil(examples / batch)
-
-
-
-# -------------------------------------------------------------------- shared measurements
-
-
-def hub_classifier_parts(batch: int, steps: int) -> dict[str, float]:
-    """Seconds per batch of notebook 01's classifier on the nnlm-sized stand-in module."""
-    import keras
-
-    from seqlab.layers import HubTextEmbedding
-    from seqlab.models import build_sentiment_classifier
-    from seqlab.training import compile_sentiment_classifier
-
-    texts, labels = review_batch(batch)
-    keras.utils.set_random_seed(config.SEED)
-    model = build_sentiment_classifier(HubTextEmbedding(nnlm_sized_module(), trainable=False))
-    compile_sentiment_classifier(model, 1e-3)
-    frozen = median_seconds(lambda: model.train_on_batch(texts, labels), steps)
-    evaluate = median_seconds(lambda: model.test_on_batch(texts, labels), steps)
-    model.layers[0].trainable = True
-    compile_sentiment_classifier(model, 1e-4)
-    unfrozen = median_seconds(lambda: model.train_on_batch(texts, labels), steps)
-    return {"frozen": frozen, "evaluate": evaluate, "unfrozen": unfrozen}
-
-
-_CACHE: dict = {}
-
-
-def cached(key, compute):
-    if key not in _CACHE:
-        _CACHE[key] = compute()
-    return _CACHE[key]
-
 
 
 # ---------------------------------------------------------------------------- notebooks

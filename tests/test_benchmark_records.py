@@ -168,10 +168,12 @@ def test_full_mode_sync_rewrites_readme_and_title_cells_and_leaves_the_others(tm
 def test_measured_notebooks_take_a_size_parameter(number):
     path = next(p for p in NOTEBOOKS if timing.notebook_number(p) == number)
     cells = nbformat.read(path, as_version=4).cells
-    assert "parameters" in cells[2].metadata.get("tags", [])
-    assert "\nSIZE = None" in cells[2].source, f"{path.name}: the parameters cell needs SIZE = None"
-    resolve = f'SIZE = sizes.choose(SIZE, fast=FAST, notebook="{number}")'
-    assert resolve in cells[3].source, f"{path.name}: cell 3 must resolve SIZE with {resolve}"
+    parameters = next(c for c in cells if c.cell_type == "code")  # the first code cell
+    assert "parameters" in parameters.metadata.get("tags", [])
+    assert "\nSIZE = None" in parameters.source, f"{path.name}: the parameters cell needs SIZE = None"
+    resolve = f'setup(fast=FAST, size=SIZE, strategy=STRATEGY, notebook="{number}")'
+    assert any(resolve in c.source for c in cells if "setup" in c.metadata.get("tags", [])), (
+        f"{path.name}: the setup cell must resolve SIZE with {resolve}")
 
 
 def test_full_mode_sync_replaces_the_unmeasured_sentence_the_first_time(tmp_path):

@@ -40,7 +40,7 @@ from seqlab.course.notebook_files import BADGE_IMAGE, colab_badge, notebook_path
 STUDENT_RUNS = "assignments"  # runs/assignments/: executed student copies, if any
 #: Maintainer pages, in the order the book lists them (those that exist are included).
 DOC_PAGES = ("docs/instructors.md", "docs/gradescope.md", "docs/gradebooks.md", "docs/similarity.md",
-             "docs/resuming.md", "docs/architecture.md", "docs/hardware.md",
+             "docs/resuming.md", "docs/architecture.md", "docs/conventions.md", "docs/hardware.md",
              "docs/versions-and-ci.md", "benchmarks/README.md")
 
 SPHINX_SETTINGS = {

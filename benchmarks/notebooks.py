@@ -196,7 +196,12 @@ def main(argv: list[str] | None = None) -> int:
                                 cwd=config.REPO_ROOT / "notebooks").seconds
         rows = []
         for path in paths:
-            seconds = run_notebook(path, scratch / path.parent.name, fast=True).seconds
+            # An empty backup folder for each run: with models/backups' finished runs the
+            # notebook would load their weights and skip its training (TrainingRun), and the
+            # time would not be the notebook's.
+            backups = scratch / "backups" / f"{path.parent.name}-{path.stem}"
+            seconds = run_notebook(path, scratch / path.parent.name, fast=True,
+                                   env={"SEQLAB_BACKUP_DIR": str(backups)}).seconds
             budget = BUDGET_SECONDS.get(notebook_number(path), DEFAULT_BUDGET)
             rows.append((path, seconds, budget))
     print(f"Notebook wall time, FAST mode, device: {machine}")

@@ -369,3 +369,30 @@ def test_inside_bwrap_a_temporary_folder_outside_tmp_is_hidden_too(tmp_path, mon
         assert "hidden?" not in result.stdout and result.returncode != 0
     finally:
         shutil.rmtree(elsewhere, ignore_errors=True)
+
+
+def test_without_a_sandbox_a_submission_keeps_its_own_training_backups(tmp_path, monkeypatch):
+    """The grader's SEQLAB_BACKUP_DIR does not reach a submission run with --sandbox none: one
+    student's finished training run must never be loaded into the next student's model."""
+    import asyncio
+
+    import nbformat
+
+    from seqlab.course.homework import run as homework_run
+
+    monkeypatch.setenv("SEQLAB_BACKUP_DIR", str(tmp_path / "graders-backups"))
+    seen = {}
+
+    async def fake_exec(*command, env=None, **kwargs):
+        seen["env"] = env
+        raise OSError("stop here: only the environment is under test")
+
+    monkeypatch.setattr(homework_run.asyncio, "create_subprocess_exec", fake_exec)
+    work = tmp_path / "work"
+    work.mkdir()
+    with pytest.raises(OSError, match="stop here"):
+        asyncio.run(homework_run.run_submission(
+            nbformat.v4.new_notebook(), work, sandbox="none", time_limit=10, check_timeout=5,
+            memory_limit=None, epilogue=[]))
+    assert "SEQLAB_BACKUP_DIR" not in seen["env"]
+    assert seen["env"]["SEQLAB_HOME"] == str(work / "seqlab-home")

@@ -124,7 +124,11 @@ async def run_submission(notebook, work: Path, *, sandbox: str, hide=(),
         environment = None  # the engine's client: the grader's; the container gets only env
     else:
         path = os.pathsep.join(p for p in (env["PYTHONPATH"], os.environ.get("PYTHONPATH")) if p)
-        environment = {**os.environ, **env, "PYTHONPATH": path}
+        # Not the grader's SEQLAB_BACKUP_DIR: every submission's training runs are its own
+        # (in its SEQLAB_HOME's models/backups), or one student's finished run would be loaded
+        # into the next student's model instead of training it.
+        inherited = {k: v for k, v in os.environ.items() if k != "SEQLAB_BACKUP_DIR"}
+        environment = {**inherited, **env, "PYTHONPATH": path}
     limit = time_limit + check_timeout * len(epilogue) + STARTUP_SECONDS
     result = SubmissionRun()
     process = await asyncio.create_subprocess_exec(

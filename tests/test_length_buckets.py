@@ -92,3 +92,24 @@ def test_keras_hub_style_features_are_cut_and_padded_together():
         np.testing.assert_array_equal(batch["token_ids"].numpy() != 0, batch["padding_mask"].numpy())
         seen += labels.numpy().tolist()
     assert sorted(seen) == list(range(40))
+
+
+def test_the_dataset_states_its_epoch_length_and_fit_does_not_warn():
+    """The cardinality is the number of batches of every epoch (a review's bucket depends only
+    on its length), so Keras knows an epoch's length: without it, fit warns "Your input ran out
+    of data; interrupting training" at the end of the first epoch."""
+    import warnings
+
+    dataset, _, _ = padded_reviews(count=200, longest=40)
+    bucketed = bucket_by_length(dataset, 16, boundaries=[10, 20, 30], seed=1)
+    assert int(bucketed.cardinality()) == len(epoch(bucketed)) == len(epoch(bucketed))
+    model = keras.Sequential([keras.Input((None,), dtype="int64"),
+                              keras.layers.Embedding(50, 4, mask_zero=True),
+                              keras.layers.GlobalAveragePooling1D(), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        history = model.fit(bucketed.map(lambda x, y: (x, tf.cast(y, "float32"))), epochs=2,
+                            verbose=0)
+    assert len(history.epoch) == 2
+    assert not [w for w in caught if "ran out of data" in str(w.message)]

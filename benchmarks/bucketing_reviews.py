@@ -41,6 +41,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from benchmarks.bucketing import machine  # noqa: E402
+from benchmarks.stand_ins import IMDB_MEAN_WORDS, IMDB_MEDIAN_WORDS, imdb_review_lengths  # noqa: E402
 from seqlab import config  # noqa: E402
 from seqlab.data import bucket_by_length  # noqa: E402
 from seqlab.data.length_buckets import sequence_lengths  # noqa: E402
@@ -48,25 +49,17 @@ from seqlab.data.synthetic_reviews import generate_reviews  # noqa: E402
 from seqlab.models import build_recurrent_classifier  # noqa: E402
 from seqlab.training import compile_sentiment_classifier  # noqa: E402
 
-IMDB_MEAN_WORDS, IMDB_MEDIAN_WORDS = 230, 174   # stand-in's length distribution (see above)
 CUT = 300                                        # notebook 03's full-mode SEQUENCE_LENGTH
 PIPELINES = ("padded", "bucketed")
 
 
-def stand_in_lengths(count: int, seed: int = 0) -> np.ndarray:
-    """Review lengths from a log-normal with IMDB's median and mean (words, at least 10)."""
-    sigma = np.sqrt(2 * np.log(IMDB_MEAN_WORDS / IMDB_MEDIAN_WORDS))
-    lengths = np.random.default_rng(seed).lognormal(np.log(IMDB_MEDIAN_WORDS), sigma, count)
-    return np.maximum(10, np.round(lengths)).astype(int)
-
-
 def stand_in_reviews(count: int, seed: int = 0) -> tuple[list[str], np.ndarray]:
-    """``count`` reviews of :func:`stand_in_lengths`, each from generated reviews of one label."""
+    """``count`` reviews of :func:`benchmarks.stand_ins.imdb_review_lengths`, each from generated reviews of one label."""
     generated = generate_reviews(max(200, count // 4), seed=seed + 1)
     words = {label: [r.text.split() for r in generated if r.label == label] for label in (0, 1)}
     rng = np.random.default_rng(seed)
     texts, labels = [], rng.integers(0, 2, count)
-    for length, label in zip(stand_in_lengths(count, seed), labels, strict=True):
+    for length, label in zip(imdb_review_lengths(count, seed), labels, strict=True):
         pool, chosen = words[int(label)], []
         while len(chosen) < length:
             chosen += pool[rng.integers(len(pool))]

@@ -12,11 +12,13 @@ seqlab builders, sizes, batch, sequence lengths, optimiser) and fed **stand-ins 
 shapes** (``benchmarks.stand_ins`` lists them), each named as a stand-in in the output.
 
 Each part (training, a validation pass, testing) is timed as the median of ``--steps`` batches
-after one warm-up batch (``train_on_batch`` / ``test_on_batch``; notebook 06's skip-gram step
-through the notebook's own ``tf.data`` pipeline in ``fit``), then multiplied by the notebook's
+after one warm-up batch (``train_on_batch`` / ``test_on_batch``; notebook 03's training batches,
+grouped by length and so of different widths: the mean of ``2 × --steps`` of them in an epoch's
+order, after three warm-up batches; notebook 06's skip-gram step through the notebook's own ``tf.data`` pipeline in ``fit``), then multiplied by the notebook's
 number of batches; a size that trains the same model reuses the same timings, so full and class
 differ by their numbers of batches only. Early stopping: the configured epochs are used, an
-upper bound. Downloads, tokenizing, vectorizer fitting, sampling and plots are not included.
+upper bound, except where a run of the notebook on the real text measured where it stops
+(notebook 07, ``benchmarks.early_stopping``). Downloads, tokenizing, vectorizer fitting, sampling and plots are not included.
 The machine's load average is recorded with each measurement: on a shared machine the times
 are too long, not too short.
 
@@ -37,6 +39,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 # record_entry, read_record and the stand-ins are imported from here by other commands.
+from benchmarks import early_stopping  # noqa: E402
 from benchmarks.full_mode_record import (  # noqa: E402, F401
     CLASS_LIMIT_MINUTES,
     RECORD,
@@ -50,6 +53,7 @@ from benchmarks.full_mode_timing import (  # noqa: E402
     batches,
     cached,
     hub_classifier_parts,
+    mean_seconds,
     median_seconds,
 )
 from benchmarks.notebooks import device  # noqa: E402
@@ -58,11 +62,13 @@ from benchmarks.stand_ins import (  # noqa: E402, F401
     HUB_STAND_IN,
     IMDB_CORPUS,
     IMDB_MEAN_WORDS,
+    IMDB_MEDIAN_WORDS,
     IMDB_TEST,
     IMDB_TRAIN,
     IMDB_VALID,
     SHAKESPEARE_CHARS,
     SHAKESPEARE_VOCAB,
+    imdb_grouped_batches,
     nnlm_sized_module,
     review_batch,
 )
@@ -130,10 +136,15 @@ def measure_03(s: dict, steps: int) -> tuple[list[Part], str]:
         ids[:, :IMDB_MEAN_WORDS] = rng.integers(2, s["max_tokens"], (s["batch"], IMDB_MEAN_WORDS))
         labels = rng.integers(0, 2, (s["batch"], 1)).astype("float32")
         keras.utils.set_random_seed(config.SEED)
-        model = build_recurrent_classifier(s["max_tokens"], s["units"], embedding_dim=32,
-                                           sequence_length=s["sequence"])
+        model = build_recurrent_classifier(s["max_tokens"], s["units"], embedding_dim=32)
         compile_sentiment_classifier(model, 1e-3)
-        train_s = median_seconds(lambda: model.train_on_batch(ids, labels), steps)
+        grouped = imdb_grouped_batches(IMDB_TRAIN, s["batch"], s["sequence"], s["max_tokens"])
+        for x, y in grouped[:3]:  # warm-up: the first traces of a sequence axis of None
+            model.train_on_batch(x, y)
+        train_s = mean_seconds([lambda x=x, y=y: model.train_on_batch(x, y)
+                                for x, y in grouped[3: 3 + 2 * steps]])
+        widths = [x.shape[1] for x, _ in grouped[3: 3 + 2 * steps]]
+        # validation and testing: padded to the cut, as the notebook's valid_ids and test_ids
         eval_s = median_seconds(lambda: model.test_on_batch(ids, labels), steps)
 
         adding = keras.Sequential([keras.Input((s["adding_steps"], 2)),
@@ -142,22 +153,28 @@ def measure_03(s: dict, steps: int) -> tuple[list[Part], str]:
         adding.compile(optimizer=keras.optimizers.Adam(1e-2), loss="binary_crossentropy")
         x = rng.uniform(size=(64, s["adding_steps"], 2)).astype("float32")
         y = rng.integers(0, 2, (64, 1)).astype("float32")
-        return train_s, eval_s, median_seconds(lambda: adding.train_on_batch(x, y), steps)
+        return (train_s, widths, eval_s,
+                median_seconds(lambda: adding.train_on_batch(x, y), steps))
 
-    train_s, eval_s, adding_s = cached(
+    train_s, widths, eval_s, adding_s = cached(
         ("bilstm", s["batch"], s["units"], s["sequence"], s["max_tokens"], s["adding_steps"]), times)
 
     train, valid, test = (batches(n, s["batch"]) for n in (IMDB_TRAIN, IMDB_VALID, IMDB_TEST))
     adding_batches = batches(s["adding_examples"], 64)
-    return [Part(f"training, deep bidirectional LSTM ({s['epochs']} epochs × {train} batches)",
-                 train_s, steps, s["epochs"] * train),
+    return [Part(f"training, deep bidirectional LSTM, batches grouped by length ({s['epochs']} "
+                 f"epochs × {train} batches; mean of {len(widths)} grouped batches of widths "
+                 f"{min(widths)}–{max(widths)}, mean {sum(widths) / len(widths):.0f})",
+                 train_s, len(widths), s["epochs"] * train, statistic="mean"),
             Part(f"validation ({s['epochs']} × {valid} batches)", eval_s, steps, s["epochs"] * valid),
             Part(f"testing ({test} batches)", eval_s, steps, test),
             Part(f"Exercise 3: two GRUs on the adding task (2 × {s['adding_epochs']} epochs × "
                  f"{adding_batches} batches)", adding_s, steps,
                  2 * s["adding_epochs"] * adding_batches)], (
-        f"IMDB stand-in: random token ids, {IMDB_MEAN_WORDS} per review, padded to "
-        f"{s['sequence']}")
+        f"IMDB stand-in: random token ids; training: lengths from a log-normal with IMDB's "
+        f"median {IMDB_MEDIAN_WORDS} and mean {IMDB_MEAN_WORDS} words, cut at {s['sequence']}, "
+        f"grouped by seqlab.data.bucket_by_length as the notebook groups them; validation and "
+        f"testing: {IMDB_MEAN_WORDS} per review, padded to {s['sequence']}")
+
 
 
 def measure_06(s: dict, steps: int) -> tuple[list[Part], str]:
@@ -226,7 +243,7 @@ def measure_06(s: dict, steps: int) -> tuple[list[Part], str]:
         f"ids, {pairs_per_review} pairs per review); " + HUB_STAND_IN.split("; ")[1])
 
 
-def measure_07(s: dict, steps: int) -> tuple[list[Part], str]:
+def measure_07(s: dict, steps: int, size: str = "full") -> tuple[list[Part], str]:
     import keras
     import numpy as np
 
@@ -258,21 +275,31 @@ def measure_07(s: dict, steps: int) -> tuple[list[Part], str]:
     lstm_train, lstm_eval = cached(("lstm", s["batch"], s["steps"], s["embedding"], s["lstm_units"]),
                                    lstm_times)
     gpt_train, gpt_eval = cached(("gpt", s["batch"], s["steps"], tuple(s["gpt"].values())), gpt_times)
+    # Early stopping's epochs on the real text where a run of the notebook measured them
+    # (benchmarks.early_stopping); else the configured epochs, an upper bound.
+    stopped = early_stopping.epochs_at("07", size)
+    lstm_epochs, gpt_epochs = ((stopped["lstm_epochs"], stopped["gpt_epochs"]) if stopped
+                               else (s["lstm_epochs"], s["gpt_epochs"]))
     cut = int(s["chars"] * 0.9)                       # split_text(valid_fraction=0.1)
     train = ((cut - 1) // s["batch"]) // s["steps"]  # tbptt_dataset's windows
     valid = ((s["chars"] - cut - 1) // s["batch"]) // s["steps"]
-    size = (f"LSTM {s['lstm_units']} units; GPT d{s['gpt']['d_model']} × "
-            f"{s['gpt']['num_layers']} layers")
-    return [Part(f"LSTM training ({s['lstm_epochs']} epochs × {train} batches)", lstm_train, steps,
-                 s["lstm_epochs"] * train),
-            Part(f"LSTM validation ({s['lstm_epochs']} × {valid})", lstm_eval, steps,
-                 s["lstm_epochs"] * valid),
-            Part(f"mini-GPT training, XLA ({s['gpt_epochs']} epochs × {train} batches)", gpt_train,
-                 steps, s["gpt_epochs"] * train),
-            Part(f"mini-GPT validation ({s['gpt_epochs']} × {valid})", gpt_eval, steps,
-                 s["gpt_epochs"] * valid)], (
+    size_note = (f"LSTM {s['lstm_units']} units; GPT d{s['gpt']['d_model']} × "
+                 f"{s['gpt']['num_layers']} layers")
+    if stopped:
+        size_note = (f"{size_note}; epochs: where early stopping (patience 2) stopped each model "
+                     f"on the real text, at most {s['lstm_epochs']} and {s['gpt_epochs']} "
+                     f"(benchmarks/results/early_stopping.json, measured {stopped['measured']} "
+                     f"by {stopped['command']})")
+    return [Part(f"LSTM training ({lstm_epochs} epochs × {train} batches)", lstm_train, steps,
+                 lstm_epochs * train),
+            Part(f"LSTM validation ({lstm_epochs} × {valid})", lstm_eval, steps,
+                 lstm_epochs * valid),
+            Part(f"mini-GPT training, XLA ({gpt_epochs} epochs × {train} batches)", gpt_train,
+                 steps, gpt_epochs * train),
+            Part(f"mini-GPT validation ({gpt_epochs} × {valid})", gpt_eval, steps,
+                 gpt_epochs * valid)], (
         f"tiny_shakespeare stand-in: random ids over 66 characters, {s['chars']:,} characters, "
-        f"windows ({s['batch']}, {s['steps']}); {size}; text generation not included")
+        f"windows ({s['batch']}, {s['steps']}); {size_note}; text generation not included")
 
 
 def measure_08(s: dict, steps: int) -> tuple[list[Part], str]:
@@ -310,15 +337,17 @@ def measure(number: str, size: str, steps: int) -> tuple[float, str]:
     """(minutes, how) of one notebook at one size, printing each part."""
     settings = SETTINGS[number].get(size)
     reused = settings is None
-    parts, stand_ins = MEASURE[number](settings or SETTINGS[number]["full"], steps)
+    arguments = {"size": size} if number == "07" else {}  # 07: early stopping's epochs per size
+    parts, stand_ins = MEASURE[number](settings or SETTINGS[number]["full"], steps, **arguments)
     minutes = sum(p.seconds for p in parts) / 60
     for p in parts:
         print(f"  {number} {size:<5} {p.what:<92} {p.median_seconds:8.3f} s × {p.count:>7,} = "
               f"{p.seconds / 60:6.1f} min")
-    how = "; ".join(f"{p.what}: median {p.median_seconds:.3f} s of {p.timed} timed × {p.count:,}"
+    how = "; ".join(f"{p.what}: {p.statistic} {p.median_seconds:.3f} s of {p.timed} timed × {p.count:,}"
                     for p in parts)
-    how = (f"{how}; stand-ins of the real shapes: {stand_ins}; early stopping: the configured "
-           "epochs (an upper bound)")
+    how = f"{how}; stand-ins of the real shapes: {stand_ins}"
+    if "early stopping" not in stand_ins:
+        how += "; early stopping: the configured epochs (an upper bound)"
     if reused:
         how = f"class size = full size (training already ≤ {CLASS_LIMIT_MINUTES} min); {how}"
     return minutes, how

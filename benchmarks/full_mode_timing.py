@@ -19,9 +19,10 @@ class Part:
     """One timed kind of batch and how many of them the notebook runs."""
 
     what: str
-    median_seconds: float
+    median_seconds: float  # per batch: the median of the timed batches, or their mean (below)
     timed: int
     count: int
+    statistic: str = "median"  # "mean" for batches that differ in their work (grouped by length)
 
     @property
     def seconds(self) -> float:
@@ -37,6 +38,17 @@ def median_seconds(step: Callable[[], object], steps: int) -> float:
         step()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def mean_seconds(steps: list[Callable[[], object]]) -> float:
+    """Mean wall time of ``steps`` (each called once): for batches that differ in their work,
+    such as batches grouped by length, whose mean, not median, sums to an epoch."""
+    times = []
+    for step in steps:
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return statistics.fmean(times)
 
 
 def batches(examples: int, batch: int) -> int:

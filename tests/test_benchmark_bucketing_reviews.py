@@ -10,20 +10,20 @@ import numpy as np
 from seqlab import config
 
 sys.path.insert(0, str(config.REPO_ROOT))  # benchmarks/ is a package at the repository root
-from benchmarks import bucketing_reviews  # noqa: E402
+from benchmarks import bucketing_reviews, stand_ins  # noqa: E402
 
 
 def test_the_stand_in_lengths_have_imdbs_median_and_mean():
-    lengths = bucketing_reviews.stand_in_lengths(50_000)
+    lengths = stand_ins.imdb_review_lengths(50_000)
     # 50,000 draws: the sample median and mean are within about 1 % of the target (log-normal,
     # sigma 0.75); 3 % leaves room without letting a wrong distribution through.
-    assert abs(np.median(lengths) / bucketing_reviews.IMDB_MEDIAN_WORDS - 1) < 0.03
-    assert abs(lengths.mean() / bucketing_reviews.IMDB_MEAN_WORDS - 1) < 0.03
+    assert abs(np.median(lengths) / stand_ins.IMDB_MEDIAN_WORDS - 1) < 0.03
+    assert abs(lengths.mean() / stand_ins.IMDB_MEAN_WORDS - 1) < 0.03
 
 
 def test_stand_in_reviews_have_those_lengths_and_both_labels():
     texts, labels = bucketing_reviews.stand_in_reviews(40, seed=3)
-    expected = bucketing_reviews.stand_in_lengths(40, seed=3)
+    expected = stand_ins.imdb_review_lengths(40, seed=3)
     assert [len(text.split()) for text in texts] == list(expected)
     assert set(labels) == {0.0, 1.0}
 
@@ -38,3 +38,13 @@ def test_the_benchmark_trains_both_pipelines_alternately_and_prints_the_ratio(ca
     real = {name: float(row[4].rstrip("%")) for name, row in rows.items()}
     assert real["bucketed"] > real["padded"]                    # less padding trained on
     assert "bucketed / padded reviews per second:" in printed
+
+
+def test_full_modes_grouped_stand_in_batches_hold_every_review_once_cut_and_grouped():
+    batches = stand_ins.imdb_grouped_batches(300, 32, cut=120, max_tokens=50)
+    lengths = np.minimum(stand_ins.imdb_review_lengths(300), 120)
+    assert sum(len(y) for _, y in batches) == 300
+    widths = [x.shape[1] for x, _ in batches]
+    assert max(widths) <= 120 and len(set(widths)) > 1          # padded to their own longest
+    real = sorted(int(n) for x, _ in batches for n in (x != 0).sum(axis=1))
+    assert real == sorted(lengths.tolist())                      # each review's length kept

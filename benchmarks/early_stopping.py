@@ -1,0 +1,143 @@
+"""When early stopping stops notebook 07's full-size training on the real text: measured once by
+running the notebook, recorded as data, and read by ``benchmarks.full_mode``.
+
+Notebook 07 trains its character LSTM and its mini-GPT "at most ``LSTM_EPOCHS`` / ``GPT_EPOCHS``"
+(20 at full size) with ``EarlyStopping(patience=PATIENCE, restore_best_weights=True)``. How many
+epochs that is depends on the text, so ``benchmarks.full_mode`` (which times batches of stand-in
+ids) cannot know it; until it is measured, the full-mode minutes count the configured epochs,
+an upper bound. The measurement is a run of the notebook itself on the real text:
+
+    # 1. TFDS's tiny_shakespeare prepared offline from the very file its builder downloads
+    #    (karpathy/char-rnn's input.txt; ../shared/data/tinyshakespeare.txt), in a private folder
+    python -m benchmarks.early_stopping prepare ../shared/data/tinyshakespeare.txt /tmp/tfds
+    # 2. the notebook at full size, reading it from there (TFDS_DATA_DIR), its runs backed up
+    TFDS_DATA_DIR=/tmp/tfds SEQLAB_BACKUP_DIR=/tmp/runs-07 \\
+        python -m seqlab.course.runner 07 --full -p SIZE full --output /tmp/out-07
+    # 3. the epochs each training ran, from the runs' histories, into the record
+    python -m benchmarks.early_stopping record /tmp/runs-07 --size full
+
+Step 1 uses TFDS's documented manual-download folder (``DownloadConfig(manual_dir=...)``): the
+builder finds ``input.txt`` there, checks it against its registered size and checksum, and
+prepares the dataset as it would after a download, so the notebook's own loading code
+(``load_char_corpus("tfds")``) runs unchanged. The text is not copied into the repository.
+
+The record, ``benchmarks/results/early_stopping.json``: ``{"07": {"full": {"lstm_epochs",
+"gpt_epochs", "best_val_loss", "measured", "command"}}}``. A run still in progress (no
+``finished.json``) is refused: its epoch count would be too small.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+from seqlab import config
+
+RECORD = config.REPO_ROOT / "benchmarks" / "results" / "early_stopping.json"
+#: Notebook 07's training runs (``TrainingRun`` names without the size) and the settings key
+#: of ``seqlab.sizes`` whose epochs each one may run at most.
+RUNS = {"07": {"lstm": "lstm_epochs", "gpt": "gpt_epochs"}}
+COMMAND = ("python -m seqlab.course.runner 07 --full -p SIZE {size} on the real text "
+           "(TFDS_DATA_DIR prepared by python -m benchmarks.early_stopping prepare)")
+#: What TFDS's tiny_shakespeare builder downloads: karpathy/char-rnn's input.txt.
+SHAKESPEARE_FILE = "input.txt"
+
+
+def prepare_tiny_shakespeare(text: Path, data_dir: Path) -> Path:
+    """TFDS's ``tiny_shakespeare`` prepared in ``data_dir`` from ``text`` (the file its builder
+    would download), through TFDS's manual-download folder; returns ``data_dir``.
+
+    Raises:
+        FileNotFoundError: if ``text`` is not a file.
+    """
+    import tensorflow_datasets as tfds
+
+    text, data_dir = Path(text), Path(data_dir)
+    if not text.is_file():
+        raise FileNotFoundError(f"no text at {text}: pass the path of tiny Shakespeare's "
+                                f"input.txt (for example ../shared/data/tinyshakespeare.txt)")
+    manual = data_dir / "downloads" / "manual"  # TFDS's default manual folder, named anyway
+    manual.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(text, manual / SHAKESPEARE_FILE)
+    builder = tfds.builder("tiny_shakespeare", data_dir=str(data_dir))
+    builder.download_and_prepare(
+        download_config=tfds.download.DownloadConfig(manual_dir=str(manual)))
+    return data_dir
+
+
+def stopped_epochs(runs_folder: Path, notebook: str = "07", size: str = "full") -> dict:
+    """The epochs each of ``notebook``'s trainings ran before early stopping ended it, read from
+    the histories of its finished ``TrainingRun`` folders in ``runs_folder``.
+
+    Returns:
+        ``{"lstm_epochs": 9, "gpt_epochs": 7, "best_val_loss": {"lstm": ..., "gpt": ...}}``.
+
+    Raises:
+        ValueError: if a run's folder is missing, unfinished, or holds no epochs.
+    """
+    from seqlab.training.run_files import FINISHED_FILE, HISTORY_FILE
+
+    found, best = {}, {}
+    for run, key in RUNS[notebook].items():
+        folder = Path(runs_folder) / f"{notebook}-{run}-{size}"
+        if not (folder / FINISHED_FILE).is_file():
+            raise ValueError(f"{folder} holds no finished run ({FINISHED_FILE} missing): run "
+                             f"notebook {notebook} at SIZE {size!r} to the end first")
+        records = json.loads((folder / HISTORY_FILE).read_text(encoding="utf-8"))
+        if not records:
+            raise ValueError(f"{folder / HISTORY_FILE} holds no epochs")
+        found[key] = len(records)
+        best[run] = round(min(r["logs"]["val_loss"] for r in records), 4)
+    return {**found, "best_val_loss": best}
+
+
+def read_record(path: Path = RECORD) -> dict:
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def record(runs_folder: Path, notebook: str = "07", size: str = "full",
+           path: Path = RECORD) -> dict:
+    """Merge :func:`stopped_epochs` of ``runs_folder`` into the record; return the entry."""
+    entry = {**stopped_epochs(runs_folder, notebook, size),
+             "measured": time.strftime("%Y-%m-%d"),
+             "command": COMMAND.format(size=size)}
+    data = read_record(path)
+    data.setdefault(notebook, {})[size] = entry
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return entry
+
+
+def epochs_at(notebook: str, size: str, path: Path = RECORD) -> dict | None:
+    """The recorded epochs of ``notebook`` at ``size`` (``{"lstm_epochs": 9, ...}``), or None."""
+    return read_record(path).get(notebook, {}).get(size)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.early_stopping", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    prepare = commands.add_parser("prepare", help="prepare TFDS's tiny_shakespeare offline")
+    prepare.add_argument("text", type=Path, help="tiny Shakespeare's input.txt")
+    prepare.add_argument("data_dir", type=Path, help="the TFDS data folder to prepare it in")
+    store = commands.add_parser("record", help="record the epochs of a finished run")
+    store.add_argument("runs", type=Path, help="the run's SEQLAB_BACKUP_DIR")
+    store.add_argument("--size", default="full", choices=("class", "full"))
+    args = parser.parse_args(argv)
+    if args.command == "prepare":
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        folder = prepare_tiny_shakespeare(args.text, args.data_dir)
+        print(f"tiny_shakespeare prepared in {folder}: run the notebook with TFDS_DATA_DIR={folder}")
+        return 0
+    entry = record(args.runs, "07", args.size)
+    print(f"notebook 07 at size {args.size}: {entry}\nrecorded in "
+          f"{RECORD.relative_to(config.REPO_ROOT)}; then python -m benchmarks.full_mode --only 07")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

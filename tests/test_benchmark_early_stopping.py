@@ -1,0 +1,58 @@
+"""benchmarks.early_stopping: the epochs a finished notebook-07 run trained are read from its
+runs' histories, an unfinished run is refused, and benchmarks.full_mode counts the recorded
+epochs (else the configured ones). Timing itself is measured by hand (benchmarks/README.md)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from seqlab import config
+from seqlab.training.run_files import FINISHED_FILE, HISTORY_FILE
+
+sys.path.insert(0, str(config.REPO_ROOT))  # benchmarks/ is a package at the repository root
+from benchmarks import early_stopping, full_mode  # noqa: E402
+
+
+def _run(folder, name, val_losses, finished=True):
+    run = folder / name
+    run.mkdir(parents=True)
+    records = [{"epoch": i, "logs": {"loss": 2.0, "val_loss": v}, "seconds": 1.0, "steps": 3}
+               for i, v in enumerate(val_losses)]
+    (run / HISTORY_FILE).write_text(json.dumps(records))
+    if finished:
+        (run / FINISHED_FILE).write_text("{}")
+
+
+def test_the_epochs_of_each_finished_training_are_recorded(tmp_path):
+    _run(tmp_path, "07-lstm-full", [1.7, 1.5, 1.45, 1.47, 1.49])     # best at 3, stopped at 5
+    _run(tmp_path, "07-gpt-full", [1.9, 1.6, 1.62, 1.65])
+    path = tmp_path / "early_stopping.json"
+    entry = early_stopping.record(tmp_path, "07", "full", path=path)
+    assert (entry["lstm_epochs"], entry["gpt_epochs"]) == (5, 4)
+    assert entry["best_val_loss"] == {"lstm": 1.45, "gpt": 1.6}
+    assert early_stopping.epochs_at("07", "full", path=path)["lstm_epochs"] == 5
+    assert early_stopping.epochs_at("07", "class", path=path) is None
+
+
+def test_a_run_still_in_progress_is_refused(tmp_path):
+    _run(tmp_path, "07-lstm-full", [1.7, 1.5])
+    _run(tmp_path, "07-gpt-full", [1.9], finished=False)
+    with pytest.raises(ValueError, match="no finished run"):
+        early_stopping.stopped_epochs(tmp_path, "07", "full")
+
+
+def test_full_mode_counts_the_recorded_epochs_else_the_configured_ones(monkeypatch):
+    monkeypatch.setattr(full_mode, "cached", lambda key, make: (0.5, 0.25))  # no timing here
+    settings = full_mode.SETTINGS["07"]["full"]
+    monkeypatch.setattr(early_stopping, "epochs_at", lambda notebook, size: None)
+    parts, how = full_mode.measure_07(settings, 1, "full")
+    assert parts[0].count == settings["lstm_epochs"] * 313       # 20 × 313: the upper bound
+    assert "early stopping" not in how
+    monkeypatch.setattr(early_stopping, "epochs_at", lambda notebook, size: {
+        "lstm_epochs": 7, "gpt_epochs": 5, "measured": "today", "command": "the runner"})
+    parts, how = full_mode.measure_07(settings, 1, "full")
+    assert [p.count for p in parts] == [7 * 313, 7 * 34, 5 * 313, 5 * 34]
+    assert "where early stopping (patience 2) stopped" in how

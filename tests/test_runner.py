@@ -36,15 +36,20 @@ def test_the_command_line_passes_parameters_to_run_notebook(monkeypatch, tmp_pat
     (tmp_path / "04_x.ipynb").write_text("{}")
     calls = []
 
-    def fake_run(path, output, *, fast, parameters):
-        calls.append((path.name, fast, parameters))
+    def fake_run(path, output, *, fast, parameters, timeout):
+        calls.append((path.name, fast, parameters, timeout))
         return runner.NotebookRun(path, output / path.name, 1.0)
 
     monkeypatch.setattr(runner, "run_notebook", fake_run)
     code = runner.main(["04", "--full", "--notebooks", str(tmp_path), "--output",
                         str(tmp_path / "out"), "-p", "EPOCHS", "2", "-p", "NUM_EXAMPLES", "30000"])
     assert code == 0
-    assert calls == [("04_x.ipynb", False, {"EPOCHS": 2, "NUM_EXAMPLES": 30000})]
+    # full mode: no per-cell limit (its training cells run for an hour or more); FAST: 900 s
+    assert calls == [("04_x.ipynb", False, {"EPOCHS": 2, "NUM_EXAMPLES": 30000}, None)]
+    runner.main(["04", "--notebooks", str(tmp_path), "--output", str(tmp_path / "out")])
+    runner.main(["04", "--full", "--cell-timeout", "60", "--notebooks", str(tmp_path),
+                 "--output", str(tmp_path / "out")])
+    assert [call[3] for call in calls[1:]] == [900, 60]
     assert "EPOCHS = 2" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         runner.main(["04", "-p", "EPOCHS"])  # a name without a value
@@ -114,6 +119,20 @@ def test_time_limit_interrupts_skips_the_rest_and_still_runs_the_epilogue(tmp_pa
     executed = nbformat.read(run.output, as_version=4)
     assert cells.EPILOGUE_TAG in executed.cells[-1].metadata.tags
     assert _stdout(executed.cells[-1]).strip() == "epilogue sees before"
+
+
+@pytest.mark.notebook
+def test_a_cell_runs_past_the_cell_timeout_of_fast_mode_when_there_is_none(tmp_path):
+    """timeout=None (the command line's full mode) sets no per-cell limit; a time limit of the
+    whole notebook still applies."""
+    notebook = _tiny_notebook(tmp_path / "slow.ipynb", "import time\ntime.sleep(3)\ndone = 1",
+                              "print('after', done)")
+    run = runner.run_notebook(notebook, tmp_path / "out", cwd=tmp_path, timeout=None)
+    assert run.stopped is None
+    assert _stdout(nbformat.read(run.output, as_version=4).cells[-1]).strip() == "after 1"
+    limited = runner.run_notebook(notebook, tmp_path / "out2", cwd=tmp_path, timeout=1,
+                                  allow_errors=True)
+    assert limited.stopped is not None and "ran longer than its 1 s timeout" in limited.stopped
 
 
 @pytest.mark.notebook

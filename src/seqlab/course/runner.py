@@ -128,7 +128,7 @@ def memory_limit_supported() -> bool:
 
 async def async_run_notebook(notebook: Path, output_dir: Path | None = None, *,
                              fast: bool = True, parameters: dict | None = None,
-                             timeout: int = 900, cwd: Path | None = None,
+                             timeout: int | None = 900, cwd: Path | None = None,
                              allow_errors: bool = False, time_limit: float | None = None,
                              memory_limit: int | None = None, epilogue: Sequence[str] = (),
                              epilogue_timeout: int = 120,
@@ -201,8 +201,9 @@ async def async_run_notebook(notebook: Path, output_dir: Path | None = None, *,
                 elif remaining <= 0:
                     stopped = f"time limit of {time_limit:g} s reached before cell {index}"
                     continue
-                else:
-                    client.timeout = max(1, math.ceil(min(timeout, remaining)))
+                else:  # None: no limit (a full-mode training cell may run for hours)
+                    limit = min(timeout or math.inf, remaining)
+                    client.timeout = None if limit == math.inf else max(1, math.ceil(limit))
                 cell_start = time.monotonic()
                 try:
                     await client.async_execute_cell(cell, index,
@@ -212,7 +213,8 @@ async def async_run_notebook(notebook: Path, output_dir: Path | None = None, *,
                     break
                 finally:
                     cell_seconds = time.monotonic() - cell_start
-                if cell_seconds >= client.timeout and not epilogue_cell and not stopped:
+                if (client.timeout is not None and cell_seconds >= client.timeout
+                        and not epilogue_cell and not stopped):
                     stopped = (f"time limit of {time_limit:g} s reached in cell {index}"
                                if time.monotonic() >= deadline
                                else f"cell {index} ran longer than its {timeout} s timeout")
@@ -227,7 +229,7 @@ async def async_run_notebook(notebook: Path, output_dir: Path | None = None, *,
 
 
 def run_notebook(notebook: Path, output_dir: Path | None = None, *, fast: bool = True,
-                 parameters: dict | None = None, timeout: int = 900,
+                 parameters: dict | None = None, timeout: int | None = 900,
                  cwd: Path | None = None, allow_errors: bool = False,
                  time_limit: float | None = None, memory_limit: int | None = None,
                  epilogue: Sequence[str] = (), epilogue_timeout: int = 120,
@@ -246,7 +248,8 @@ def run_notebook(notebook: Path, output_dir: Path | None = None, *, fast: bool =
         output_dir: where the executed copy goes (same file name); default ``runs/``.
         fast: FAST mode (offline sample data, stand-in module).
         parameters: overrides for the ``parameters`` cell, e.g. ``{"EPOCHS": 2}``.
-        timeout: seconds one cell may run.
+        timeout: seconds one cell may run; None: no limit (the command line's full mode: a
+            full-size training cell runs for an hour or more on a CPU).
         cwd: the kernel's working directory (default: the notebook's folder).
         allow_errors: keep executing after a cell raises (each error is listed in
             ``NotebookRun.errors``) instead of raising ``CellExecutionError``.
@@ -283,7 +286,12 @@ def main(argv: list[str] | None = None) -> int:
                              "e.g. -p EPOCHS 2")
     parser.add_argument("--notebooks", type=Path, default=config.REPO_ROOT / "notebooks")
     parser.add_argument("--output", type=Path, default=config.RUNS_DIR)
+    parser.add_argument("--cell-timeout", type=int, default=None, metavar="SECONDS",
+                        help="seconds one cell may run (default: 900 in FAST mode; no limit "
+                             "with --full, whose training cells run for an hour or more)")
     args = parser.parse_args(argv)
+    if args.cell_timeout is None and not args.full:
+        args.cell_timeout = 900
     try:
         parameters = parse_parameters(args.parameter)
     except ValueError as error:
@@ -300,7 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'notebook':<45} {'mode':<5} {'seconds':>8}  result")
     for path in paths:
         try:
-            run = run_notebook(path, args.output, fast=not args.full, parameters=parameters)
+            run = run_notebook(path, args.output, fast=not args.full, parameters=parameters,
+                               timeout=args.cell_timeout)
             print(f"{path.name:<45} {'full' if args.full else 'FAST':<5} {run.seconds:8.1f}  "
                   f"ok -> {run.output}")
         except Exception as error:  # noqa: BLE001 - report every notebook, then fail

@@ -33,6 +33,7 @@ from seqlab.layers import (
     MultiHeadAttention,
     PositionalEmbedding,
     PositionwiseFeedForward,
+    RealTokenDense,
     RecurrentCell,
     SimpleRNNCell,
     TextFromCodepoints,
@@ -213,6 +214,11 @@ LAYERS = {
         # Padded context changes nothing; later target steps cannot reach earlier ones.
         "paddings": [Padding(1, "encoder_padding_mask"), Padding(0, None, output_axis=1)],
         "output_mask": no_output_mask}),
+    "RealTokenDense": (lambda: RealTokenDense(7), {
+        **TRANSFORMER, "inputs": (X,), "call_kwargs": {"padding_mask": X_MASK},
+        "expected_output_shape": (3, 5, 7),
+        # a Dense: a Keras mask on its input passes on to its output
+        "paddings": [Padding(0, "padding_mask", output_axis=1)], "output_mask": keeps_the_mask}),
     "HubTextEmbedding": (lambda: HubTextEmbedding(STANDIN_HANDLE), {
         "inputs": (REVIEWS,), "expected_output_shape": (4, 50),
         "not_applicable": {
@@ -245,6 +251,7 @@ REGISTERED = {
     MultiHeadAttention: "seqlab>MultiHeadAttention",
     PositionalEmbedding: "seqlab>PositionalEmbedding",
     PositionwiseFeedForward: "seqlab>PositionwiseFeedForward",
+    RealTokenDense: "seqlab>RealTokenDense",
     RecurrentCell: "seqlab>RecurrentCell", SimpleRNNCell: "seqlab>SimpleRNNCell",
     TextFromCodepoints: "seqlab>TextFromCodepoints",
     TransformerDecoderLayer: "seqlab>TransformerDecoderLayer",

@@ -290,3 +290,32 @@ def test_notebook_05s_assembly_without_the_causal_mask_sees_the_future():
         before = np.asarray(assembled((source, target)))[:, :-1]
         after = np.asarray(assembled((source, changed)))[:, :-1]
         assert np.allclose(before, after, atol=1e-6) == causal
+
+
+def test_skip_padding_gives_the_same_masked_loss_and_gradients():
+    """skip_padding=True computes the logits at real target positions only: the masked loss
+    and every gradient equal those of the model that computes every position (same weights)."""
+    import tensorflow as tf
+
+    from seqlab.training.losses import MaskedSparseCategoricalCrossentropy
+
+    rng = np.random.default_rng(1)
+    source = np.where(np.arange(7) < rng.integers(2, 8, (4, 1)), rng.integers(1, 20, (4, 7)), 0)
+    target = np.where(np.arange(6) < rng.integers(1, 7, (4, 1)), rng.integers(1, 15, (4, 6)), 0)
+    models = [TransformerTranslator.from_preset("tiny", 20, 15, dropout=0.0, skip_padding=skip)
+              for skip in (False, True)]
+    for model in models:
+        model.build()
+    models[1].set_weights(models[0].get_weights())
+    loss = MaskedSparseCategoricalCrossentropy(from_logits=True, label_smoothing=0.1)
+    results = []
+    for model in models:
+        with tf.GradientTape() as tape:
+            value = loss(target[:, 1:], model((source, target[:, :-1]), training=True))
+        gradients = tape.gradient(value, model.trainable_weights)  # embeddings: IndexedSlices
+        results.append((float(value), [tf.convert_to_tensor(g) for g in gradients]))
+    # the same products, in a 2-D view of other rows: a few float32 ulps of O(1) values
+    assert results[1][0] == pytest.approx(results[0][0], abs=1e-5)
+    for got, want in zip(results[1][1], results[0][1], strict=True):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), atol=1e-5)
+    assert TransformerTranslator.from_config(models[1].get_config()).skip_padding is True

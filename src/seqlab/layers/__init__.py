@@ -4,7 +4,8 @@ One topic per module, as keras-hub splits its layers: ``recurrent`` (eqs. 1-11) 
 ``recurrent_weights`` (Keras's fused weights copied into those cells), ``attention``
 (eqs. 12-14), ``masking`` (the one masking rule, padding and causal masks, the mask names),
 ``positional_embedding`` (eq. 15), ``multi_head_attention`` (eq. 16, fig. 18, the decoding
-cache), ``transformer_blocks`` (feed-forward, encoder and decoder layers), ``hub`` and ``text``.
+cache), ``transformer_blocks`` (feed-forward, encoder and decoder layers), ``output`` (the
+output layer, at the real tokens only), ``hub`` and ``text``.
 Import from here: ``from seqlab.layers import MultiHeadAttention``.
 
 Each layer computes with ``keras.ops`` (so it also runs on the JAX and PyTorch backends),
@@ -30,6 +31,7 @@ from seqlab.layers.multi_head_attention import (
     copy_keras_attention_weights,
     scaled_dot_product_attention,
 )
+from seqlab.layers.output import RealTokenDense
 from seqlab.layers.positional_embedding import PositionalEmbedding, positional_encoding
 from seqlab.layers.recurrent import GRUCell, LSTMCell, RecurrentCell, SimpleRNNCell
 from seqlab.layers.recurrent_weights import copy_keras_cell_weights
@@ -49,6 +51,8 @@ __all__ = [
     "MultiHeadAttention", "PositionalEmbedding", "PositionwiseFeedForward",
     "TransformerDecoderLayer", "TransformerEncoderLayer", "copy_keras_attention_weights",
     "positional_encoding", "scaled_dot_product_attention",
+    # the output layer at the real tokens only
+    "RealTokenDense",
     # pretrained embeddings and text input
     "NNLM_EN_DIM50", "STANDIN_HANDLE", "HubTextEmbedding", "TextFromCodepoints",
     "is_trusted_handle", "trusted_handles",

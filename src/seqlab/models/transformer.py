@@ -37,6 +37,7 @@ from keras import ops
 
 from seqlab.layers import (
     PositionalEmbedding,
+    RealTokenDense,
     TransformerDecoderLayer,
     TransformerEncoderLayer,
     padding_mask,
@@ -69,6 +70,10 @@ class TransformerTranslator(keras.Model):
         source_vocab_size, target_vocab_size: vocabulary sizes (required).
         dropout: residual dropout rate (after each sub-layer and on the embeddings).
         attention_dropout: dropout on the attention weights (0 in the paper).
+        skip_padding: compute the output layer's logits at the real target positions only
+            (:class:`seqlab.layers.RealTokenDense`; zeros at padding, which the masked loss
+            ignores: same loss and gradients, less work on batches with padding). Not with XLA
+            or on TPUs, which need fixed shapes. Default False: every position.
 
     Call arguments:
         inputs: ``(source_ids (B, S), target_in (B, T))`` int ids.
@@ -85,7 +90,8 @@ class TransformerTranslator(keras.Model):
     """
 
     def __init__(self, num_layers=2, d_model=128, num_heads=4, dff=512, source_vocab_size=None,
-                 target_vocab_size=None, dropout=0.1, attention_dropout=0.0, **kwargs):
+                 target_vocab_size=None, dropout=0.1, attention_dropout=0.0,
+                 skip_padding=False, **kwargs):
         super().__init__(**kwargs)
         if not source_vocab_size or not target_vocab_size:
             raise ValueError("TransformerTranslator needs source_vocab_size and target_vocab_size.")
@@ -97,6 +103,7 @@ class TransformerTranslator(keras.Model):
         self.target_vocab_size = int(target_vocab_size)
         self.dropout = float(dropout)
         self.attention_dropout = float(attention_dropout)
+        self.skip_padding = bool(skip_padding)
 
         # Every sub-layer gets the model's dtype policy (keras-hub's convention), so
         # TransformerTranslator(..., dtype="mixed_float16") is mixed precision throughout.
@@ -121,8 +128,8 @@ class TransformerTranslator(keras.Model):
                                for i in range(self.num_layers)]
         self.decoder_layers = [TransformerDecoderLayer(**layer_args, name=f"decoder_{i}")
                                for i in range(self.num_layers)]
-        self.output_layer = keras.layers.Dense(self.target_vocab_size, name="logits",
-                                               dtype=policy)
+        self.output_layer = RealTokenDense(self.target_vocab_size, name="logits",
+                                           skip_padding=self.skip_padding, dtype=policy)
 
     @classmethod
     def from_preset(cls, name, source_vocab_size, target_vocab_size, **overrides):
@@ -173,7 +180,10 @@ class TransformerTranslator(keras.Model):
                                     encoder_padding_mask=state["padding_mask"],
                                     return_attention_scores=True, training=training)
             scores.append(layer_scores)
-        logits = dense_2d(self.output_layer, x)  # (B, T, V)
+        if self.skip_padding:  # the real positions' logits only (zeros at padding)
+            logits = self.output_layer(x, padding_mask=padding_mask(target_ids))  # (B, T, V)
+        else:
+            logits = dense_2d(self.output_layer, x)  # (B, T, V)
         return (logits, scores) if return_attention_scores else logits
 
     def call(self, inputs, training=None):
@@ -252,6 +262,7 @@ class TransformerTranslator(keras.Model):
             "target_vocab_size": self.target_vocab_size,
             "dropout": self.dropout,
             "attention_dropout": self.attention_dropout,
+            "skip_padding": self.skip_padding,
         }
 
 

@@ -22,8 +22,9 @@ prepares the dataset as it would after a download, so the notebook's own loading
 (``load_char_corpus("tfds")``) runs unchanged. The text is not copied into the repository.
 
 The record, ``benchmarks/results/early_stopping.json``: ``{"07": {"full": {"lstm_epochs",
-"gpt_epochs", "best_val_loss", "measured", "command"}}}``. A run still in progress (no
-``finished.json``) is refused: its epoch count would be too small.
+"gpt_epochs", "val_loss", "best_val_loss", "measured", "command"}}}``. A run still in progress
+(no ``finished.json``) is refused, since its epoch count would be too small, unless
+``--partial`` records it as not measured (``null``), with the losses of its epochs so far.
 """
 
 from __future__ import annotations
@@ -69,30 +70,40 @@ def prepare_tiny_shakespeare(text: Path, data_dir: Path) -> Path:
     return data_dir
 
 
-def stopped_epochs(runs_folder: Path, notebook: str = "07", size: str = "full") -> dict:
+def stopped_epochs(runs_folder: Path, notebook: str = "07", size: str = "full", *,
+                   partial: bool = False) -> dict:
     """The epochs each of ``notebook``'s trainings ran before early stopping ended it, read from
     the histories of its finished ``TrainingRun`` folders in ``runs_folder``.
 
+    With ``partial=True`` a run that did not finish (stopped by hand) is recorded as not
+    measured (``None``: ``benchmarks.full_mode`` then counts its configured epochs) with the
+    validation losses of the epochs it did run, so the record says how far it got.
+
     Returns:
-        ``{"lstm_epochs": 9, "gpt_epochs": 7, "best_val_loss": {"lstm": ..., "gpt": ...}}``.
+        ``{"lstm_epochs": 7, "gpt_epochs": 9, "val_loss": {"lstm": [...], "gpt": [...]},
+        "best_val_loss": {"lstm": ..., "gpt": ...}}``.
 
     Raises:
-        ValueError: if a run's folder is missing, unfinished, or holds no epochs.
+        ValueError: if a run's folder is missing or holds no epochs, or (without ``partial``)
+            a run is unfinished.
     """
     from seqlab.training.run_files import FINISHED_FILE, HISTORY_FILE
 
-    found, best = {}, {}
+    found, losses, best = {}, {}, {}
     for run, key in RUNS[notebook].items():
         folder = Path(runs_folder) / f"{notebook}-{run}-{size}"
-        if not (folder / FINISHED_FILE).is_file():
+        finished = (folder / FINISHED_FILE).is_file()
+        if not finished and not partial:
             raise ValueError(f"{folder} holds no finished run ({FINISHED_FILE} missing): run "
                              f"notebook {notebook} at SIZE {size!r} to the end first")
-        records = json.loads((folder / HISTORY_FILE).read_text(encoding="utf-8"))
+        history = folder / HISTORY_FILE
+        records = json.loads(history.read_text(encoding="utf-8")) if history.is_file() else []
         if not records:
-            raise ValueError(f"{folder / HISTORY_FILE} holds no epochs")
-        found[key] = len(records)
-        best[run] = round(min(r["logs"]["val_loss"] for r in records), 4)
-    return {**found, "best_val_loss": best}
+            raise ValueError(f"{history} holds no epochs")
+        found[key] = len(records) if finished else None
+        losses[run] = [round(r["logs"]["val_loss"], 4) for r in records]
+        best[run] = min(losses[run])
+    return {**found, "val_loss": losses, "best_val_loss": best}
 
 
 def read_record(path: Path = RECORD) -> dict:
@@ -100,9 +111,9 @@ def read_record(path: Path = RECORD) -> dict:
 
 
 def record(runs_folder: Path, notebook: str = "07", size: str = "full",
-           path: Path = RECORD) -> dict:
+           path: Path = RECORD, *, partial: bool = False) -> dict:
     """Merge :func:`stopped_epochs` of ``runs_folder`` into the record; return the entry."""
-    entry = {**stopped_epochs(runs_folder, notebook, size),
+    entry = {**stopped_epochs(runs_folder, notebook, size, partial=partial),
              "measured": time.strftime("%Y-%m-%d"),
              "command": COMMAND.format(size=size)}
     data = read_record(path)
@@ -127,13 +138,15 @@ def main(argv: list[str] | None = None) -> int:
     store = commands.add_parser("record", help="record the epochs of a finished run")
     store.add_argument("runs", type=Path, help="the run's SEQLAB_BACKUP_DIR")
     store.add_argument("--size", default="full", choices=("class", "full"))
+    store.add_argument("--partial", action="store_true",
+                       help="record an unfinished run as not measured, with its epochs so far")
     args = parser.parse_args(argv)
     if args.command == "prepare":
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
         folder = prepare_tiny_shakespeare(args.text, args.data_dir)
         print(f"tiny_shakespeare prepared in {folder}: run the notebook with TFDS_DATA_DIR={folder}")
         return 0
-    entry = record(args.runs, "07", args.size)
+    entry = record(args.runs, "07", args.size, partial=args.partial)
     print(f"notebook 07 at size {args.size}: {entry}\nrecorded in "
           f"{RECORD.relative_to(config.REPO_ROOT)}; then python -m benchmarks.full_mode --only 07")
     return 0

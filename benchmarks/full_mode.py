@@ -277,17 +277,22 @@ def measure_07(s: dict, steps: int, size: str = "full") -> tuple[list[Part], str
     gpt_train, gpt_eval = cached(("gpt", s["batch"], s["steps"], tuple(s["gpt"].values())), gpt_times)
     # Early stopping's epochs on the real text where a run of the notebook measured them
     # (benchmarks.early_stopping); else the configured epochs, an upper bound.
-    stopped = early_stopping.epochs_at("07", size)
-    lstm_epochs, gpt_epochs = ((stopped["lstm_epochs"], stopped["gpt_epochs"]) if stopped
-                               else (s["lstm_epochs"], s["gpt_epochs"]))
+    stopped = early_stopping.epochs_at("07", size) or {}
+    lstm_epochs = stopped.get("lstm_epochs") or s["lstm_epochs"]   # None: not measured
+    gpt_epochs = stopped.get("gpt_epochs") or s["gpt_epochs"]
     cut = int(s["chars"] * 0.9)                       # split_text(valid_fraction=0.1)
     train = ((cut - 1) // s["batch"]) // s["steps"]  # tbptt_dataset's windows
     valid = ((s["chars"] - cut - 1) // s["batch"]) // s["steps"]
     size_note = (f"LSTM {s['lstm_units']} units; GPT d{s['gpt']['d_model']} × "
                  f"{s['gpt']['num_layers']} layers")
     if stopped:
-        size_note = (f"{size_note}; epochs: where early stopping (patience 2) stopped each model "
-                     f"on the real text, at most {s['lstm_epochs']} and {s['gpt_epochs']} "
+        measured = [f"the {name} {stopped[key]} (early stopping, patience 2, of at most "
+                    f"{s[key]})" if stopped.get(key) else
+                    f"the {name} its configured {s[key]} (an upper bound: not stopped in the "
+                    f"{len(stopped['val_loss'][run])} epochs run)"
+                    for name, run, key in (("LSTM", "lstm", "lstm_epochs"),
+                                           ("mini-GPT", "gpt", "gpt_epochs"))]
+        size_note = (f"{size_note}; epochs on the real text: {' and '.join(measured)} "
                      f"(benchmarks/results/early_stopping.json, measured {stopped['measured']} "
                      f"by {stopped['command']})")
     return [Part(f"LSTM training ({lstm_epochs} epochs × {train} batches)", lstm_train, steps,

@@ -37,11 +37,14 @@ def test_the_epochs_of_each_finished_training_are_recorded(tmp_path):
     assert early_stopping.epochs_at("07", "class", path=path) is None
 
 
-def test_a_run_still_in_progress_is_refused(tmp_path):
+def test_a_run_still_in_progress_is_refused_or_recorded_as_not_measured(tmp_path):
     _run(tmp_path, "07-lstm-full", [1.7, 1.5])
-    _run(tmp_path, "07-gpt-full", [1.9], finished=False)
+    _run(tmp_path, "07-gpt-full", [1.9, 1.8], finished=False)
     with pytest.raises(ValueError, match="no finished run"):
         early_stopping.stopped_epochs(tmp_path, "07", "full")
+    entry = early_stopping.stopped_epochs(tmp_path, "07", "full", partial=True)
+    assert (entry["lstm_epochs"], entry["gpt_epochs"]) == (2, None)
+    assert entry["val_loss"]["gpt"] == [1.9, 1.8]
 
 
 def test_full_mode_counts_the_recorded_epochs_else_the_configured_ones(monkeypatch):
@@ -55,4 +58,10 @@ def test_full_mode_counts_the_recorded_epochs_else_the_configured_ones(monkeypat
         "lstm_epochs": 7, "gpt_epochs": 5, "measured": "today", "command": "the runner"})
     parts, how = full_mode.measure_07(settings, 1, "full")
     assert [p.count for p in parts] == [7 * 313, 7 * 34, 5 * 313, 5 * 34]
-    assert "where early stopping (patience 2) stopped" in how
+    assert "the LSTM 7 (early stopping, patience 2, of at most 20)" in how
+    monkeypatch.setattr(early_stopping, "epochs_at", lambda notebook, size: {
+        "lstm_epochs": 7, "gpt_epochs": None, "val_loss": {"gpt": [2.7, 2.5, 2.3]},
+        "measured": "today", "command": "the runner"})
+    parts, how = full_mode.measure_07(settings, 1, "full")
+    assert [p.count for p in parts] == [7 * 313, 7 * 34, 20 * 313, 20 * 34]
+    assert "not stopped in the 3 epochs run" in how

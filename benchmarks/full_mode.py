@@ -268,7 +268,7 @@ def measure_07(s: dict, steps: int, size: str = "full") -> tuple[list[Part], str
         gpt.build()
         gpt.compile(optimizer=keras.optimizers.Adam(learning_rate=1e-3),
                     loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                    jit_compile=True)
+                    jit_compile=False)  # the notebook's choice on a CPU (RUN.jit_compile)
         return (median_seconds(lambda: gpt.train_on_batch(x, y), steps),
                 median_seconds(lambda: gpt.test_on_batch(x, y), steps))
 
@@ -299,7 +299,7 @@ def measure_07(s: dict, steps: int, size: str = "full") -> tuple[list[Part], str
                  lstm_epochs * train),
             Part(f"LSTM validation ({lstm_epochs} × {valid})", lstm_eval, steps,
                  lstm_epochs * valid),
-            Part(f"mini-GPT training, XLA ({gpt_epochs} epochs × {train} batches)", gpt_train,
+            Part(f"mini-GPT training ({gpt_epochs} epochs × {train} batches)", gpt_train,
                  steps, gpt_epochs * train),
             Part(f"mini-GPT validation ({gpt_epochs} × {valid})", gpt_eval, steps,
                  gpt_epochs * valid)], (

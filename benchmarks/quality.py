@@ -189,7 +189,9 @@ def build_model(name: str, data, sizes: dict, recipe: dict, transformer: dict):
     keras.utils.set_random_seed(config.SEED)
     if name == "transformer":
         model = TransformerTranslator.from_preset(transformer["preset"], data.source_vocab_size,
-                                                  data.target_vocab_size)
+                                                  data.target_vocab_size,
+                                                  skip_padding=transformer.get("skip_padding",
+                                                                               False))
         model.build()
         optimizer = transformer_optimizer(model.d_model, transformer["warmup"],
                                           scale=transformer["lr_scale"])
@@ -298,6 +300,9 @@ def benchmark(argv=None) -> list[dict]:
                         help="Transformer loss divided by the training split's mean real tokens "
                              "per batch instead of each batch's own (every token the same weight "
                              "when batches are grouped by length)")
+    parser.add_argument("--skip-padding", action="store_true",
+                        help="the Transformer's output layer at the real target tokens only "
+                             "(RealTokenDense: the same loss and gradients, less work)")
     parser.add_argument("--models", nargs="*", default=list(MODELS),
                         choices=[*MODELS, "tutorial"])
     parser.add_argument("--rnn", nargs="*", metavar="KEY=VALUE",
@@ -311,6 +316,8 @@ def benchmark(argv=None) -> list[dict]:
     sizes = {key: getattr(args, key) or quick.get(key, RNN_FULL[key]) for key in RNN_FULL}
     recipe = parse_recipe(args.rnn)
     transformer = dict(TRANSFORMER_FULL)
+    if args.skip_padding:
+        transformer["skip_padding"] = True
     transformer["warmup"] = (args.transformer_warmup or quick.get("warmup_transformer")
                              or transformer["warmup"])
 

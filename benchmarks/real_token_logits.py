@@ -14,14 +14,16 @@ full layer (``tests/test_layers_output.py``, ``tests/test_models_transformer.py`
 training is the same and only its time changes.
 
 This benchmark builds notebook 05's full-size Transformer (preset ``"small"``, the paper's
-schedule with 1,000 warm-up steps, label smoothing 0.1, batch 128, ``jit_compile=False``) twice
-with the same initial weights, ``skip_padding=False`` (every position, as before) and ``True``,
-and trains them **alternately** (``--chunk`` steps of one, then of the other) on the same
-padded batches in the same order. Printed per model: real target tokens per second (the first
-step of each ``fit`` call left out), the median step time, and the validation loss and masked
-accuracy on the first ``--valid-batches`` validation batches after the same steps; then the
-ratio of tokens per second. The two validation columns should agree to float rounding: the
-same gradients, summed in another order.
+schedule with 1,000 warm-up steps, label smoothing 0.1, batch 128, ``jit_compile=False``) three
+times with the same initial weights, differing only in how the output layer is applied: as
+notebook 05 applied it before (a ``Dense`` on the rank-3 ``(B, T, d)``, a broadcast matrix
+product), as the package's ``TransformerTranslator`` did (one 2-D product over every position,
+``dense_2d``), and at the real tokens only (``skip_padding=True``, notebook 05 now). They train
+in turn on the same padded batches of the real Anki pairs (``--chunk`` batches drawn once, then
+``train_on_batch`` on each by every variant, each step timed). Printed per variant: the median
+step time, real target tokens per second at that median, and the validation loss and masked
+accuracy on the first ``--valid-batches`` validation batches after the same steps (equal to
+float rounding: the same gradients, summed in another order); then the ratios of step times.
 """
 
 from __future__ import annotations
@@ -34,86 +36,88 @@ from pathlib import Path
 import keras
 import numpy as np
 
-from benchmarks.bucketing import (
-    SHARED_ANKI_ZIP,
-    StepLog,
-    compile_for_benchmark,
-    count_traces,
-    find_anki,
-    machine,
-)
+from benchmarks.bucketing import SHARED_ANKI_ZIP, find_anki, machine
 from seqlab import config
 from seqlab.data import load_translation
-from seqlab.models import build_transformer_translator
-from seqlab.training import transformer_optimizer
+from seqlab.models import TRANSFORMER_PRESETS, TransformerTranslator
+from seqlab.training import compile_translator, transformer_optimizer
 
-VARIANTS = {"every position": False, "real tokens only": True}
+#: name -> how the output layer is applied: notebook 05's former rank-3 ``Dense`` on
+#: ``(B, T, d)``, the package's 2-D view of every position (``dense_2d``), the real tokens only.
+VARIANTS = ("rank-3 Dense (notebook 05 before)", "2-D Dense, every position",
+            "real tokens only")
 
 
-def build(data, skip_padding: bool):
-    model = build_transformer_translator(data.source_vocab_size, data.target_vocab_size,
-                                         preset="small", skip_padding=skip_padding)
-    return compile_for_benchmark(model, transformer_optimizer(model.d_model, 1000, scale=1.0),
-                                 label_smoothing=0.1)
+class Rank3OutputTranslator(TransformerTranslator):
+    """The translator with its output layer applied to ``(B, T, d)`` directly, as notebook 05's
+    ``keras.layers.Dense(vocab_size)(x)`` was (a broadcast matrix product on TensorFlow)."""
+
+    def _logits(self, x, target_ids):
+        return self.output_layer(x)
+
+
+def build(data, variant: str):
+    preset = {**TRANSFORMER_PRESETS["small"], "source_vocab_size": data.source_vocab_size,
+              "target_vocab_size": data.target_vocab_size}
+    if variant == VARIANTS[0]:
+        model = Rank3OutputTranslator(**preset)
+    else:
+        model = TransformerTranslator(**preset, skip_padding=variant == VARIANTS[2])
+    model.build()
+    return compile_translator(model, transformer_optimizer(model.d_model, 1000, scale=1.0),
+                              label_smoothing=0.1, jit_compile=False)
 
 
 def measure(data, args) -> dict:
     keras.utils.set_random_seed(config.SEED)
-    models = {name: build(data, skip) for name, skip in VARIANTS.items()}
-    first, second = models.values()
-    second.set_weights(first.get_weights())
-    logs = {name: StepLog() for name in VARIANTS}
-    traces = {name: count_traces(model) for name, model in models.items()}
-    # The same padded training batches, in the same order, for both: each chunk is drawn once.
+    models = {name: build(data, name) for name in VARIANTS}
+    weights = models[VARIANTS[0]].get_weights()
+    for model in models.values():
+        model.set_weights(weights)                                    # the same start
+    # The same padded training batches, in the same order, for every variant: each chunk is
+    # drawn once, then every variant trains on it (train_on_batch, each step timed), in turn.
     iterator = iter(data.train.repeat())
+    for model in models.values():                                     # trace outside the timing
+        warm = next(iter(data.train))
+        model.test_on_batch(*warm)
+    times = {name: [] for name in VARIANTS}
+    real = positions = 0
     done = 0
     while done < args.steps:
-        chunk = min(args.chunk, args.steps - done)
-        batches = [next(iterator) for _ in range(chunk)]
+        chunk = [next(iterator) for _ in range(min(args.chunk, args.steps - done))]
         for name, model in models.items():
-            model.fit(_as_dataset(batches), epochs=1, verbose=0, callbacks=[logs[name]])
-        done += chunk
+            for step, (x, y) in enumerate(chunk):
+                start = time.perf_counter()
+                model.train_on_batch(x, y)
+                if done or step:                                      # the very first: a trace
+                    times[name].append(time.perf_counter() - start)
+        for _, y in chunk:
+            real, positions = real + int(np.count_nonzero(y)), positions + int(np.size(y))
+        done += len(chunk)
         print(f"{done}/{args.steps} steps per variant", flush=True)
     valid = data.valid.take(args.valid_batches)
     rows = {}
     for name, model in models.items():
-        steps = np.array(logs[name].steps, dtype=float)  # (steps, 4)
-        timed = steps[steps[:, 3] == 0]
         scores = model.evaluate(valid, verbose=0, return_dict=True)
-        rows[name] = {"steps": len(steps),
-                      "tokens_per_second": timed[:, 1].sum() / timed[:, 0].sum(),
-                      "ms_per_step": 1000 * float(np.median(timed[:, 0])),
-                      "real_share": steps[:, 1].sum() / steps[:, 2].sum(),
-                      "val_loss": scores["loss"], "val_accuracy": scores["masked_accuracy"],
-                      "traces": traces[name][0]}
+        seconds = float(np.median(times[name]))
+        rows[name] = {"steps": done, "seconds": seconds,
+                      "tokens_per_second": real / done / seconds,
+                      "real_share": real / positions,
+                      "val_loss": scores["loss"], "val_accuracy": scores["masked_accuracy"]}
     return rows
 
 
-def _as_dataset(batches):
-    """The batches taken from the variant's own iterator, as one short dataset for ``fit``."""
-    import tensorflow as tf
-
-    def generate():
-        yield from batches
-
-    first = batches[0]
-    signature = tf.nest.map_structure(
-        lambda t: tf.TensorSpec((None,) * len(t.shape), t.dtype), first)
-    return tf.data.Dataset.from_generator(generate, output_signature=signature).apply(
-        tf.data.experimental.assert_cardinality(len(batches)))
-
-
 def format_table(rows: dict, header: str) -> str:
-    lines = [header, "", "| output layer | steps | real target tokens/s | ms/step (median) | "
-             "real % of target positions | val loss | val acc | traces |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [header, "", "| output layer | steps | ms/step (median) | real target tokens/s | "
+             "real % of target positions | val loss | val acc |", "|---|---|---|---|---|---|---|"]
     for name, row in rows.items():
-        lines.append(f"| {name} | {row['steps']} | {row['tokens_per_second']:,.0f} | "
-                     f"{row['ms_per_step']:.0f} | {100 * row['real_share']:.0f} % | "
-                     f"{row['val_loss']:.4f} | {row['val_accuracy']:.4f} | {row['traces']} |")
-    old, new = (rows[name]["tokens_per_second"] for name in VARIANTS)
-    lines.append(f"| **ratio** real tokens only / every position | | **{new / old:.2f}×** | "
-                 "| | | | |")
+        lines.append(f"| {name} | {row['steps']} | {1000 * row['seconds']:.0f} | "
+                     f"{row['tokens_per_second']:,.0f} | {100 * row['real_share']:.0f} % | "
+                     f"{row['val_loss']:.4f} | {row['val_accuracy']:.4f} |")
+    new = rows[VARIANTS[2]]["seconds"]
+    for name in VARIANTS[:2]:
+        lines.append(f"| **ratio** real tokens only / {name} | | **{rows[name]['seconds'] / new:.2f}×** "
+                     "| | | | |")
     return "\n".join(lines)
 
 
@@ -125,7 +129,7 @@ def main(argv=None) -> int:
                         help="auto: the real Anki pairs if --anki-zip exists, else the sample")
     parser.add_argument("--anki-zip", type=Path, default=SHARED_ANKI_ZIP,
                         help="spa-eng.zip to copy into a private Keras cache (default: %(default)s)")
-    parser.add_argument("--steps", type=int, default=80, help="training steps per variant")
+    parser.add_argument("--steps", type=int, default=60, help="training steps per variant")
     parser.add_argument("--chunk", type=int, default=20, help="steps before switching variant")
     parser.add_argument("--valid-batches", type=int, default=20)
     args = parser.parse_args(argv)

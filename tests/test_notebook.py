@@ -315,7 +315,9 @@ def test_setup_on_a_cpu_changes_nothing_and_a_forced_policy_is_applied(capsys):
     try:
         run = notebook.setup(mixed_precision="auto")
         assert run.dtype_policy == before and run.jit_compile is False
+        assert run.fixed_shapes is False  # no XLA, no TPU: batches may change shape
         assert "no GPU, so nothing changes" in capsys.readouterr().out
+        assert notebook.setup(jit_compile=True, quiet=True).fixed_shapes is True
         run = notebook.setup(mixed_precision="bfloat16", quiet=True)
         assert run.dtype_policy == keras.config.dtype_policy().name == "mixed_bfloat16"
         run = notebook.setup(mixed_precision="off", quiet=True)

@@ -48,7 +48,9 @@ class RunSettings:
     ``keras`` versions and where each falls against the tested range (``versions``: ``"tested"``,
     ``"below floor"`` or ``"newer than tested"``), and the choices made for it:
     ``dtype_policy`` and ``jit_compile`` (pass ``jit_compile=RUN.jit_compile`` to ``compile``),
-    with ``reasons`` (why, one line each).
+    with ``reasons`` (why, one line each); ``fixed_shapes`` is True where every batch must keep
+    one shape (XLA or a TPU compile one program per shape), so no layer may compute a
+    data-dependent number of rows (``RealTokenDense(skip_padding=not RUN.fixed_shapes)``).
     """
 
     fast: bool
@@ -64,6 +66,7 @@ class RunSettings:
     dtype_policy: str
     jit_compile: bool
     reasons: dict
+    fixed_shapes: bool = False
 
 
 def resolve_fast(fast: bool | None = None) -> bool:
@@ -210,7 +213,8 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
         colab=colab, gpus=len(gpus), tensorflow=versions["tensorflow"], keras=versions["keras"],
         versions={name: version_status(name, version) for name, version in versions.items()},
         dtype_policy=keras.config.dtype_policy().name, jit_compile=use_xla,
-        reasons={"dtype_policy": policy_reason, "jit_compile": xla_reason})
+        reasons={"dtype_policy": policy_reason, "jit_compile": xla_reason},
+        fixed_shapes=bool(use_xla or tpu))
 
 
 # --------------------------------------------------------------------------------------------

@@ -180,11 +180,14 @@ class TransformerTranslator(keras.Model):
                                     encoder_padding_mask=state["padding_mask"],
                                     return_attention_scores=True, training=training)
             scores.append(layer_scores)
-        if self.skip_padding:  # the real positions' logits only (zeros at padding)
-            logits = self.output_layer(x, padding_mask=padding_mask(target_ids))  # (B, T, V)
-        else:
-            logits = dense_2d(self.output_layer, x)  # (B, T, V)
+        logits = self._logits(x, target_ids)  # (B, T, V)
         return (logits, scores) if return_attention_scores else logits
+
+    def _logits(self, x, target_ids):
+        """The output layer on the decoder's ``(B, T, d)``: ``(B, T, V)`` logits."""
+        if self.skip_padding:  # the real positions' logits only (zeros at padding)
+            return self.output_layer(x, padding_mask=padding_mask(target_ids))
+        return dense_2d(self.output_layer, x)  # every position, through a 2-D view
 
     def call(self, inputs, training=None):
         source_ids, target_in = inputs

@@ -41,6 +41,7 @@ Printed per model and pipeline:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import shutil
@@ -125,6 +126,31 @@ def find_anki(anki_zip: Path | None) -> Path | None:
     (cache / "datasets").mkdir()
     shutil.copy(anki_zip, cache / "datasets" / "spa-eng.zip")
     return cache
+
+
+def add_source_arguments(parser, choices=("auto", "anki", "sample")) -> None:
+    """``--source`` and ``--anki-zip``, as every benchmark on the real Anki pairs takes them."""
+    parser.add_argument("--source", choices=choices, default="auto",
+                        help="auto: the real Anki pairs if --anki-zip exists, else the sample")
+    parser.add_argument("--anki-zip", type=Path, default=SHARED_ANKI_ZIP,
+                        help="spa-eng.zip to copy into a private Keras cache (default: %(default)s)")
+
+
+@contextlib.contextmanager
+def translation_source(parser, args):
+    """``(source, cache_dir)`` for ``load_translation`` from ``--source``/``--anki-zip``: the
+    real pairs in a private Keras cache (removed afterwards), else the offline sample."""
+    cache, source = None, args.source
+    if source in ("auto", "anki"):
+        cache = find_anki(args.anki_zip)
+        if cache is None and source == "anki":
+            parser.error(f"no Anki zip at {args.anki_zip}")
+        source = "anki" if cache is not None else "sample"
+    try:
+        yield source, cache
+    finally:
+        if cache is not None:
+            shutil.rmtree(cache, ignore_errors=True)
 
 
 def load_pipelines(source: str, batch_size: int, cache_dir: Path | None):
@@ -248,10 +274,7 @@ def format_table(results: dict, header: str) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bucketing", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--source", choices=("auto", "anki", "sample", "dates"), default="auto",
-                        help="auto: the real Anki pairs if --anki-zip exists, else the sample")
-    parser.add_argument("--anki-zip", type=Path, default=SHARED_ANKI_ZIP,
-                        help="spa-eng.zip to copy into a private Keras cache (default: %(default)s)")
+    add_source_arguments(parser, ("auto", "anki", "sample", "dates"))
     parser.add_argument("--steps", type=int, default=80, help="training steps per model and pipeline")
     parser.add_argument("--chunk", type=int, default=20, help="steps before switching pipeline")
     parser.add_argument("--batch-size", type=int, default=128)
@@ -260,14 +283,7 @@ def main(argv=None) -> int:
     parser.add_argument("--models", nargs="+", choices=MODELS, default=list(MODELS))
     args = parser.parse_args(argv)
 
-    cache = None
-    source = args.source
-    if source in ("auto", "anki"):
-        cache = find_anki(args.anki_zip)
-        if cache is None and source == "anki":
-            parser.error(f"no Anki zip at {args.anki_zip}")
-        source = "anki" if cache is not None else "sample"
-    try:
+    with translation_source(parser, args) as (source, cache):
         started = time.perf_counter()
         data, pipelines = load_pipelines(source, args.batch_size, cache)
         print(data.summary(), f"(loaded in {time.perf_counter() - started:.0f} s)", flush=True)
@@ -279,9 +295,6 @@ def main(argv=None) -> int:
                   f"'{source}' ({len(data.train_pairs):,} training pairs), batch {args.batch_size}, "
                   f"{args.valid_batches} validation batches; {machine()}")
         print(format_table(results, header))
-    finally:
-        if cache is not None:
-            shutil.rmtree(cache, ignore_errors=True)
     return 0
 
 

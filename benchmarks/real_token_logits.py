@@ -29,14 +29,12 @@ float rounding: the same gradients, summed in another order); then the ratios of
 from __future__ import annotations
 
 import argparse
-import shutil
 import time
-from pathlib import Path
 
 import keras
 import numpy as np
 
-from benchmarks.bucketing import SHARED_ANKI_ZIP, find_anki, machine
+from benchmarks.bucketing import add_source_arguments, machine, translation_source
 from seqlab import config
 from seqlab.data import load_translation
 from seqlab.models import TRANSFORMER_PRESETS, TransformerTranslator
@@ -125,21 +123,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.real_token_logits",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--source", choices=("auto", "anki", "sample"), default="auto",
-                        help="auto: the real Anki pairs if --anki-zip exists, else the sample")
-    parser.add_argument("--anki-zip", type=Path, default=SHARED_ANKI_ZIP,
-                        help="spa-eng.zip to copy into a private Keras cache (default: %(default)s)")
+    add_source_arguments(parser)
     parser.add_argument("--steps", type=int, default=60, help="training steps per variant")
     parser.add_argument("--chunk", type=int, default=20, help="steps before switching variant")
     parser.add_argument("--valid-batches", type=int, default=20)
     args = parser.parse_args(argv)
-    cache, source = None, args.source
-    if source in ("auto", "anki"):
-        cache = find_anki(args.anki_zip)
-        if cache is None and source == "anki":
-            parser.error(f"no Anki zip at {args.anki_zip}")
-        source = "anki" if cache is not None else "sample"
-    try:
+    with translation_source(parser, args) as (source, cache):
         started = time.perf_counter()
         data = load_translation(source, max_length=20, batch_size=128, vocab_size=8000,
                                 cache_dir=cache, bucket=False)
@@ -149,9 +138,6 @@ def main(argv=None) -> int:
                                  f"--chunk {args.chunk}` on '{source}' "
                                  f"({len(data.train_pairs):,} training pairs), batch 128, padded "
                                  f"batches; {machine()}"))
-    finally:
-        if cache is not None:
-            shutil.rmtree(cache, ignore_errors=True)
     return 0
 
 

@@ -67,7 +67,7 @@ SETTINGS: dict[str, dict[str, dict]] = {
            "full": {"lstm_epochs": 20, "gpt_epochs": 20, "embedding": 64, "lstm_units": 512,
                     "gpt": {"d_model": 256, "num_heads": 8, "dff": 1024, "num_layers": 4}}},
     # class: one epoch of reviews cut to 128 tokens
-    "08": {"fast": {"sequence": 48, "fine_tune_epochs": 5},
+    "08": {"fast": {"sequence": 48, "fine_tune_epochs": 3},
            "class": {"sequence": 128, "fine_tune_epochs": 1},
            "full": {"sequence": 256, "fine_tune_epochs": 2}},
 }

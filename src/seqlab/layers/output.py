@@ -29,7 +29,8 @@ class RealTokenDense(keras.layers.Dense):
     positions the output equals ``keras.layers.Dense`` with the same weights; a loss masked
     to the real tokens (``MaskedSparseCategoricalCrossentropy``) therefore gives the same
     value and the same gradients, and only the padded positions' work is left out. Without a
-    mask, or with ``skip_padding=False``, it is ``Dense`` itself.
+    mask, or with ``skip_padding=False``, it is ``Dense`` on every position (through the same
+    2-D view).
 
     The number of real positions changes from batch to batch, so the gathered matrix has no
     fixed shape: XLA (``jit_compile=True``) and TPUs need fixed shapes, so build the layer
@@ -60,10 +61,10 @@ class RealTokenDense(keras.layers.Dense):
         self.skip_padding = bool(skip_padding)
 
     def call(self, inputs, padding_mask=None):
-        if padding_mask is None or not self.skip_padding:
-            return super().call(inputs)  # (..., units)
-        shape = ops.shape(inputs)  # (B, T, d)
-        rows = ops.reshape(inputs, (-1, shape[-1]))  # (B·T, d)
+        shape = ops.shape(inputs)  # (..., d)
+        rows = ops.reshape(inputs, (-1, shape[-1]))  # (N, d): a 2-D product is the fast one
+        if padding_mask is None or not self.skip_padding:  # every position
+            return ops.reshape(super().call(rows), (*shape[:-1], self.units))  # (..., units)
         real = ops.nonzero(ops.reshape(padding_mask, (-1,)))[0]  # (N,): the real rows
         outputs = super().call(ops.take(rows, real, axis=0))  # (N, units)
         everything = ops.scatter(ops.expand_dims(real, -1), outputs,

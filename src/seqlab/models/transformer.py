@@ -42,7 +42,6 @@ from seqlab.layers import (
     TransformerEncoderLayer,
     padding_mask,
 )
-from seqlab.layers.multi_head_attention import dense_2d
 from seqlab.layers.transformer_blocks import head_size
 
 TRANSFORMER_PRESETS = {
@@ -185,9 +184,8 @@ class TransformerTranslator(keras.Model):
 
     def _logits(self, x, target_ids):
         """The output layer on the decoder's ``(B, T, d)``: ``(B, T, V)`` logits."""
-        if self.skip_padding:  # the real positions' logits only (zeros at padding)
-            return self.output_layer(x, padding_mask=padding_mask(target_ids))
-        return dense_2d(self.output_layer, x)  # every position, through a 2-D view
+        # the real positions' logits only (zeros at padding) where skip_padding, else all
+        return self.output_layer(x, padding_mask=padding_mask(target_ids))
 
     def call(self, inputs, training=None):
         source_ids, target_in = inputs

@@ -39,7 +39,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 # record_entry, read_record and the stand-ins are imported from here by other commands.
-from benchmarks import early_stopping  # noqa: E402
+from benchmarks import early_stopping, lm_schedule  # noqa: E402
 from benchmarks.full_mode_record import (  # noqa: E402, F401
     CLASS_LIMIT_MINUTES,
     RECORD,
@@ -253,6 +253,10 @@ def measure_07(s: dict, steps: int, size: str = "full") -> tuple[list[Part], str
     x = rng.integers(1, SHAKESPEARE_VOCAB, (s["batch"], s["steps"])).astype("int32")
     y = rng.integers(1, SHAKESPEARE_VOCAB, (s["batch"], s["steps"])).astype("int32")
 
+    cut = int(s["chars"] * 0.9)                       # split_text(valid_fraction=0.1)
+    train = ((cut - 1) // s["batch"]) // s["steps"]  # tbptt_dataset's windows
+    valid = ((s["chars"] - cut - 1) // s["batch"]) // s["steps"]
+
     def lstm_times():
         keras.utils.set_random_seed(config.SEED)
         model = build_char_lstm(SHAKESPEARE_VOCAB, s["embedding"], s["lstm_units"],
@@ -266,7 +270,8 @@ def measure_07(s: dict, steps: int, size: str = "full") -> tuple[list[Part], str
         keras.utils.set_random_seed(config.SEED)
         gpt = MiniGPT(SHAKESPEARE_VOCAB, context_length=s["steps"], dropout=0.1, **s["gpt"])
         gpt.build()
-        gpt.compile(optimizer=keras.optimizers.Adam(learning_rate=1e-3),
+        rate = lm_schedule.schedule(s["gpt_epochs"] * train)  # warm-up + cosine, as notebook 07
+        gpt.compile(optimizer=keras.optimizers.Adam(learning_rate=rate),
                     loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                     jit_compile=False)  # the notebook's choice on a CPU (RUN.jit_compile)
         return (median_seconds(lambda: gpt.train_on_batch(x, y), steps),
@@ -280,14 +285,13 @@ def measure_07(s: dict, steps: int, size: str = "full") -> tuple[list[Part], str
     stopped = early_stopping.epochs_at("07", size) or {}
     lstm_epochs = stopped.get("lstm_epochs") or s["lstm_epochs"]   # None: not measured
     gpt_epochs = stopped.get("gpt_epochs") or s["gpt_epochs"]
-    cut = int(s["chars"] * 0.9)                       # split_text(valid_fraction=0.1)
-    train = ((cut - 1) // s["batch"]) // s["steps"]  # tbptt_dataset's windows
-    valid = ((s["chars"] - cut - 1) // s["batch"]) // s["steps"]
     size_note = (f"LSTM {s['lstm_units']} units; GPT d{s['gpt']['d_model']} × "
                  f"{s['gpt']['num_layers']} layers")
     if stopped:
-        measured = [f"the {name} {stopped[key]} (early stopping, patience 2, of at most "
-                    f"{s[key]})" if stopped.get(key) else
+        measured = [(f"the {name} all {s[key]} (not stopped early)"
+                     if stopped.get(key) == s[key] else
+                     f"the {name} {stopped[key]} (early stopping, patience 2, of at most {s[key]})")
+                    if stopped.get(key) else
                     f"the {name} its configured {s[key]} (an upper bound: not stopped in the "
                     f"{len(stopped['val_loss'][run])} epochs run)"
                     for name, run, key in (("LSTM", "lstm", "lstm_epochs"),

@@ -35,6 +35,7 @@ import keras
 import numpy as np
 
 from benchmarks.bucketing import add_source_arguments, machine, translation_source
+from benchmarks.in_turn import train_in_turn
 from seqlab import config
 from seqlab.data import load_translation
 from seqlab.models import TRANSFORMER_PRESETS, TransformerTranslator
@@ -78,20 +79,11 @@ def measure(data, args) -> dict:
     for model in models.values():                                     # trace outside the timing
         warm = next(iter(data.train))
         model.test_on_batch(*warm)
-    times = {name: [] for name in VARIANTS}
     real = positions = 0
-    done = 0
-    while done < args.steps:
-        chunk = [next(iterator) for _ in range(min(args.chunk, args.steps - done))]
-        for name, model in models.items():
-            for step, (x, y) in enumerate(chunk):
-                start = time.perf_counter()
-                model.train_on_batch(x, y)
-                if done or step:                                      # the very first: a trace
-                    times[name].append(time.perf_counter() - start)
+    done, times = 0, {}
+    for done, chunk in train_in_turn(models, iterator, args.steps, args.chunk, times):
         for _, y in chunk:
             real, positions = real + int(np.count_nonzero(y)), positions + int(np.size(y))
-        done += len(chunk)
         print(f"{done}/{args.steps} steps per variant", flush=True)
     valid = data.valid.take(args.valid_batches)
     rows = {}

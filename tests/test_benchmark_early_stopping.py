@@ -63,5 +63,11 @@ def test_full_mode_counts_the_recorded_epochs_else_the_configured_ones(monkeypat
         "lstm_epochs": 7, "gpt_epochs": None, "val_loss": {"gpt": [2.7, 2.5, 2.3]},
         "measured": "today", "command": "the runner"})
     parts, how = full_mode.measure_07(settings, 1, "full")
-    assert [p.count for p in parts] == [7 * 313, 7 * 34, 20 * 313, 20 * 34]
+    gpt = settings["gpt_epochs"]                                   # the configured upper bound
+    assert [p.count for p in parts] == [7 * 313, 7 * 34, gpt * 313, gpt * 34]
     assert "not stopped in the 3 epochs run" in how
+    monkeypatch.setattr(early_stopping, "epochs_at", lambda notebook, size: {
+        "lstm_epochs": 7, "gpt_epochs": gpt, "measured": "today", "command": "the runner"})
+    parts, how = full_mode.measure_07(settings, 1, "full")
+    assert parts[2].count == gpt * 313
+    assert f"the mini-GPT all {gpt} (not stopped early)" in how

@@ -34,6 +34,7 @@ import time
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import keras  # noqa: E402
+import tensorflow as tf  # noqa: E402
 
 from benchmarks.bucketing import add_source_arguments, machine, translation_source  # noqa: E402
 from benchmarks.full_mode_record import record_entry  # noqa: E402
@@ -109,7 +110,7 @@ def main(argv=None) -> int:
                         f"{p.count:,}" for p in parts)
         how += (f"; the real Anki pairs ({len(data.train_pairs):,} training pairs); the package's "
                 "translator of each variant, as notebook 04 compiles it on a CPU (no XLA); "
-                f"TensorFlow {__import__('tensorflow').__version__} / Keras {keras.__version__}; "
+                f"TensorFlow {tf.__version__} / Keras {keras.__version__}; "
                 "decoding the test split not included; early stopping: none (the configured "
                 "epochs)")
         now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")

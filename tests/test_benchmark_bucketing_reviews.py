@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+import pytest
 
 from seqlab import config
 
@@ -28,8 +29,11 @@ def test_stand_in_reviews_have_those_lengths_and_both_labels():
     assert set(labels) == {0.0, 1.0}
 
 
-def test_the_benchmark_trains_both_pipelines_alternately_and_prints_the_ratio(capsys):
-    assert bucketing_reviews.main(["--quick"]) == 0
+@pytest.mark.parametrize("notebook", ["03", "08"])
+def test_the_benchmark_trains_both_pipelines_alternately_and_prints_the_ratio(notebook, capsys):
+    if notebook == "08":
+        pytest.importorskip("keras_hub")
+    assert bucketing_reviews.main(["--quick", "--notebook", notebook]) == 0
     printed = capsys.readouterr().out
     rows = {line.split()[0]: line.split() for line in printed.splitlines()
             if line.split()[:1] in (["padded"], ["bucketed"]) and line.split()[1].isdigit()}

@@ -65,6 +65,32 @@ def test_a_masked_lstm_predicts_the_same_from_bucketed_batches():
                                    rtol=1e-5, atol=1e-6)
 
 
+def test_bert_reads_the_same_cls_vector_from_bucketed_batches():
+    """Notebook 08 groups keras-hub features by their padding_mask: attention masks the padding,
+    so the [CLS] vector its classifier reads does not depend on how much padding a batch had."""
+    keras_hub = pytest.importorskip("keras_hub")
+    _, ids, _ = padded_reviews(count=64, longest=24)
+    features = {"token_ids": ids.astype("int32"), "segment_ids": np.zeros_like(ids, "int32"),
+                "padding_mask": ids != 0}
+    dataset = tf.data.Dataset.from_tensor_slices((features, np.arange(len(ids)))).batch(16)
+    keras.utils.set_random_seed(0)
+    backbone = keras_hub.models.BertBackbone(vocabulary_size=50, num_layers=2, num_heads=2,
+                                             hidden_dim=16, intermediate_dim=32,
+                                             max_sequence_length=24)
+
+    def cls_vectors(batch):  # (batch, hidden): layer-normalised, so of order 1
+        return np.asarray(backbone(batch)["sequence_output"])[:, 0]
+
+    padded = cls_vectors(features)
+    widths = set()
+    for batch, labels in bucket_by_length(dataset, 16, boundaries=[8, 16]):
+        widths.add(batch["token_ids"].shape[1])
+        # float32 sums over fewer positions: rounding, about 1e-6 here; attending to the
+        # padding instead changes these vectors by about 6e-3 (measured with an all-ones mask)
+        np.testing.assert_allclose(cls_vectors(batch), padded[labels.numpy()], rtol=0, atol=1e-5)
+    assert min(widths) < ids.shape[1]                            # some batches were cut shorter
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"boundaries": [20, 10]}, "increasing"), ({"boundaries": []}, "increasing"),
     ({"boundaries": [0, 10]}, "increasing"), ({"batch_size": 0}, "positive")])

@@ -56,7 +56,7 @@ import tensorflow as tf  # noqa: E402
 
 from benchmarks.bucketing import machine  # noqa: E402
 from benchmarks.stand_ins import IMDB_MEAN_WORDS, IMDB_MEDIAN_WORDS, imdb_review_lengths  # noqa: E402
-from seqlab import config  # noqa: E402
+from seqlab import config, sizes  # noqa: E402
 from seqlab.data import bucket_by_length  # noqa: E402
 from seqlab.data.length_buckets import sequence_lengths  # noqa: E402
 from seqlab.data.synthetic_reviews import generate_reviews  # noqa: E402
@@ -64,7 +64,7 @@ from seqlab.models import build_recurrent_classifier  # noqa: E402
 from seqlab.training import compile_sentiment_classifier  # noqa: E402
 
 CUT = 300                                        # notebook 03's full-mode SEQUENCE_LENGTH
-BERT_CUT = 256                                   # notebook 08's full-mode SEQUENCE_LENGTH
+BERT_CUT = sizes.settings("08", "full")["sequence"]  # notebook 08's full-mode SEQUENCE_LENGTH
 PIPELINES = ("padded", "bucketed")
 
 

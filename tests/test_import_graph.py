@@ -34,6 +34,7 @@ LIBRARY = {
     "seqlab.sampling": 5,
     "seqlab.export": 6,
     "seqlab.plotting": 6,
+    "seqlab.lessons": 7,  # generated from the notebooks' #@save cells; may import the library
 }
 #: The course tools, on top of the library, lowest first: each may import the library and the
 #: course modules before it in this list, never one after it.

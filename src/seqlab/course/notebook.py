@@ -25,7 +25,7 @@ import re
 import subprocess
 import sys
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from seqlab import config, sizes
@@ -51,6 +51,8 @@ class RunSettings:
     with ``reasons`` (why, one line each); ``fixed_shapes`` is True where every batch must keep
     one shape (XLA or a TPU compile one program per shape), so no layer may compute a
     data-dependent number of rows (``RealTokenDense(skip_padding=not RUN.fixed_shapes)``).
+    ``settings`` holds this notebook's numbers at this size (:func:`seqlab.sizes.settings`; empty
+    when no notebook is named), the one object a notebook's imports cell reads them from.
     """
 
     fast: bool
@@ -67,6 +69,7 @@ class RunSettings:
     jit_compile: bool
     reasons: dict
     fixed_shapes: bool = False
+    settings: dict = field(default_factory=dict)
 
 
 def resolve_fast(fast: bool | None = None) -> bool:
@@ -214,7 +217,8 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
         versions={name: version_status(name, version) for name, version in versions.items()},
         dtype_policy=keras.config.dtype_policy().name, jit_compile=use_xla,
         reasons={"dtype_policy": policy_reason, "jit_compile": xla_reason},
-        fixed_shapes=bool(use_xla or tpu))
+        fixed_shapes=bool(use_xla or tpu),
+        settings=sizes.settings(notebook, size) if notebook in sizes.SETTINGS else {})
 
 
 # --------------------------------------------------------------------------------------------

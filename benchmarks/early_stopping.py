@@ -12,7 +12,7 @@ an upper bound. The measurement is a run of the notebook itself on the real text
     python -m benchmarks.early_stopping prepare ../shared/data/tinyshakespeare.txt /tmp/tfds
     # 2. the notebook at full size, reading it from there (TFDS_DATA_DIR), its runs backed up
     TFDS_DATA_DIR=/tmp/tfds SEQLAB_BACKUP_DIR=/tmp/runs-07 \\
-        python -m seqlab.course.runner 07 --full -p SIZE full --output /tmp/out-07
+        python -m seqlab_instructor.runner 07 --full -p SIZE full --output /tmp/out-07
     # 3. the epochs each training ran, from the runs' histories, into the record
     python -m benchmarks.early_stopping record /tmp/runs-07 --size full
 
@@ -42,7 +42,7 @@ RECORD = config.REPO_ROOT / "benchmarks" / "results" / "early_stopping.json"
 #: Notebook 07's training runs (``TrainingRun`` names without the size) and the settings key
 #: of ``seqlab.sizes`` whose epochs each one may run at most.
 RUNS = {"07": {"lstm": "lstm_epochs", "gpt": "gpt_epochs"}}
-COMMAND = ("python -m seqlab.course.runner 07 --full -p SIZE {size} on the real text "
+COMMAND = ("python -m seqlab_instructor.runner 07 --full -p SIZE {size} on the real text "
            "(TFDS_DATA_DIR prepared by python -m benchmarks.early_stopping prepare)")
 #: What TFDS's tiny_shakespeare builder downloads: karpathy/char-rnn's input.txt.
 SHAKESPEARE_FILE = "input.txt"

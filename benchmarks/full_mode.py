@@ -397,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     print_record(read_record())
     for name in sync(read_record()):
         print("updated", name)
-    print("If title cells changed: python -m seqlab.course.homework build")
+    print("If title cells changed: python -m seqlab_instructor.homework build")
     return 0
 
 

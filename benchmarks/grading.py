@@ -24,8 +24,8 @@ from pathlib import Path
 import nbformat
 
 from seqlab import config
-from seqlab.course.cells import EXERCISE_TAG, has_tag
-from seqlab.course.homework import grade, sandbox, student_copies
+from seqlab_instructor.cells import EXERCISE_TAG, has_tag
+from seqlab_instructor.homework import grade, sandbox, student_copies
 
 
 def _solved_copy(instructor, copy):

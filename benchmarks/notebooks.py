@@ -12,7 +12,7 @@ notebook table and the ``about N s on 2 CPU cores`` phrase in each notebook's ti
 the three always agree; ``tests/test_benchmark_records.py`` fails if they do not. Displayed
 times are the recorded seconds rounded to whole seconds, halves up (:func:`displayed_seconds`).
 After a run that changed title cells, rebuild the student copies
-(``python -m seqlab.course.homework build``).
+(``python -m seqlab_instructor.homework build``).
 
 The budgets are the course's promises: 60 s for notebooks 01–03 and 08, 90 s for the others on
 two CPU cores. The baseline measured in the same run is a notebook that only runs the shared setup
@@ -35,7 +35,7 @@ from pathlib import Path
 import nbformat
 
 from seqlab import config
-from seqlab.course.notebook_files import notebook_paths, setup_cell_source
+from seqlab_instructor.notebook_files import notebook_paths, setup_cell_source
 
 BUDGET_SECONDS = {"01": 60, "02": 60, "03": 60, "08": 60}
 DEFAULT_BUDGET = 90
@@ -64,7 +64,7 @@ def write_record(seconds: dict[str, float], *, device: str, baseline: float | No
                  source: str, path: Path = RECORD, sources: dict[str, str] | None = None) -> dict:
     record = {
         "what": "FAST-mode wall time of each notebook in seconds: kernel start, TensorFlow "
-                "import and every cell, executed with seqlab.course.runner (papermill + nbclient)",
+                "import and every cell, executed with seqlab_instructor.runner (papermill + nbclient)",
         "device": device,
         "source": source,
         "baseline_seconds": baseline,
@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             print("updated", name)
         return 0
 
-    from seqlab.course.runner import run_notebook
+    from seqlab_instructor.runner import run_notebook
 
     paths = notebook_paths(config.REPO_ROOT / "notebooks")
     if args.only:
@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nrecorded in {RECORD.relative_to(config.REPO_ROOT)}")
     for name in sync(record):
         print("updated", name)
-    print("If title cells changed: python -m seqlab.course.homework build")
+    print("If title cells changed: python -m seqlab_instructor.homework build")
     return 0
 
 

@@ -30,7 +30,7 @@ import nbformat
 from benchmarks.full_mode_record import complete
 from benchmarks.notebooks import readme_table, table_line
 from seqlab import config
-from seqlab.course.notebook_files import notebook_paths
+from seqlab_instructor.notebook_files import notebook_paths
 
 README = config.REPO_ROOT / "README.md"
 CLASS_COLUMN = "class size (2 CPU cores)"

@@ -16,12 +16,12 @@ another library's functions). From each, two copies are derived as a copier woul
   ``answer_ = EXPR`` and ``return answer_`` (a small change of the code itself).
 
 Each of the 16 solutions per exercise goes into the student copy's exercise cell of a
-submission, and :func:`seqlab.course.homework.similarity.assignment_pairs` scores all 120 pairs
+submission, and :func:`seqlab_instructor.homework.similarity.assignment_pairs` scores all 120 pairs
 (the starter code discounted). A pair is a copy when both come from the same hand-written
 solution (24 per exercise) and independent otherwise (96). Printed: per threshold, the copy
 pairs flagged (recall) and the share of flagged pairs that are copies (precision), for the
 report's mode (cleaned cells, copydetect's filter) and, for comparison, the other two modes of
-:func:`seqlab.course.homework.similarity.compare`.
+:func:`seqlab_instructor.homework.similarity.compare`.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from pathlib import Path
 import nbformat
 
 from seqlab import config
-from seqlab.course.homework import similarity
-from seqlab.course.homework.collect import Submission, load_assignment
-from seqlab.course.homework.student_copies import make_student_copy
+from seqlab_instructor.homework import similarity
+from seqlab_instructor.homework.collect import Submission, load_assignment
+from seqlab_instructor.homework.student_copies import make_student_copy
 
 SOLUTIONS = Path(__file__).parent / "similarity_solutions"
 #: key: (instructor notebook, exercise label prefix)

@@ -10,8 +10,8 @@ from pathlib import Path
 import nbformat
 
 from seqlab import config
-from seqlab.course.cells import EXERCISE_TAG, exercise_name
-from seqlab.course.homework import student_copies
+from seqlab_instructor.cells import EXERCISE_TAG, exercise_name
+from seqlab_instructor.homework import student_copies
 
 NOTEBOOK = "01_imdb_pretrained_embedding"
 EXERCISE_1 = "Exercise 1: shuffled words into the frozen classifier"

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from seqlab import config
-from seqlab.course.notebook_files import notebook_paths
+from seqlab_instructor.notebook_files import notebook_paths
 
 sys.path.insert(0, str(config.REPO_ROOT))  # benchmarks/ is a package at the repository root
 from benchmarks import full_mode  # noqa: E402

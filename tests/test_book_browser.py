@@ -14,8 +14,8 @@ import subprocess
 import pytest
 
 from seqlab import config
-from seqlab.course.runner import run_notebook
-from seqlab.course.site import build_site
+from seqlab_instructor.runner import run_notebook
+from seqlab_instructor.site import build_site
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [

@@ -105,7 +105,7 @@ def test_loss_check_on_a_real_batch_fails_a_function_that_only_passes_the_unit_c
 
 def test_the_real_batch_measurement_is_judged_from_the_recorded_facts(tmp_path):
     """The grader's two halves (record in the kernel, judge elsewhere) pass the experiment."""
-    from seqlab.course.homework import verdicts
+    from seqlab_instructor.homework import verdicts
 
     masked_lm, preprocessor, _ = _fake_masked_lm()
     source = ("checks.check_masked_lm_loss(masked_lm_loss, masked_lm, preprocessor,\n"

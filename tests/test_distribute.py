@@ -230,7 +230,7 @@ def test_notebook_runs_end_to_end_under_mirrored_strategy_on_two_cpu_devices(nam
     import nbformat
 
     from seqlab import config
-    from seqlab.course.runner import run_notebook
+    from seqlab_instructor.runner import run_notebook
 
     notebook = config.REPO_ROOT / "notebooks" / f"{name}.ipynb"
     run_notebook(notebook, tmp_path, parameters=MIRRORED_NOTEBOOKS[name])

@@ -578,7 +578,7 @@ def test_notebook_runs_in_full_mode_offline(name, hub_cache_dir, tmp_path):
 
     import nbformat
 
-    from seqlab.course.runner import run_notebook
+    from seqlab_instructor.runner import run_notebook
 
     parameters, examples = FULL_MODE_RUNS[name]
     startup = tmp_path / "ipython" / "profile_default" / "startup"

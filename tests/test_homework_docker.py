@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from seqlab import config
-from seqlab.course.homework import docker_sandbox, sandbox
+from seqlab_instructor.homework import docker_sandbox, sandbox
 
 SPEC = {"time_limit": 90, "epilogue_timeout": 30, "epilogue": ["a", "b"],
         "memory_limit": 2 * 1024**3}
@@ -78,7 +78,7 @@ def _command(tmp_path, monkeypatch, **kwargs):
     work.mkdir()
     (work / "seqlab-run-spec.json").write_text(json.dumps(SPEC), encoding="utf-8")
     monkeypatch.setenv("GRADER_SECRET", "s3cr3t")
-    inner = [sys.executable, "-m", "seqlab.course.homework.run",
+    inner = [sys.executable, "-m", "seqlab_instructor.homework.run",
              str(work / "seqlab-run-spec.json")]
     env = {"PATH": "/host/bin", "SEQLAB_HOME": str(work / "seqlab-home"),
            "PYTHONPATH": "/host/src", "CUDA_VISIBLE_DEVICES": "", "LANG": "C.UTF-8"}
@@ -113,7 +113,7 @@ def test_a_submission_runs_without_network_read_only_limited_and_as_nobody(tmp_p
     assert "s3cr3t" not in " ".join(args)
     seconds = SPEC["time_limit"] + 2 * SPEC["epilogue_timeout"] + docker_sandbox.STARTUP_SECONDS
     assert inner == ["timeout", "-s", "KILL", str(seconds), "python", "-m",
-                     "seqlab.course.homework.run", str(work / "seqlab-run-spec.json")]
+                     "seqlab_instructor.homework.run", str(work / "seqlab-run-spec.json")]
 
 
 def test_the_engine_is_configurable_and_podman_keeps_the_graders_uid(tmp_path, monkeypatch):
@@ -124,7 +124,7 @@ def test_the_engine_is_configurable_and_podman_keeps_the_graders_uid(tmp_path, m
 
 
 def test_the_startup_allowance_matches_the_graders():
-    from seqlab.course.homework import run
+    from seqlab_instructor.homework import run
 
     assert docker_sandbox.STARTUP_SECONDS == run.STARTUP_SECONDS
 
@@ -194,7 +194,7 @@ def test_auto_without_bwrap_grades_through_the_container_engine(tmp_path, monkey
     from test_homework_sandbox import SOLUTION_1, _instructor_notebook, _submission
 
     import seqlab
-    from seqlab.course.homework import grade, student_copies
+    from seqlab_instructor.homework import grade, student_copies
 
     _instructor_notebook(tmp_path / "notebooks")
     (_, text), = student_copies.build(tmp_path / "notebooks", tmp_path / "assignments",

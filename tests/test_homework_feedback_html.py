@@ -13,9 +13,9 @@ import nbformat
 import pytest
 
 from seqlab import config
-from seqlab.course.cells import EXERCISE_TAG, exercise_name, has_tag
-from seqlab.course.homework import feedback_html
-from seqlab.course.homework.report import ERROR, OK, TIMEOUT, ExerciseResult, Grade
+from seqlab_instructor.cells import EXERCISE_TAG, exercise_name, has_tag
+from seqlab_instructor.homework import feedback_html
+from seqlab_instructor.homework.report import ERROR, OK, TIMEOUT, ExerciseResult, Grade
 
 NOTEBOOK = "01_imdb_pretrained_embedding"
 EXERCISE_1 = "Exercise 1: shuffled words into the frozen classifier"
@@ -209,7 +209,7 @@ def test_outputs_keep_only_text_and_bitmaps():
 
 @pytest.mark.notebook
 def test_the_grader_writes_a_page_per_submission(tmp_path):
-    from seqlab.course.homework import grade as grading
+    from seqlab_instructor.homework import grade as grading
 
     folder = tmp_path / "submissions"
     folder.mkdir()

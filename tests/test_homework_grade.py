@@ -26,10 +26,10 @@ from grading_course import (
 
 from seqlab import config
 from seqlab.course import checks
-from seqlab.course.cells import exercise_name
 from seqlab.course.checks import CheckFailed
-from seqlab.course.homework import __main__ as cli
-from seqlab.course.homework import collect, grade, student_copies, verdicts
+from seqlab_instructor.cells import exercise_name
+from seqlab_instructor.homework import __main__ as cli
+from seqlab_instructor.homework import collect, grade, student_copies, verdicts
 
 HIDDEN_TEST = hidden_test()
 WRONG_ACCURACY = '''def accuracy_from_probabilities(probabilities, labels):
@@ -421,7 +421,7 @@ def test_collect_skips_its_own_output_and_keeps_students_with_the_same_id_apart(
 
 def test_what_the_submission_wrote_is_read_as_untrusted_data(tmp_path):
     from seqlab.course.checks.transcript import decode
-    from seqlab.course.homework.run import read_untrusted
+    from seqlab_instructor.homework.run import read_untrusted
 
     work, host = tmp_path / "work", tmp_path / "host"
     work.mkdir()
@@ -466,7 +466,7 @@ def test_written_questions_come_from_the_instructor_notebook(tmp_path):
 
 
 def test_written_answers_reach_the_instructors_sheet_and_the_students_feedback(tmp_path):
-    from seqlab.course.homework import report
+    from seqlab_instructor.homework import report
 
     question = collect.WrittenQuestion(QUESTION, 2.0, "**Question 1.** Why the mask?",
                                        MODEL_ANSWER)

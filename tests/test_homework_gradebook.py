@@ -1,7 +1,7 @@
 """Canvas and Moodle gradebook files from hand-made grades: no notebook runs, fast.
 
 Each export is read back the way its LMS reads it (the rules quoted in
-``seqlab.course.homework.gradebook``): Canvas's header and Points Possible row, Moodle's
+``seqlab_instructor.homework.gradebook``): Canvas's header and Points Possible row, Moodle's
 identifier columns; unknown and duplicate students are reported, never dropped silently.
 """
 
@@ -11,8 +11,8 @@ import csv
 
 import pytest
 
-from seqlab.course.homework import gradebook
-from seqlab.course.homework.report import ExerciseResult, Grade
+from seqlab_instructor.homework import gradebook
+from seqlab_instructor.homework.report import ExerciseResult, Grade
 
 A1 = "01_imdb_pretrained_embedding"
 A4 = "04_neural_machine_translation"

@@ -30,7 +30,7 @@ from grading_course import (
     write_course,
 )
 
-from seqlab.course.homework import gradescope, sandbox
+from seqlab_instructor.homework import gradescope, sandbox
 
 MARKER = "hidden-test-marker-5be1"
 HIDDEN_TEST = hidden_test(MARKER)
@@ -155,7 +155,7 @@ def test_the_zip_has_gradescopes_layout_and_ships_seqlab(autograder):
         settings = json.loads(zipped.read(gradescope.CONFIG_NAME))
     assert {"setup.sh", "run_autograder", f"notebooks/{NOTEBOOK}.ipynb",
             "seqlab/pyproject.toml", "seqlab/requirements.txt", "seqlab/.ci/colab-runtime.txt",
-            "seqlab/src/seqlab/course/homework/gradescope.py"} <= names
+            "seqlab/src/seqlab_instructor/homework/gradescope.py"} <= names
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
     assert not any("__pycache__" in name for name in names)
     assert "-c .ci/colab-runtime.txt" in setup and "github" not in setup.lower()
@@ -217,7 +217,7 @@ def test_a_hostile_notebook_forges_nothing_and_reads_no_hidden_test(graded):
 
 
 def test_the_cli_writes_the_zip(tmp_path, capsys):
-    from seqlab.course.homework import __main__ as cli
+    from seqlab_instructor.homework import __main__ as cli
 
     assert cli.main(["gradescope", "01", "--out", str(tmp_path), "--sandbox", "none"]) == 0
     archive, = tmp_path.glob("autograder_01_*.zip")

@@ -21,8 +21,8 @@ import nbformat
 import pytest
 
 from seqlab import config
-from seqlab.course.homework import grade, sandbox, student_copies
-from seqlab.course.notebook_files import BADGE_IMAGE
+from seqlab_instructor.homework import grade, sandbox, student_copies
+from seqlab_instructor.notebook_files import BADGE_IMAGE
 
 EXERCISE_1 = "Exercise 1: the causal mask"
 EXERCISE_2 = "Exercise 2: accuracy from predicted probabilities"
@@ -276,7 +276,7 @@ def test_forged_checks_earn_nothing_and_deleted_checks_change_nothing(hostile):
 
 def test_auto_refuses_to_grade_when_neither_bwrap_nor_a_container_can_run(monkeypatch,
                                                                            tmp_path):
-    from seqlab.course.homework import docker_sandbox
+    from seqlab_instructor.homework import docker_sandbox
 
     monkeypatch.setattr(sandbox, "bwrap_problem", lambda: "bwrap (bubblewrap) is not installed")
     monkeypatch.setattr(docker_sandbox, "docker_problem", lambda: "docker is not installed")
@@ -299,7 +299,7 @@ def test_auto_refuses_to_grade_when_neither_bwrap_nor_a_container_can_run(monkey
 
 
 def test_auto_takes_bwrap_first_then_a_container(monkeypatch):
-    from seqlab.course.homework import docker_sandbox
+    from seqlab_instructor.homework import docker_sandbox
 
     monkeypatch.setattr(docker_sandbox, "docker_problem", lambda: None)
     monkeypatch.setattr(sandbox, "bwrap_problem", lambda: None)
@@ -378,7 +378,7 @@ def test_without_a_sandbox_a_submission_keeps_its_own_training_backups(tmp_path,
 
     import nbformat
 
-    from seqlab.course.homework import run as homework_run
+    from seqlab_instructor.homework import run as homework_run
 
     monkeypatch.setenv("SEQLAB_BACKUP_DIR", str(tmp_path / "graders-backups"))
     seen = {}

@@ -13,12 +13,12 @@ import nbformat
 import pytest
 
 from seqlab import config
-from seqlab.course.homework import similarity
+from seqlab_instructor.homework import similarity
 
 pytest.importorskip("copydetect")
 sys.path.insert(0, str(config.REPO_ROOT))  # benchmarks/ is a package at the repository root
 from benchmarks import similarity as benchmark  # noqa: E402
-from seqlab.course.homework.student_copies import make_student_copy  # noqa: E402
+from seqlab_instructor.homework.student_copies import make_student_copy  # noqa: E402
 
 NOTEBOOK = "08_pretrained_transformers"
 EXERCISE = "Exercise 1: the 80/10/10 masking rule"
@@ -100,7 +100,7 @@ def test_the_report_lists_the_copied_pair_escaped_in_csv_and_html(tmp_path):
 
 
 def test_the_command_line_reports_a_missing_folder_or_notebook(tmp_path, capsys):
-    from seqlab.course.homework import __main__ as cli
+    from seqlab_instructor.homework import __main__ as cli
 
     assert cli.main(["similarity", str(tmp_path / "nowhere")]) == 2
     assert "No submissions folder" in capsys.readouterr().err

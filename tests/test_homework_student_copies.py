@@ -4,8 +4,8 @@ import nbformat
 import pytest
 
 from seqlab import config
-from seqlab.course.homework import student_copies
-from seqlab.course.notebook_files import BADGE_IMAGE, colab_badge, setup_cell_source
+from seqlab_instructor.homework import student_copies
+from seqlab_instructor.notebook_files import BADGE_IMAGE, colab_badge, setup_cell_source
 
 SOLVED = '''def causal_mask(length):
     """Exercise body."""
@@ -103,7 +103,7 @@ def test_stale_copies_are_detected(tmp_path, student_copy):
 def test_committed_student_copies_are_in_sync_with_the_notebooks():
     stale = student_copies.stale_copies(student_copies.build(), config.REPO_ROOT / "assignments")
     assert stale == [], (
-        f"assignments/ is stale ({stale}): run `python -m seqlab.course.homework build` and commit."
+        f"assignments/ is stale ({stale}): run `python -m seqlab_instructor.homework build` and commit."
     )
 
 
@@ -155,9 +155,9 @@ def test_a_written_question_without_label_region_or_markdown_is_refused(tmp_path
 # ------------------------------------------------------------------ giveaways
 
 #: A package function that computes what the exercise asks (any importable function will do).
-TWIN = "seqlab.course.homework.giveaways.normalise"
-LESSON_SHOWS_TWIN = "import inspect\nfrom seqlab.course.homework import giveaways\nprint(inspect.getsource(giveaways.normalise))"
-LESSON_SHOWS_OTHER = "import inspect\nfrom seqlab.course.homework import giveaways\nprint(inspect.getsource(giveaways.source_of))"
+TWIN = "seqlab_instructor.homework.giveaways.normalise"
+LESSON_SHOWS_TWIN = "import inspect\nfrom seqlab_instructor.homework import giveaways\nprint(inspect.getsource(giveaways.normalise))"
+LESSON_SHOWS_OTHER = "import inspect\nfrom seqlab_instructor.homework import giveaways\nprint(inspect.getsource(giveaways.source_of))"
 LESSON_WRITES_SOLUTION = 'def helper(length):\n    return "the answer"  # the lesson wrote it out'
 LONG_SOLUTION = '''def causal_mask(length):
     """Exercise body."""
@@ -180,11 +180,11 @@ def _notebook_with_lesson_cell(folder, lesson_source, same_as=()):
     (LESSON_SHOWS_TWIN, [TWIN], "displays the source of giveaways.normalise"),
     (LESSON_WRITES_SOLUTION.replace('"the answer"', '"the answer" * length'), [],
      "holds the solution's lines"),
-    ("from seqlab.course.homework.giveaways import normalise", [TWIN],
+    ("from seqlab_instructor.homework.giveaways import normalise", [TWIN],
      "imports normalise, which computes the answer"),
-    ("from seqlab.course.homework.giveaways import normalise as tidy", [TWIN],
+    ("from seqlab_instructor.homework.giveaways import normalise as tidy", [TWIN],
      "imports normalise as tidy, which computes the answer"),
-    ("from seqlab.course.homework.giveaways import source_of", [TWIN], None),
+    ("from seqlab_instructor.homework.giveaways import source_of", [TWIN], None),
     (LESSON_SHOWS_OTHER, [TWIN], None),
     (LESSON_SHOWS_TWIN, [], None),
 ])
@@ -199,7 +199,7 @@ def test_the_build_refuses_a_copy_that_shows_an_answer(tmp_path, lesson, same_as
 
 
 def test_an_executed_copy_that_prints_a_same_as_source_is_caught(tmp_path):
-    from seqlab.course.homework import giveaways
+    from seqlab_instructor.homework import giveaways
 
     _notebook_with_lesson_cell(tmp_path / "notebooks", "print(text)", [TWIN])
     instructor = nbformat.read(tmp_path / "notebooks" / "99_test.ipynb", as_version=4)
@@ -228,6 +228,6 @@ def test_a_same_as_name_that_does_not_exist_is_an_error(tmp_path):
     ([], "anything", False),
 ])
 def test_gives_away_needs_half_the_answers_lines(lines, text, expected):
-    from seqlab.course.homework.giveaways import gives_away
+    from seqlab_instructor.homework.giveaways import gives_away
 
     assert gives_away(lines, text) is expected

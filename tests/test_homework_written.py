@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import csv
 
-from seqlab.course.homework import gradebook, written
-from seqlab.course.homework.collect import Assignment, WrittenQuestion
-from seqlab.course.homework.report import ExerciseResult, Grade, write_csv
+from seqlab_instructor.homework import gradebook, written
+from seqlab_instructor.homework.collect import Assignment, WrittenQuestion
+from seqlab_instructor.homework.report import ExerciseResult, Grade, write_csv
 
 NAME = "99_test"
 Q1, Q2 = "Question 1: why the mask", "Question 2: why the heads"
@@ -190,8 +190,8 @@ def test_columns_the_instructor_adds_are_carried_over(tmp_path):
 
 
 def test_grading_again_keeps_the_sheets_and_a_bad_roster_stops_before_grading(tmp_path, capsys):
-    from seqlab.course.homework import __main__ as cli
-    from seqlab.course.homework import grade
+    from seqlab_instructor.homework import __main__ as cli
+    from seqlab_instructor.homework import grade
 
     sheet = tmp_path / "out" / "written" / "01_imdb_pretrained_embedding.csv"
     sheet.parent.mkdir(parents=True)

@@ -1,9 +1,10 @@
-"""The package's import graph is one-directional, stated by folder: the library (DESIGN: data ->
-layers -> models -> training -> decoding/evaluation -> plotting) and, on top of it, the course
-tools in ``seqlab.course`` (what runs, builds and grades the course). A module never imports one
-from a higher level, not even inside a function; no library module imports ``seqlab.course``;
-inside ``seqlab.course`` the modules are ordered too. Read from the source with ``ast``, so a lazy
-import counts too."""
+"""The import graph of ``src/`` is one-directional, stated by folder: the student-facing package
+``seqlab`` (the library, DESIGN: data -> layers -> models -> training -> decoding/evaluation ->
+plotting, and on top of it ``seqlab.course``: the setup call and the exercises' checks) and, above
+it all, the instructor's tools, ``seqlab_instructor`` (what builds, runs and grades the course). A
+module never imports one from a higher level, not even inside a function; no library module
+imports ``seqlab.course``; no ``seqlab`` module imports ``seqlab_instructor``; inside each the
+modules are ordered too. Read from the source with ``ast``, so a lazy import counts too."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ import pytest
 
 from seqlab import config
 
-PACKAGE = config.REPO_ROOT / "src" / "seqlab"
+SRC = config.REPO_ROOT / "src"
+#: The two packages under src/: the student-facing one and the instructor's tools.
+PACKAGES = ("seqlab", "seqlab_instructor")
 
 #: The library: level of each part; a module may import its own level and lower ones only.
 LIBRARY = {
@@ -36,19 +39,23 @@ LIBRARY = {
     "seqlab.plotting": 6,
     "seqlab.lessons": 7,  # generated from the notebooks' #@save cells; may import the library
 }
-#: The course tools, on top of the library, lowest first: each may import the library and the
-#: course modules before it in this list, never one after it.
+#: On top of the library, lowest first: the rest of the student-facing package, then the
+#: instructor's tools. Each may import the library and the modules before it in this list, never
+#: one after it; so no ``seqlab`` module imports ``seqlab_instructor``.
 COURSE_ORDER = (
     "seqlab.course",                      # the package's docstring: imports nothing
-    "seqlab.course.cells",                # tag and metadata names
     "seqlab.course.tensorflow_startup",   # TensorFlow's start-up lines held back
     "seqlab.course.gpu_choices",          # dtype policy and XLA for the devices
-    "seqlab.course.notebook_files",       # the generated setup cell, badges: sync/check
     "seqlab.course.notebook",             # setup() in the kernel, the Colab check
     "seqlab.course.checks",               # the exercises' checks
-    "seqlab.course.runner",               # notebooks executed headless
-    "seqlab.course.homework",             # student copies, grading
-    "seqlab.course.site",                 # the course book
+    # the instructor's tools
+    "seqlab_instructor",                  # the package's docstring: imports nothing
+    "seqlab_instructor.cells",            # tag and metadata names
+    "seqlab_instructor.notebook_files",   # the generated setup cell, badges: sync/check
+    "seqlab_instructor.lessons",          # lesson modules exported from #@save cells
+    "seqlab_instructor.runner",           # notebooks executed headless
+    "seqlab_instructor.homework",         # student copies, grading
+    "seqlab_instructor.site",             # the course book
 )
 COURSE = max(LIBRARY.values()) + 1
 LEVELS = {**LIBRARY, **{name: COURSE + i for i, name in enumerate(COURSE_ORDER)}}
@@ -59,11 +66,11 @@ class UnplacedModule(LookupError):
 
 
 def level(module: str) -> int:
-    """The level of ``seqlab.x.y``: that of its longest listed prefix.
+    """The level of ``seqlab.x.y`` (or ``seqlab_instructor.x``): that of its longest listed prefix.
 
     Raises:
         UnplacedModule: for a module that no listed prefix covers (a new top-level module
-            must be placed in the library or in ``seqlab.course``).
+            must be placed in the library, in ``seqlab.course`` or in ``seqlab_instructor``).
     """
     parts = module.split(".")
     for end in range(len(parts), 0, -1):
@@ -73,8 +80,8 @@ def level(module: str) -> int:
     raise UnplacedModule(f"{module} has no level: add its folder to LIBRARY or COURSE_ORDER")
 
 
-def module_name(path: Path, root: Path = PACKAGE) -> str:
-    relative = path.relative_to(root.parent).with_suffix("")
+def module_name(path: Path, root: Path = SRC) -> str:
+    relative = path.relative_to(root).with_suffix("")
     parts = list(relative.parts)
     if parts[-1] == "__init__":
         parts.pop()
@@ -82,17 +89,26 @@ def module_name(path: Path, root: Path = PACKAGE) -> str:
 
 
 #: Packages whose ``from P import x`` always names a submodule ``P.x``.
-SUBMODULE_PACKAGES = ("seqlab", "seqlab.course")
+SUBMODULE_PACKAGES = ("seqlab", "seqlab.course", "seqlab_instructor")
+
+
+def source_files(root: Path = SRC) -> list[Path]:
+    """Every module file of both packages under ``root`` (the ``src`` folder)."""
+    return sorted(path for package in PACKAGES for path in (root / package).rglob("*.py"))
 
 
 def _is_module(name: str, root: Path) -> bool:
-    """True when ``seqlab.a.b`` is a module or package file under ``root`` (the ``seqlab`` folder)."""
-    path = root.joinpath(*name.split(".")[1:])
+    """True when ``seqlab.a.b`` is a module or package file under ``root`` (the ``src`` folder)."""
+    path = root.joinpath(*name.split("."))
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
-def seqlab_imports(path: Path, root: Path = PACKAGE) -> list[tuple[int, str]]:
-    """``(line, imported module)`` for every ``seqlab`` import in the file, at any depth."""
+def _ours(name: str) -> bool:
+    return any(name == package or name.startswith(package + ".") for package in PACKAGES)
+
+
+def seqlab_imports(path: Path, root: Path = SRC) -> list[tuple[int, str]]:
+    """``(line, imported module)`` for every import of either package in the file, at any depth."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     name = module_name(path, root)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -113,23 +129,31 @@ def seqlab_imports(path: Path, root: Path = PACKAGE) -> list[tuple[int, str]]:
                        if target in SUBMODULE_PACKAGES or _is_module(f"{target}.{alias.name}", root)
                        else target)
                       for alias in node.names]
-    return [(line, name) for line, name in found if name == "seqlab" or name.startswith("seqlab.")]
+    return [(line, name) for line, name in found if _ours(name)]
 
 
-def upward_imports(root: Path = PACKAGE) -> list[str]:
+def upward_imports(root: Path = SRC) -> list[str]:
     problems = []
-    for path in sorted(root.rglob("*.py")):
+    for path in source_files(root):
         importer = module_name(path, root)
         for line, imported in seqlab_imports(path, root):
             if level(imported) > level(importer):
-                problems.append(f"{path.relative_to(root.parent)}:{line}: {importer} "
+                problems.append(f"{path.relative_to(root)}:{line}: {importer} "
                                 f"(level {level(importer)}) imports {imported} "
                                 f"(level {level(imported)})")
     return problems
 
 
+def instructor_imports(root: Path = SRC) -> list[str]:
+    """Every import of ``seqlab_instructor`` by a module of ``seqlab``, lazy ones included."""
+    return [f"{path.relative_to(root)}:{line}: imports {imported}"
+            for path in sorted((root / "seqlab").rglob("*.py"))
+            for line, imported in seqlab_imports(path, root)
+            if imported.split(".")[0] == "seqlab_instructor"]
+
+
 def test_every_module_has_a_level():
-    modules = [module_name(path) for path in sorted(PACKAGE.rglob("*.py"))]
+    modules = [module_name(path) for path in source_files()]
     unplaced = []
     for module in modules:
         try:
@@ -137,28 +161,35 @@ def test_every_module_has_a_level():
         except UnplacedModule as error:
             unplaced.append(str(error))
     assert unplaced == []
-    assert {m.split(".")[1] for m in modules if m.count(".")} >= {"course", "layers", "models"}
+    assert {m.split(".")[1] for m in modules if m.count(".")} >= {"course", "layers", "models",
+                                                                  "homework", "runner"}
 
 
 def test_lower_modules_never_import_higher_ones():
     assert upward_imports() == []
 
 
+def test_no_seqlab_module_imports_the_instructor_tools():
+    assert instructor_imports() == []
+
+
 def test_no_library_module_imports_the_course_tools():
-    problems = [f"{path.relative_to(PACKAGE.parent)}:{line}: imports {imported}"
-                for path in sorted(PACKAGE.rglob("*.py"))
+    problems = [f"{path.relative_to(SRC)}:{line}: imports {imported}"
+                for path in sorted((SRC / "seqlab").rglob("*.py"))
                 if not module_name(path).startswith("seqlab.course")
                 for line, imported in seqlab_imports(path)
                 if imported == "seqlab.course" or imported.startswith("seqlab.course.")]
     assert problems == []
 
 
-def _fake_package(tmp_path, files: dict[str, str]) -> Path:
-    fake = tmp_path / "seqlab"
-    for relative, text in files.items():
-        (fake / relative).parent.mkdir(parents=True, exist_ok=True)
-        (fake / relative).write_text(text)
-    return fake
+def _fake_package(tmp_path, files: dict[str, str], instructor: dict[str, str] | None = None) -> Path:
+    """A fake ``src`` folder: ``files`` under ``seqlab/``, ``instructor`` under ``seqlab_instructor/``."""
+    for package, tree in (("seqlab", files), ("seqlab_instructor", instructor or {})):
+        (tmp_path / package).mkdir(exist_ok=True)
+        for relative, text in tree.items():
+            (tmp_path / package / relative).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / package / relative).write_text(text)
+    return tmp_path
 
 
 def test_the_check_catches_an_upward_import(tmp_path):
@@ -177,26 +208,46 @@ def test_the_check_catches_the_library_importing_the_course_tools(tmp_path):
     fake = _fake_package(tmp_path, {
         "training/__init__.py": "",
         "training/callbacks.py": "def f():\n    from seqlab.course.checks import passed\n",
-        "plotting.py": "from seqlab.course import cells\n",
+        "plotting.py": "from seqlab.course import checks\n",
     })
     problems = upward_imports(fake)
     assert len(problems) == 2, problems
-    assert "seqlab.plotting (level 6) imports seqlab.course.cells" in problems[0]
+    assert "seqlab.plotting (level 6) imports seqlab.course.checks" in problems[0]
     assert "seqlab.training.callbacks (level 4) imports seqlab.course.checks" in problems[1]
 
 
 @pytest.mark.parametrize("importer, source", [
+    # The import this split removed: `python -m seqlab.course.notebook sync` ran the files' tool.
+    ("seqlab/course/notebook.py", "def f():\n    from seqlab_instructor.notebook_files import main\n"),
+    ("seqlab/sizes.py", "import seqlab_instructor.runner\n"),
+    ("seqlab/course/checks/core.py", "from seqlab_instructor import cells\n"),
+])
+def test_the_check_catches_seqlab_importing_the_instructor_tools(tmp_path, importer, source):
+    fake = _fake_package(tmp_path, {"course/__init__.py": "", "course/checks/__init__.py": ""},
+                         {"__init__.py": "", "cells.py": "", "runner.py": "",
+                          "notebook_files.py": ""})
+    (tmp_path / importer).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / importer).write_text(source)
+    (problem,) = instructor_imports(fake)
+    assert problem.startswith(f"{importer}:") and "imports seqlab_instructor" in problem
+    (upward,) = upward_imports(fake)
+    assert upward.startswith(f"{importer}:")
+
+
+@pytest.mark.parametrize("importer, source", [
     # The upward import issue 29 removed: the tag names lived in the homework package.
-    ("course/notebook_files.py", "from seqlab.course.homework.tags import has_tag\n"),
-    ("course/cells.py", "def f():\n    from seqlab.course import site\n"),
-    ("course/checks/core.py", "from seqlab.course.runner import run_notebook\n"),
-    ("course/homework/grade.py", "from ..site import build_site\n"),
+    ("seqlab_instructor/notebook_files.py", "from seqlab_instructor.homework.tags import has_tag\n"),
+    ("seqlab_instructor/cells.py", "def f():\n    from seqlab_instructor import site\n"),
+    ("seqlab/course/gpu_choices.py", "from seqlab.course.notebook import setup\n"),
+    ("seqlab_instructor/homework/grade.py", "from ..site import build_site\n"),
 ])
 def test_the_check_catches_an_upward_import_inside_the_course_tools(tmp_path, importer, source):
-    fake = _fake_package(tmp_path, {"course/__init__.py": "", "course/checks/__init__.py": "",
-                                    "course/homework/__init__.py": "", importer: source})
+    fake = _fake_package(tmp_path, {"course/__init__.py": "", "course/checks/__init__.py": ""},
+                         {"homework/__init__.py": ""})
+    (tmp_path / importer).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / importer).write_text(source)
     (problem,) = upward_imports(fake)
-    assert f"seqlab/{importer}:" in problem
+    assert problem.startswith(f"{importer}:")
 
 
 def test_the_check_refuses_a_module_without_a_level(tmp_path):
@@ -224,14 +275,14 @@ def test_importing_a_level_loads_nothing_it_does_not_need(package, not_loaded):
 # ------------------------------------------------------------------ no circle, anywhere
 
 
-def module_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+def module_graph(root: Path = SRC) -> dict[str, set[str]]:
     """``{module: modules it imports}`` for every module under ``root``, lazy imports included.
 
     ``from seqlab.x import y`` counts as importing ``seqlab.x.y`` when that is a module, else
     ``seqlab.x``; the implicit import of a module's parent packages is not an edge (a package's
     ``__init__`` re-exporting its own modules is not a circle).
     """
-    paths = {module_name(path, root): path for path in sorted(root.rglob("*.py"))}
+    paths = {module_name(path, root): path for path in source_files(root)}
     graph: dict[str, set[str]] = {name: set() for name in paths}
     for importer, path in paths.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
@@ -256,7 +307,7 @@ def module_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
     return graph
 
 
-def import_circles(root: Path = PACKAGE) -> list[list[str]]:
+def import_circles(root: Path = SRC) -> list[list[str]]:
     """Every import circle (strongly connected set of two or more modules), Tarjan's way."""
     graph = module_graph(root)
     index: dict[str, int] = {}
@@ -295,20 +346,21 @@ def import_circles(root: Path = PACKAGE) -> list[list[str]]:
 def test_no_import_circle_anywhere_in_the_package():
     graph = module_graph()
     # Every module is in the graph, the homework package's included: no exemptions.
-    assert "seqlab.course.homework.grade" in graph and "seqlab.course.cells" in graph
-    assert len(graph) == len(list(PACKAGE.rglob("*.py")))
+    assert "seqlab_instructor.homework.grade" in graph and "seqlab.course.checks.core" in graph
+    assert len(graph) == len(source_files())
     assert import_circles() == []
 
 
 def test_the_check_catches_a_circle_even_through_a_lazy_import(tmp_path):
     fake = _fake_package(tmp_path, {
         "__init__.py": "",
-        "course/__init__.py": "",
-        "course/homework/__init__.py": "",
-        "course/homework/a.py": "from seqlab.course.homework import b\n",
-        "course/homework/b.py": "def f():\n    from seqlab.course.homework.c import g\n",
-        "course/homework/c.py": "from . import a\n",
-        "course/homework/d.py": "from seqlab.course.homework import a\n",
+    }, {
+        "__init__.py": "",
+        "homework/__init__.py": "",
+        "homework/a.py": "from seqlab_instructor.homework import b\n",
+        "homework/b.py": "def f():\n    from seqlab_instructor.homework.c import g\n",
+        "homework/c.py": "from . import a\n",
+        "homework/d.py": "from seqlab_instructor.homework import a\n",
     })
-    assert import_circles(fake) == [["seqlab.course.homework.a", "seqlab.course.homework.b",
-                                     "seqlab.course.homework.c"]]
+    assert import_circles(fake) == [["seqlab_instructor.homework.a", "seqlab_instructor.homework.b",
+                                     "seqlab_instructor.homework.c"]]

@@ -1,4 +1,4 @@
-"""seqlab.course.notebook_files: the generated setup cell and badges, and the sync/check command."""
+"""seqlab_instructor.notebook_files: the generated setup cell and badges, and the sync/check command."""
 
 import subprocess
 import sys
@@ -6,7 +6,7 @@ import sys
 import nbformat
 
 from seqlab import config
-from seqlab.course import notebook_files
+from seqlab_instructor import notebook_files
 
 
 def test_setup_cell_installs_on_colab_only_and_names_the_repo_once():

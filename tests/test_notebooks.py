@@ -15,7 +15,8 @@ import nbformat
 import pytest
 
 from seqlab import config
-from seqlab.course.cells import (
+from seqlab.course.tensorflow_startup import TENSORFLOW_LOG_LEVEL
+from seqlab_instructor.cells import (
     ALLOWED_ERROR_TAG,
     CHECK_TAG,
     EXERCISE_KINDS,
@@ -29,11 +30,10 @@ from seqlab.course.cells import (
     same_as,
     seqlab_metadata,
 )
-from seqlab.course.homework.giveaways import answers_shown, import_object, python_source
-from seqlab.course.notebook_files import notebook_paths, sync_notebook
-from seqlab.course.runner import run_notebook
-from seqlab.course.site import STUDENT_RUNS
-from seqlab.course.tensorflow_startup import TENSORFLOW_LOG_LEVEL
+from seqlab_instructor.homework.giveaways import answers_shown, import_object, python_source
+from seqlab_instructor.notebook_files import notebook_paths, sync_notebook
+from seqlab_instructor.runner import run_notebook
+from seqlab_instructor.site import STUDENT_RUNS
 
 NOTEBOOKS = notebook_paths(config.REPO_ROOT / "notebooks")
 STUDENT_COPIES = notebook_paths(config.REPO_ROOT / "assignments")
@@ -269,7 +269,7 @@ def _errors(notebook):
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_notebook_runs_in_fast_mode_and_opens_clean(path, capfd):
-    # The executed copies go to runs/ (git-ignored), where `python -m seqlab.course.site` reads them.
+    # The executed copies go to runs/ (git-ignored), where `python -m seqlab_instructor.site` reads them.
     # The kernel writes to this process's console (file descriptors 1 and 2), which capfd holds.
     run = run_notebook(path, config.RUNS_DIR, fast=True, env=STUDENT_KERNEL)
     executed = nbformat.read(run.output, as_version=4)

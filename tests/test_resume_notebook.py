@@ -27,7 +27,7 @@ import nbformat
 import pytest
 
 from seqlab import config
-from seqlab.course.runner import run_notebook
+from seqlab_instructor.runner import run_notebook
 
 NOTEBOOK = config.REPO_ROOT / "notebooks" / "01_imdb_pretrained_embedding.ipynb"
 RUN_NAME = "01-frozen-fast"

@@ -8,7 +8,7 @@ import os
 import nbformat
 import pytest
 
-from seqlab.course import cells, runner
+from seqlab_instructor import cells, runner
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -1,4 +1,4 @@
-"""seqlab.course.site: the course book (Sphinx + myst-nb) built from executed notebooks, offline."""
+"""seqlab_instructor.site: the course book (Sphinx + myst-nb) built from executed notebooks, offline."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import re
 import nbformat
 import pytest
 
-from seqlab.course.notebook_files import colab_badge
-from seqlab.course.site import NoExecutedNotebooks, build_site, main, stage_book
+from seqlab_instructor.notebook_files import colab_badge
+from seqlab_instructor.site import NoExecutedNotebooks, build_site, main, stage_book
 
 PNG = base64.b64encode(bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -119,7 +119,7 @@ def test_no_executed_notebook_stops_the_build_and_says_how_to_make_them(tmp_path
     folders = _course(tmp_path)
     for run in folders["runs"].glob("*.ipynb"):
         run.unlink()
-    with pytest.raises(NoExecutedNotebooks, match="python -m seqlab.course.runner"):
+    with pytest.raises(NoExecutedNotebooks, match="python -m seqlab_instructor.runner"):
         stage_book(tmp_path / "source", folders["runs"], notebooks=folders["notebooks"],
                    assignments=folders["assignments"], root=tmp_path)
     pages = stage_book(tmp_path / "source", folders["runs"], notebooks=folders["notebooks"],
@@ -130,7 +130,7 @@ def test_no_executed_notebook_stops_the_build_and_says_how_to_make_them(tmp_path
 
 def test_command_line_reports_missing_runs_and_an_empty_notebook_folder(tmp_path, monkeypatch,
                                                                        capsys):
-    monkeypatch.setattr("seqlab.course.site.config.REPO_ROOT", tmp_path)
+    monkeypatch.setattr("seqlab_instructor.site.config.REPO_ROOT", tmp_path)
     (tmp_path / "notebooks").mkdir()
     assert main(["--runs", str(tmp_path / "runs"), "--out", str(tmp_path / "site")]) == 2
     assert "No notebooks" in capsys.readouterr().err

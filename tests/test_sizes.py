@@ -95,7 +95,7 @@ def test_each_notebook_takes_its_size_s_numbers_from_one_home():
     import nbformat
 
     from seqlab import config
-    from seqlab.course.notebook_files import notebook_paths
+    from seqlab_instructor.notebook_files import notebook_paths
 
     for path in notebook_paths(config.REPO_ROOT / "notebooks"):
         number = path.name[:2]

@@ -2,9 +2,9 @@
 
 Data flows one way (docs/architecture.md):
 ``data -> layers -> models -> training -> decoding/sampling/evaluation -> plotting``, with
-``config`` and ``results`` below them all and the tools (``notebook``, ``notebook_files``, ``checks``,
-``runner``, ``homework``, ``site``) on top. Lower modules never import higher ones, not even inside a
-function (``tests/test_import_graph.py`` checks it), and nothing here imports a notebook.
+``config`` and ``results`` below them all and ``course`` (the setup call, the exercises' checks) on
+top. Lower modules never import higher ones, not even inside a function, and nothing here imports
+the instructor's tools, ``seqlab_instructor`` (``tests/test_import_graph.py`` checks both).
 """
 
 __version__ = "0.1.0"

@@ -12,8 +12,8 @@ literals, and the generated setup cell after it resolves them once::
 
 The notebook then reads ``RUN.fast``, ``RUN.size``, ``RUN.strategy`` and never resolves them again.
 
-The notebook *files* (that setup cell, the Colab badges, ``python -m seqlab.course.notebook sync`` and
-``check``) are maintained by :mod:`seqlab.course.notebook_files`.
+The notebook *files* (that setup cell, the Colab badges) are written by the instructor's tools,
+``python -m seqlab_instructor.notebook_files sync``; nothing here imports them.
 """
 
 from __future__ import annotations
@@ -361,10 +361,3 @@ def in_colab() -> bool:
 
 def _in_notebook() -> bool:
     return "ipykernel" in sys.modules
-
-
-if __name__ == "__main__":  # pragma: no cover
-    # `python -m seqlab.course.notebook sync|check`, the command the setup cell's first line names.
-    from seqlab.course.notebook_files import main
-
-    raise SystemExit(main())

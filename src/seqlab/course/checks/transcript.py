@@ -2,7 +2,7 @@
 
 A check has two halves: running the student's code on the check's inputs (which may run
 anything the student wrote) and comparing what comes back with the reference. In a notebook
-both happen in the student's kernel, as always. The homework grader (:mod:`seqlab.course.homework`)
+both happen in the student's kernel, as always. The homework grader (:mod:`seqlab_instructor.homework`)
 separates them: in the student's (sandboxed) kernel a :class:`Transcript` in *record* mode
 stores every value the check obtains from student code; in the grader's own process the same
 check runs again in *replay* mode, getting those values back instead of running student code,

@@ -1,10 +1,10 @@
 """Similarity report: per exercise, the pairs of submissions whose solutions are unusually alike.
 
-    python -m seqlab.course.homework similarity SUBMISSIONS_DIR [--notebook 04] [--out grades/]
+    python -m seqlab_instructor.homework similarity SUBMISSIONS_DIR [--notebook 04] [--out grades/]
                                               [--threshold 0.6]
 
 Nothing is executed: each submission's exercise cells (the cells tagged ``exercise`` with the
-label of :mod:`seqlab.course.cells`) are read as text, one file per (exercise, student).
+label of :mod:`seqlab_instructor.cells`) are read as text, one file per (exercise, student).
 
 1. **Clean** (:func:`clean`): the lines that are not the solution go: IPython magics,
    one-line imports and ``STUDENT_ID`` lines.
@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
-from seqlab.course.cells import EXERCISE_TAG, exercise_name, has_tag
-from seqlab.course.homework.collect import Assignment, collect, load_assignments, safe_name
+from seqlab_instructor.cells import EXERCISE_TAG, exercise_name, has_tag
+from seqlab_instructor.homework.collect import Assignment, collect, load_assignments, safe_name
 
 #: Pairs at or above this similarity are reported (chosen on ``python -m benchmarks.similarity``).
 THRESHOLD = 0.6
@@ -274,7 +274,7 @@ def assignment_pairs(assignment: Assignment, submissions: list, *,
     """Every pair of solutions to each exercise of one assignment (unsolved cells left out)."""
     import nbformat
 
-    from seqlab.course.homework.student_copies import make_student_copy
+    from seqlab_instructor.homework.student_copies import make_student_copy
 
     starter = exercise_sources(make_student_copy(
         nbformat.read(assignment.path, as_version=4), f"notebooks/{assignment.path.name}",

@@ -1,8 +1,8 @@
 """The course book: the executed notebooks, their student copies and ``docs/`` as one website.
 
-    python -m seqlab.course.runner                                            # FAST runs -> runs/
-    python -m seqlab.course.runner --notebooks assignments --output runs/assignments   # optional
-    python -m seqlab.course.site [--runs runs/] [--out site/]                 # -> site/index.html
+    python -m seqlab_instructor.runner                                            # FAST runs -> runs/
+    python -m seqlab_instructor.runner --notebooks assignments --output runs/assignments   # optional
+    python -m seqlab_instructor.site [--runs runs/] [--out site/]                 # -> site/index.html
 
 Built with Sphinx, myst-nb and sphinx-book-theme (``requirements.txt``): a sidebar with every
 notebook in course order and its student copy nested under it, previous/next links, a table
@@ -12,7 +12,7 @@ of contents per page, a Colab badge per notebook and per student copy, and ``doc
 from any static host (GitHub Pages).
 
 Nothing is executed here (``nb_execution_mode = "off"``): each page is the notebook's run from
-``runs/`` (left there by ``pytest`` or ``python -m seqlab.course.runner``), papermill's injected
+``runs/`` (left there by ``pytest`` or ``python -m seqlab_instructor.runner``), papermill's injected
 parameters cell removed and stderr (TensorFlow's log lines) dropped. With no executed notebook
 in ``runs/`` the build stops and says how to make them; ``--allow-unexecuted`` renders the
 notebooks without outputs instead. A notebook missing from ``runs/`` is rendered unexecuted
@@ -34,8 +34,8 @@ from pathlib import Path
 import nbformat
 
 from seqlab import config
-from seqlab.course.cells import INJECTED_PARAMETERS_TAG, REMOVE_CELL_TAG, add_tag, has_tag
-from seqlab.course.notebook_files import BADGE_IMAGE, colab_badge, notebook_paths
+from seqlab_instructor.cells import INJECTED_PARAMETERS_TAG, REMOVE_CELL_TAG, add_tag, has_tag
+from seqlab_instructor.notebook_files import BADGE_IMAGE, colab_badge, notebook_paths
 
 STUDENT_RUNS = "assignments"  # runs/assignments/: executed student copies, if any
 #: Maintainer pages, in the order the book lists them (those that exist are included).
@@ -237,7 +237,7 @@ def stage_book(source: Path, runs: Path, *, notebooks: Path, assignments: Path,
     runs_present = [p for p in paths if (runs / p.name).is_file() and is_executed(_read(runs / p.name))]
     if not runs_present and not allow_unexecuted:
         raise NoExecutedNotebooks(
-            f"No executed notebook in {runs}: run them first (`python -m seqlab.course.runner`, or "
+            f"No executed notebook in {runs}: run them first (`python -m seqlab_instructor.runner`, or "
             "`pytest`, which leaves its runs there), or pass --allow-unexecuted to build the "
             "book from the notebooks without outputs.")
     pages = []
@@ -254,7 +254,7 @@ def stage_book(source: Path, runs: Path, *, notebooks: Path, assignments: Path,
         executed = stage_notebook(
             run if run.is_file() else path, source / f"{doc}.ipynb", links=links,
             executed_warning=("Not executed: no run of this notebook in `runs/`, so this "
-                              "page shows it without outputs. Run `python -m seqlab.course.runner` "
+                              "page shows it without outputs. Run `python -m seqlab_instructor.runner` "
                               "and rebuild the book."),
             toctree=[f"../{student_doc}"] if student_doc else None)
         if not executed:
@@ -278,7 +278,7 @@ def stage_book(source: Path, runs: Path, *, notebooks: Path, assignments: Path,
     (source / "_static").mkdir(exist_ok=True)
     (source / "_static" / "seqlab.css").write_text(BOOK_CSS, encoding="utf-8")
     (source / "conf.py").write_text(
-        "# Written by seqlab.course.site; edit SPHINX_SETTINGS there.\n"
+        "# Written by seqlab_instructor.site; edit SPHINX_SETTINGS there.\n"
         + "".join(f"{key} = {value!r}\n" for key, value in SPHINX_SETTINGS.items()),
         encoding="utf-8")
     return pages
@@ -319,7 +319,7 @@ def build_site(runs: Path | None = None, out: Path | None = None, *,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m seqlab.course.site", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m seqlab_instructor.site", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=Path, default=config.RUNS_DIR,
                         help="executed notebooks (default runs/)")

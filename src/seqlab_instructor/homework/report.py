@@ -9,8 +9,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from seqlab.course.homework.collect import Submission, safe_name
-from seqlab.course.homework.written import (  # noqa: F401 - public names kept here
+from seqlab_instructor.homework.collect import Submission, safe_name
+from seqlab_instructor.homework.written import (  # noqa: F401 - public names kept here
     WRITTEN_COLUMNS,
     write_written_sheets,
 )

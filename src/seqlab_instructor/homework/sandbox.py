@@ -1,5 +1,5 @@
 """The sandbox each submission runs in: bubblewrap (``bwrap``) on Linux, a container
-(``docker``: Docker or Podman, :mod:`seqlab.course.homework.docker_sandbox`) anywhere, or none.
+(``docker``: Docker or Podman, :mod:`seqlab_instructor.homework.docker_sandbox`) anywhere, or none.
 
 ``--sandbox bwrap`` wraps the process that executes a submission (papermill/nbclient and the
 Jupyter kernel it starts) in ``bwrap`` with
@@ -71,7 +71,7 @@ def resolve(choice: str, log=print) -> str:
         ValueError: for an unknown choice; ``bwrap`` or ``docker`` where it cannot run;
             ``auto`` where neither can (naming what is missing and ``--sandbox none``).
     """
-    from seqlab.course.homework import docker_sandbox
+    from seqlab_instructor.homework import docker_sandbox
 
     if choice not in CHOICES:
         raise ValueError(f"--sandbox must be one of {', '.join(CHOICES)}; got {choice!r}.")

@@ -1,7 +1,7 @@
 """Feedback a student can read: ``feedback/<student>.html``, their notebook with the verdicts.
 
-Written by the grader, outside the sandbox, from its own :class:`~seqlab.course.homework.report.Grade`
-(points, status, each check's message computed by :func:`~seqlab.course.homework.verdicts.judge`):
+Written by the grader, outside the sandbox, from its own :class:`~seqlab_instructor.homework.report.Grade`
+(points, status, each check's message computed by :func:`~seqlab_instructor.homework.verdicts.judge`):
 nothing the notebook prints decides what the page says about it. The page holds
 
 - the points, the status and the grader's notes; a banner when the notebook did not run to
@@ -27,9 +27,9 @@ import re
 import secrets
 from pathlib import Path
 
-from seqlab.course.cells import exercise_name
-from seqlab.course.homework.collect import safe_name
-from seqlab.course.homework.report import OK, TIMEOUT, Grade, points_text
+from seqlab_instructor.cells import exercise_name
+from seqlab_instructor.homework.collect import safe_name
+from seqlab_instructor.homework.report import OK, TIMEOUT, Grade, points_text
 
 #: The page may load nothing and run nothing: styles inline, images embedded.
 CSP = ("default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; "

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from seqlab import config
-from seqlab.course.cells import (
+from seqlab_instructor.cells import (
     CHECK_TAG,
     EXERCISE_TAG,
     METADATA_KEY,
@@ -30,8 +30,8 @@ from seqlab.course.cells import (
     question_name,
     seqlab_metadata,
 )
-from seqlab.course.homework.student_copies import WRITTEN_PLACEHOLDER, source_version
-from seqlab.course.notebook_files import notebook_paths
+from seqlab_instructor.homework.student_copies import WRITTEN_PLACEHOLDER, source_version
+from seqlab_instructor.notebook_files import notebook_paths
 
 STUDENT_ID_LINE = re.compile(r"""^\s*STUDENT_ID\s*=\s*["']([^"'\n]+)["']""", re.MULTILINE)
 GENERATED_FROM = re.compile(r"Generated from `notebooks/([^`/]+)\.ipynb`")

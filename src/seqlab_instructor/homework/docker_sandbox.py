@@ -57,7 +57,7 @@ PACKAGE_TARGET = "/opt/seqlab-src"
 NOBODY = (65534, 65534)
 PIDS_LIMIT = 1024  # TensorFlow starts a thread pool per core; threads count as pids
 DEFAULT_MEMORY_BYTES = 8 * 1024**3
-#: The grader's STARTUP_SECONDS (seqlab.course.homework.run), for the limit inside.
+#: The grader's STARTUP_SECONDS (seqlab_instructor.homework.run), for the limit inside.
 STARTUP_SECONDS = 120
 HOW_TO_GET_ONE = ("install Docker (Docker Desktop on macOS/Windows) or Podman and make sure "
                   "`docker info` (or SEQLAB_CONTAINER_ENGINE=podman and `podman info`) works; "
@@ -163,7 +163,7 @@ def docker_command(command: list[str], work: Path, *, env: dict[str, str],
     """``ENGINE run … IMAGE timeout … command``: ``command`` in a container, writing only ``work``.
 
     Args:
-        command: the grader's ``[python, "-m", "seqlab.course.homework.run", SPEC]``; the
+        command: the grader's ``[python, "-m", "seqlab_instructor.homework.run", SPEC]``; the
             first item becomes the image's ``python``.
         work: the submission's working folder (holds the spec), mounted at the same path.
         env: the whole environment inside (``PYTHONPATH`` becomes the mounted package,

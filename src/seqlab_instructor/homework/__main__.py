@@ -1,4 +1,4 @@
-"""``python -m seqlab.course.homework build|check|grade|similarity``: student copies, grading and
+"""``python -m seqlab_instructor.homework build|check|grade|similarity``: student copies, grading and
 the similarity report in one CLI."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from seqlab import config
 
 
 def _grade_command(args) -> int:
-    from seqlab.course.homework.grade import grade
-    from seqlab.course.runner import parse_parameters
+    from seqlab_instructor.homework.grade import grade
+    from seqlab_instructor.runner import parse_parameters
 
     try:
         grade(args.submissions, args.out, notebook=args.notebook, time_limit=args.timeout,
@@ -27,7 +27,7 @@ def _grade_command(args) -> int:
 
 
 def _similarity_command(args) -> int:
-    from seqlab.course.homework.similarity import similarity_report
+    from seqlab_instructor.homework.similarity import similarity_report
 
     try:
         similarity_report(args.submissions, args.out, notebook=args.notebook,
@@ -39,7 +39,7 @@ def _similarity_command(args) -> int:
 
 
 def _copies_command(command: str) -> int:
-    from seqlab.course.homework.student_copies import ASSIGNMENTS_DIR, build, stale_copies
+    from seqlab_instructor.homework.student_copies import ASSIGNMENTS_DIR, build, stale_copies
 
     try:
         copies = build()
@@ -50,7 +50,7 @@ def _copies_command(command: str) -> int:
         stale = stale_copies(copies, ASSIGNMENTS_DIR)
         if stale:
             print("assignments/ is out of date with notebooks/: " + ", ".join(stale)
-                  + "\nRun `python -m seqlab.course.homework build` and commit the result.",
+                  + "\nRun `python -m seqlab_instructor.homework build` and commit the result.",
                   file=sys.stderr)
             return 1
         print(f"assignments/ is in sync ({len(copies)} student copies).")
@@ -65,9 +65,9 @@ def _copies_command(command: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from seqlab.course.homework import grade, gradescope, sandbox, similarity, student_copies
+    from seqlab_instructor.homework import grade, gradescope, sandbox, similarity, student_copies
 
-    parser = argparse.ArgumentParser(prog="python -m seqlab.course.homework",
+    parser = argparse.ArgumentParser(prog="python -m seqlab_instructor.homework",
                                      description=student_copies.__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)

@@ -1,11 +1,11 @@
 """Running one submission: its own working folder, process, kernel and (where it works) sandbox.
 
 The grader writes the submission and a run spec into a fresh temporary folder and starts
-``python -m seqlab.course.homework.run SPEC`` there, wrapped in ``bwrap`` or ``docker run`` when sandboxed
-(:mod:`seqlab.course.homework.sandbox`). That process executes the notebook with
-:func:`seqlab.course.runner.run_notebook` (the tests' runner: papermill parameters, nbclient, a fresh
+``python -m seqlab_instructor.homework.run SPEC`` there, wrapped in ``bwrap`` or ``docker run`` when sandboxed
+(:mod:`seqlab_instructor.homework.sandbox`). That process executes the notebook with
+:func:`seqlab_instructor.runner.run_notebook` (the tests' runner: papermill parameters, nbclient, a fresh
 kernel, the time and memory limits) followed by the epilogue cells that record the values the
-checks need (:mod:`seqlab.course.homework.verdicts`), and writes the executed notebook and a small
+checks need (:mod:`seqlab_instructor.homework.verdicts`), and writes the executed notebook and a small
 result file into the folder. The grader reads those back as untrusted data (no links followed,
 sizes limited) and kills the whole process tree if the run exceeds its limit.
 """
@@ -95,7 +95,7 @@ async def run_submission(notebook, work: Path, *, sandbox: str, hide=(),
     """Execute ``notebook`` (an nbformat node) in ``work`` as one sandboxed process tree."""
     import nbformat
 
-    from seqlab.course.homework.sandbox import bwrap_command
+    from seqlab_instructor.homework.sandbox import bwrap_command
 
     work = Path(work)
     notebook_path = work / "submission.ipynb"
@@ -111,13 +111,13 @@ async def run_submission(notebook, work: Path, *, sandbox: str, hide=(),
            # No GPU: FAST runs are sized for a CPU, TensorFlow would give each parallel kernel
            # the whole GPU memory, and CUDA maps more address space than RLIMIT_AS allows.
            "CUDA_VISIBLE_DEVICES": ""}
-    command = [sys.executable, "-m", "seqlab.course.homework.run", str(work / SPEC_NAME)]
+    command = [sys.executable, "-m", "seqlab_instructor.homework.run", str(work / SPEC_NAME)]
     if sandbox == "bwrap":
         inside = {"PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
                   "HOME": str(work / "home"), "LANG": "C.UTF-8", "TMPDIR": "/tmp", **env}
         command, environment = bwrap_command(command, work, hide=hide, env=inside), None
     elif sandbox == "docker":
-        from seqlab.course.homework import docker_sandbox
+        from seqlab_instructor.homework import docker_sandbox
 
         docker_sandbox.give_work_folder(work, docker_sandbox.container_user())
         command = docker_sandbox.docker_command(command, work, env={"LANG": "C.UTF-8", **env})
@@ -166,7 +166,7 @@ async def run_submission(notebook, work: Path, *, sandbox: str, hide=(),
 
 def _execute(spec_path: str) -> int:
     """Inside the sandbox: run the notebook as the spec says, write the result file."""
-    from seqlab.course.runner import run_notebook
+    from seqlab_instructor.runner import run_notebook
 
     spec = json.loads(Path(spec_path).read_text(encoding="utf-8"))
     run = run_notebook(Path(spec["notebook"]), Path(spec["output_dir"]), fast=True,

@@ -1,7 +1,7 @@
 """Student copies of the notebooks, generated from the instructor notebooks in ``notebooks/``.
 
-    python -m seqlab.course.homework build     # notebooks/*.ipynb -> assignments/*.ipynb
-    python -m seqlab.course.homework check     # exit 1 (saying what to run) if assignments/ is stale
+    python -m seqlab_instructor.homework build     # notebooks/*.ipynb -> assignments/*.ipynb
+    python -m seqlab_instructor.homework check     # exit 1 (saying what to run) if assignments/ is stale
 
 One source of truth: instructors edit ``notebooks/`` only. The build runs nbgrader's own
 preprocessors through nbconvert, so an instructor who uses nbgrader gets the same result:
@@ -20,7 +20,7 @@ title cell says it is the student copy, the Colab badge points at the copy, and 
 the grader recognises a submission whatever its file name.
 
 A copy that would still show an exercise's answer (its solution's lines, or the source of a
-function its ``metadata.seqlab.same_as`` names; :mod:`seqlab.course.homework.giveaways`) is refused.
+function its ``metadata.seqlab.same_as`` names; :mod:`seqlab_instructor.homework.giveaways`) is refused.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import nbformat
 from nbgrader.preprocessors import ClearHiddenTests, ClearOutput, ClearSolutions
 
 from seqlab import config
-from seqlab.course.cells import (
+from seqlab_instructor.cells import (
     ALLOWED_ERROR_TAG,
     CHECK_TAG,
     EXERCISE_TAG,
@@ -43,11 +43,11 @@ from seqlab.course.cells import (
     has_tag,
     question_name,
 )
-from seqlab.course.homework.giveaways import answers_shown
-from seqlab.course.notebook_files import BADGE_IMAGE, colab_badge, notebook_paths
+from seqlab_instructor.homework.giveaways import answers_shown
+from seqlab_instructor.notebook_files import BADGE_IMAGE, colab_badge, notebook_paths
 
 STUDENT_NOTE = (
-    "> **Student copy.** Generated from `{source}` by `python -m seqlab.course.homework build`; "
+    "> **Student copy.** Generated from `{source}` by `python -m seqlab_instructor.homework build`; "
     "edit the instructor notebook, not this file. Solve each exercise where it says "
     "`NotImplementedError`, then run the check cell below it."
 )

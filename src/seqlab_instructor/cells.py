@@ -1,13 +1,13 @@
 """Every cell-tag and cell-metadata name of the course notebooks, and their one reader.
 
 The notebooks' cells are marked by tags (``metadata.tags``) and by ``metadata.seqlab`` entries;
-every course tool that writes or reads them (:mod:`~seqlab.course.notebook_files`,
-:mod:`~seqlab.course.runner`, :mod:`~seqlab.course.homework`, :mod:`~seqlab.course.site`) takes
+every course tool that writes or reads them (:mod:`~seqlab_instructor.notebook_files`,
+:mod:`~seqlab_instructor.runner`, :mod:`~seqlab_instructor.homework`, :mod:`~seqlab_instructor.site`) takes
 the names from here.
 
 Every notebook: its first code cell, tagged ``parameters`` (papermill injects a run's values
 after it), holds the run's settings as plain literals; the cell after it, tagged ``setup``, is
-generated (:mod:`~seqlab.course.notebook_files`). The runner appends cells tagged ``epilogue``
+generated (:mod:`~seqlab_instructor.notebook_files`). The runner appends cells tagged ``epilogue``
 (the grader's recording); papermill tags the cell it injects ``injected-parameters``, which the
 course book tags ``remove-cell`` (myst-nb renders it not at all).
 
@@ -31,7 +31,7 @@ PARAMETERS_TAG = "parameters"
 SETUP_TAG = "setup"
 #: The cell papermill injects after the parameters cell with a run's values.
 INJECTED_PARAMETERS_TAG = "injected-parameters"
-#: Cells :func:`seqlab.course.runner.run_notebook` appends after the notebook's own.
+#: Cells :func:`seqlab_instructor.runner.run_notebook` appends after the notebook's own.
 EPILOGUE_TAG = "epilogue"
 #: myst-nb's tag for a cell that is not rendered at all.
 REMOVE_CELL_TAG = "remove-cell"
@@ -85,7 +85,7 @@ def same_as(cell) -> list[str]:
 
     ``metadata.seqlab.same_as`` of an exercise cell, e.g.
     ``["seqlab.layers.LuongAttention.score"]``: a student copy must never show their source
-    before the exercise (:mod:`seqlab.course.homework.giveaways`).
+    before the exercise (:mod:`seqlab_instructor.homework.giveaways`).
     """
     names = seqlab_metadata(cell).get("same_as", [])
     return [str(name) for name in names] if isinstance(names, list) else []

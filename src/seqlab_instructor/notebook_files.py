@@ -8,14 +8,12 @@ its number: on Colab it fetches and installs seqlab, then it resolves the parame
 
 The repository URL and ref live only in :mod:`seqlab.config`; these functions write them into
 the notebooks, and the hygiene test compares. What runs *inside* a notebook's kernel
-(``setup()``, the Colab check) is :mod:`seqlab.course.notebook`.
+(``setup()``, the Colab check) is the student-facing :mod:`seqlab.course.notebook`.
 
 From a shell, after changing :data:`seqlab.config.REPOSITORY_URL` or ``REPOSITORY_REF``::
 
-    python -m seqlab.course.notebook sync      # rewrite setup cells and badges in notebooks/
-    python -m seqlab.course.notebook check     # exit 1 if any notebook drifted (what the tests run)
-
-(``python -m seqlab.course.notebook_files`` is the same command.)
+    python -m seqlab_instructor.notebook_files sync   # rewrite setup cells and badges in notebooks/
+    python -m seqlab_instructor.notebook_files check  # exit 1 if any notebook drifted
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ import sys
 from pathlib import Path
 
 from seqlab import config
-from seqlab.course.cells import SETUP_TAG, has_tag
+from seqlab_instructor.cells import SETUP_TAG, has_tag
 
 BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 
@@ -33,10 +31,11 @@ BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 def setup_cell_source(notebook: str, url: str = config.REPOSITORY_URL,
                       ref: str = config.REPOSITORY_REF) -> str:
     """Source of the setup cell of notebook ``"04"``: the same in every notebook but the number."""
-    return f'''# Setup: the same cell in every notebook but for its number (`python -m seqlab.course.notebook
-# sync` writes it). It resolves the parameters cell's FAST, SIZE and STRATEGY once, into RUN. On
-# Colab it first fetches seqlab, checks the runtime's versions against the tested range (an old
-# Keras is upgraded alone; TensorFlow is never reinstalled), and installs only what Colab lacks.
+    return f'''# Setup: the same cell in every notebook but for its number (`python -m
+# seqlab_instructor.notebook_files sync` writes it). It resolves the parameters cell's FAST, SIZE
+# and STRATEGY once, into RUN. On Colab it first fetches seqlab, checks the runtime's versions
+# against the tested range (an old Keras is upgraded alone; TensorFlow is never reinstalled), and
+# installs only what Colab lacks.
 import os
 import subprocess
 import sys
@@ -78,7 +77,7 @@ def sync_notebook(path: Path, root: Path = config.REPO_ROOT, write: bool = True)
                         f"found {len(setup_cells)}")
     elif setup_cells[0].source != expected:
         problems.append(f"{relative}: setup cell differs from "
-                        "seqlab.course.notebook_files.setup_cell_source()")
+                        "seqlab_instructor.notebook_files.setup_cell_source()")
         setup_cells[0].source = expected
     title = nb.cells[0] if nb.cells else None
     if title is None or title.cell_type != "markdown":
@@ -110,7 +109,7 @@ def notebook_paths(folder: Path | None = None) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m seqlab.course.notebook", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m seqlab_instructor.notebook_files", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("command", choices=["sync", "check"])
     parser.add_argument("folders", nargs="*", type=Path,
@@ -124,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     for line in problems:
         print(line)
     if args.command == "check" and problems:
-        print("Run `python -m seqlab.course.notebook sync` to fix.", file=sys.stderr)
+        print("Run `python -m seqlab_instructor.notebook_files sync` to fix.", file=sys.stderr)
         return 1
     return 0
 

@@ -208,7 +208,7 @@ def build(grades, roster: list[Student] | None = None,
     """Place each grade on its student's row; list everything that could not be placed.
 
     Args:
-        grades: the :class:`~seqlab.course.homework.report.Grade` objects of a grading run.
+        grades: the :class:`~seqlab_instructor.homework.report.Grade` objects of a grading run.
         roster: the class (:func:`read_roster`); None: one row per student id graded.
         roster_problems: problems :func:`read_roster` found, reported with the others.
         no_submission: what a roster student without a submission gets (None: an empty cell).

@@ -13,7 +13,7 @@ where a student reads first, or below it)
 
 :func:`answers_shown` reads the instructor notebook (for the solutions and ``same_as``) and the
 student copy (for every other cell), and returns one sentence per giveaway. The build of the
-student copies (``python -m seqlab.course.homework build``) refuses a copy that gives an answer away;
+student copies (``python -m seqlab_instructor.homework build``) refuses a copy that gives an answer away;
 the notebook tests also run the audit on each executed copy's outputs.
 
 Lines are compared after normalising white space; comments, docstrings, blank lines and short
@@ -32,7 +32,7 @@ import re
 import textwrap
 from collections.abc import Iterable
 
-from seqlab.course.cells import EXERCISE_TAG, exercise_name, has_tag, same_as
+from seqlab_instructor.cells import EXERCISE_TAG, exercise_name, has_tag, same_as
 
 #: Lines shorter than this (after normalising) are too generic to give anything away.
 MIN_LINE_LENGTH = 14

@@ -1,35 +1,35 @@
 """Grade a folder of submitted student notebooks with the instructor's checks.
 
-    python -m seqlab.course.homework grade SUBMISSIONS_DIR [--notebook 04] [--out grades/]
+    python -m seqlab_instructor.homework grade SUBMISSIONS_DIR [--notebook 04] [--out grades/]
                                     [--sandbox auto|bwrap|docker|none] [--timeout S]
                                     [--memory-limit GB] [--jobs N] [-p NAME VALUE]
 
-1. **Collect** (:mod:`seqlab.course.homework.collect`): every ``*.ipynb`` under the folder, matched
+1. **Collect** (:mod:`seqlab_instructor.homework.collect`): every ``*.ipynb`` under the folder, matched
    to its assignment by the metadata every student copy carries; files that match nothing
    are reported.
-2. **Run** (:mod:`seqlab.course.homework.run`) each submission in FAST mode in a process of its own,
+2. **Run** (:mod:`seqlab_instructor.homework.run`) each submission in FAST mode in a process of its own,
    inside a bubblewrap sandbox or a container (never without one unless told ``--sandbox none``)
-   (:mod:`seqlab.course.homework.sandbox`): a temporary working folder, a fresh kernel, a wall-clock
+   (:mod:`seqlab_instructor.homework.sandbox`): a temporary working folder, a fresh kernel, a wall-clock
    limit for the notebook and an address-space limit for the kernel. Errors do not stop
    execution (each is reported), so a cell that raises costs only what depends on it. After
    the student's cells, one epilogue cell per exercise records the student's values on the
    checks' inputs (never the hidden tests' source).
-3. **Check** (:mod:`seqlab.course.homework.verdicts`) in the grader's own process: the instructor's
+3. **Check** (:mod:`seqlab_instructor.homework.verdicts`) in the grader's own process: the instructor's
    whole check cell, hidden tests included, runs on the recorded values with the real
    :mod:`seqlab.course.checks`. An exercise earns its points (``metadata.seqlab.points`` of the
    instructor's exercise cell, default 1) when its check passes; the feedback quotes the
    check's message, the words the student saw. Editing or deleting check cells, replacing
    ``seqlab.course.checks`` in the kernel or printing "passed" change nothing.
-4. **Report** (:mod:`seqlab.course.homework.report`): ``grades.csv``, ``feedback/<student>.md``,
+4. **Report** (:mod:`seqlab_instructor.homework.report`): ``grades.csv``, ``feedback/<student>.md``,
    ``feedback/<student>.html`` (the executed notebook with each verdict under its exercise,
-   :mod:`seqlab.course.homework.feedback_html`) and ``executed/<student>.ipynb`` under the
+   :mod:`seqlab_instructor.homework.feedback_html`) and ``executed/<student>.ipynb`` under the
    output folder, and a summary. Answers to the
    questions answered in words are not scored automatically: they are collected per
    assignment into ``written/<assignment>.md`` and ``.csv``, beside each question's model
    answer and rubric, for the instructor, who enters points in the CSV; the next run into the
-   same folder reads them back into the totals (:mod:`seqlab.course.homework.written`).
+   same folder reads them back into the totals (:mod:`seqlab_instructor.homework.written`).
    ``canvas.csv`` and ``moodle.csv`` export the class for the LMS, matched to ``--roster`` if
-   given (:mod:`seqlab.course.homework.gradebook`, ``docs/gradebooks.md``).
+   given (:mod:`seqlab_instructor.homework.gradebook`, ``docs/gradebooks.md``).
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ import time
 from pathlib import Path
 
 from seqlab import config
-from seqlab.course.cells import ALLOWED_ERROR_TAG, has_tag
-from seqlab.course.homework.collect import (
+from seqlab_instructor.cells import ALLOWED_ERROR_TAG, has_tag
+from seqlab_instructor.homework.collect import (
     Assignment,
     Submission,
     collect,
@@ -51,9 +51,9 @@ from seqlab.course.homework.collect import (
     structure_notes,
     written_answers,
 )
-from seqlab.course.homework.feedback_html import write_feedback_html
-from seqlab.course.homework.gradebook import read_roster, summary_lines, write_gradebooks
-from seqlab.course.homework.report import (
+from seqlab_instructor.homework.feedback_html import write_feedback_html
+from seqlab_instructor.homework.gradebook import read_roster, summary_lines, write_gradebooks
+from seqlab_instructor.homework.report import (
     ERROR,
     KERNEL_DIED,
     OK,
@@ -65,9 +65,9 @@ from seqlab.course.homework.report import (
     write_csv,
     write_feedback,
 )
-from seqlab.course.homework.student_copies import make_student_copy
-from seqlab.course.homework.verdicts import MAX_VALUES_BYTES, judge, parse_values, record_cell
-from seqlab.course.homework.written import update_written_sheets
+from seqlab_instructor.homework.student_copies import make_student_copy
+from seqlab_instructor.homework.verdicts import MAX_VALUES_BYTES, judge, parse_values, record_cell
+from seqlab_instructor.homework.written import update_written_sheets
 
 #: The FAST-mode promise (README): every notebook runs in about a minute on 2 CPU cores.
 FAST_BUDGET_SECONDS = 60
@@ -116,7 +116,7 @@ async def grade_submission(submission: Submission, assignment: Assignment, out_d
     """Run one matched, valid submission and grade it with the instructor's checks."""
     import nbformat
 
-    from seqlab.course.homework.run import read_untrusted, run_submission
+    from seqlab_instructor.homework.run import read_untrusted, run_submission
 
     safe = safe_name(submission.student)
     grade = Grade(submission.student, submission.path.name, assignment.name, [], OK,
@@ -188,9 +188,9 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
         jobs: submissions executed at once (each in its own kernel).
         parameters: ``parameters``-cell overrides for every submission (FAST stays on).
         sandbox: "auto" (bwrap, else a container, else a refusal), "bwrap", "docker",
-            "none" (:mod:`seqlab.course.homework.sandbox`).
+            "none" (:mod:`seqlab_instructor.homework.sandbox`).
         roster: the class list matching submissions to the rows of ``canvas.csv`` and
-            ``moodle.csv`` (:func:`seqlab.course.homework.gradebook.read_roster`).
+            ``moodle.csv`` (:func:`seqlab_instructor.homework.gradebook.read_roster`).
         no_submission: what a roster student without a submission gets there (None: empty).
         log: where progress lines go (``print``; pass ``lambda *_: None`` to silence).
 
@@ -201,8 +201,8 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
         ValueError: if ``notebook`` matches no instructor notebook, or several; for a
             sandbox that cannot be used.
     """
-    from seqlab.course import runner
-    from seqlab.course.homework import sandbox as sandboxes
+    from seqlab_instructor import runner
+    from seqlab_instructor.homework import sandbox as sandboxes
 
     sandbox = sandboxes.resolve(sandbox, log=log)
     if roster is not None:

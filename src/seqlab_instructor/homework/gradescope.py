@@ -1,6 +1,6 @@
 """A Gradescope autograder for one assignment, grading with seqlab's own grader.
 
-    python -m seqlab.course.homework gradescope 01 --out gradescope/ [--sandbox bwrap|none]
+    python -m seqlab_instructor.homework gradescope 01 --out gradescope/ [--sandbox bwrap|none]
 
 writes ``gradescope/autograder_01_<name>.zip`` in the layout of Gradescope's "Autograder
 Specifications" (https://gradescope-autograders.readthedocs.io/en/latest/specs/): at the root
@@ -17,8 +17,8 @@ archive is unpacked into ``/autograder/source`` and the student's files into
 - ``seqlab-autograder.json``: the assignment, the sandbox and the limits chosen at build time.
 
 ``setup.sh`` only installs; ``run_autograder`` only runs
-``python -m seqlab.course.homework.gradescope run``, which takes the submitted notebook from
-``submission/``, grades it with :func:`seqlab.course.homework.grade.grade` (the same collect, run,
+``python -m seqlab_instructor.homework.gradescope run``, which takes the submitted notebook from
+``submission/``, grades it with :func:`seqlab_instructor.homework.grade.grade` (the same collect, run,
 sandbox and verdict code as ``grade``) and writes ``results/results.json`` in the documented
 format: per exercise a test with ``name``, ``score``, ``max_score``, ``output`` (the check's
 message) and ``visibility``; top-level ``score``, ``execution_time``, ``output`` (status, notes)
@@ -72,7 +72,7 @@ cd /autograder/source/seqlab
 # Colab's pins beside the repository's requirements, as CI installs them; "-e ." is this copy.
 {VENV}/bin/pip install --no-cache-dir -r .ci/colab-runtime.txt -c .ci/colab-runtime.txt \\
     -r requirements.txt
-{VENV}/bin/python -c "import seqlab.course.homework.gradescope"
+{VENV}/bin/python -c "import seqlab_instructor.homework.gradescope"
 """
 
 RUN_AUTOGRADER = f"""#!/usr/bin/env bash
@@ -81,7 +81,7 @@ RUN_AUTOGRADER = f"""#!/usr/bin/env bash
 # else outside a temporary folder; see docs/gradescope.md.
 root="${{SEQLAB_AUTOGRADER_ROOT:-/autograder}}"
 python="${{SEQLAB_AUTOGRADER_PYTHON:-{VENV}/bin/python}}"
-exec "$python" -m seqlab.course.homework.gradescope run --root "$root"
+exec "$python" -m seqlab_instructor.homework.gradescope run --root "$root"
 """
 
 
@@ -112,8 +112,8 @@ def build(notebook: str, out_dir: Path, *, notebooks_dir: Path | None = None,
         ValueError: if ``notebook`` matches no instructor notebook or several, or for an
             unknown sandbox.
     """
-    from seqlab.course.homework import grade as grading
-    from seqlab.course.homework.collect import load_assignments
+    from seqlab_instructor.homework import grade as grading
+    from seqlab_instructor.homework.collect import load_assignments
 
     if sandbox not in SANDBOXES:
         raise ValueError(f"--sandbox must be one of {', '.join(SANDBOXES)} on Gradescope; "
@@ -166,12 +166,12 @@ def unpack(archive: Path, root: Path) -> Path:
 def _visible_verdicts(found: dict):
     """Also judge each check without its hidden tests, on the same recorded values.
 
-    :func:`seqlab.course.homework.grade.grade_submission` judges the whole check cell; this
+    :func:`seqlab_instructor.homework.grade.grade_submission` judges the whole check cell; this
     wraps the ``judge`` it calls so that the verdict a student copy's check gives is kept too
     (``found[exercise]``), for the visible tests. Nothing else changes.
     """
-    from seqlab.course.homework import grade as grading
-    from seqlab.course.homework.verdicts import hidden_part, visible_part
+    from seqlab_instructor.homework import grade as grading
+    from seqlab_instructor.homework.verdicts import hidden_part, visible_part
 
     original = grading.judge
 
@@ -189,7 +189,7 @@ def _visible_verdicts(found: dict):
 
 def _tests(assignment, results: dict, visible: dict) -> list[dict]:
     """Gradescope tests from the exercises and ``{exercise: (points, message)}``."""
-    from seqlab.course.homework.verdicts import hidden_part
+    from seqlab_instructor.homework.verdicts import hidden_part
 
     tests = []
     for number, exercise in enumerate(assignment.exercises, start=1):
@@ -212,7 +212,7 @@ def _tests(assignment, results: dict, visible: dict) -> list[dict]:
 
 def _choose(submission_dir: Path, assignments: dict, name: str) -> tuple[Path | None, list[str]]:
     """The notebook to grade: the first copy of the assignment, else the first ``.ipynb``."""
-    from seqlab.course.homework.collect import read_submission
+    from seqlab_instructor.homework.collect import read_submission
 
     paths = sorted(p for p in submission_dir.rglob("*.ipynb")
                    if ".ipynb_checkpoints" not in p.parts and p.is_file() and not p.is_symlink())
@@ -226,8 +226,8 @@ def _choose(submission_dir: Path, assignments: dict, name: str) -> tuple[Path | 
 
 def results_for(root: Path, log=print) -> dict:
     """Grade the notebook under ``root/submission``; the results.json content (never raises)."""
-    from seqlab.course.homework import grade as grading
-    from seqlab.course.homework.collect import load_assignments
+    from seqlab_instructor.homework import grade as grading
+    from seqlab_instructor.homework.collect import load_assignments
 
     start = time.monotonic()
     root = Path(root)
@@ -291,7 +291,7 @@ def run(root: Path, log=print) -> Path:
 
 
 def add_build_arguments(command: argparse.ArgumentParser) -> None:
-    """The ``gradescope`` command's arguments (shared with ``python -m seqlab.course.homework``)."""
+    """The ``gradescope`` command's arguments (shared with ``python -m seqlab_instructor.homework``)."""
     command.add_argument("notebook", help="the assignment, e.g. 01")
     command.add_argument("--out", type=Path, default=Path("gradescope"),
                          help="folder for the zip (default: gradescope/)")
@@ -313,7 +313,7 @@ def build_command(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m seqlab.course.homework.gradescope",
+    parser = argparse.ArgumentParser(prog="python -m seqlab_instructor.homework.gradescope",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)

@@ -154,7 +154,7 @@ def record_cell(exercise: str, check_source: str, path: str) -> str:
     """The epilogue cell that records one exercise's values (no hidden test in it)."""
     names = student_names(check_source)
     calls = plan_calls(hidden_part(check_source), names)
-    return ("from seqlab.course.homework.verdicts import record_values as _seqlab_record_values\n"
+    return ("from seqlab_instructor.homework.verdicts import record_values as _seqlab_record_values\n"
             f"_seqlab_record_values({exercise!r}, {visible_part(check_source)!r}, {names!r},\n"
             f"    {calls!r}, {path!r});")
 
@@ -239,7 +239,7 @@ class _Replayer:
 
 
 def parse_values(text: str) -> dict:
-    """The kernel's values file (its text, read with :func:`seqlab.course.homework.run.read_untrusted`).
+    """The kernel's values file (its text, read with :func:`seqlab_instructor.homework.run.read_untrusted`).
 
     Raises:
         ValueError: if it is not the JSON :func:`record_values` writes.

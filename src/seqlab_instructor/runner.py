@@ -1,14 +1,14 @@
 """Execute the notebooks headless (papermill) and keep the executed copies with their plots.
 
-    python -m seqlab.course.runner                 # every notebook in FAST mode -> runs/
-    python -m seqlab.course.runner 03 04           # only notebooks whose names start with these
-    python -m seqlab.course.runner --full          # real data and the real TF-Hub module (needs internet)
-    python -m seqlab.course.runner 04 --full -p EPOCHS 2 -p NUM_EXAMPLES 30000   # size a full run
+    python -m seqlab_instructor.runner                 # every notebook in FAST mode -> runs/
+    python -m seqlab_instructor.runner 03 04           # only notebooks whose names start with these
+    python -m seqlab_instructor.runner --full          # real data and the real TF-Hub module (needs internet)
+    python -m seqlab_instructor.runner 04 --full -p EPOCHS 2 -p NUM_EXAMPLES 30000   # size a full run
 
 ``-p NAME VALUE`` overrides a variable of the notebook's ``parameters`` cell, as papermill's own
 ``-p`` does: ``True``/``False``/``None`` and numbers are read as such, anything else is a string.
 
-The tests and the homework grader (:mod:`seqlab.course.homework`) call :func:`run_notebook` too, so
+The tests and the homework grader (:mod:`seqlab_instructor.homework`) call :func:`run_notebook` too, so
 "it runs in CI", "it runs for you" and "it was graded" are the same code path.
 """
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from seqlab import config
-from seqlab.course.cells import EPILOGUE_TAG
+from seqlab_instructor.cells import EPILOGUE_TAG
 
 # Runs in the kernel's process before ipykernel starts: sets the address-space limit, then
 # replaces itself with the real kernel command (same process id, so interrupts still reach it).
@@ -277,7 +277,7 @@ def run_notebook(notebook: Path, output_dir: Path | None = None, *, fast: bool =
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m seqlab.course.runner", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m seqlab_instructor.runner", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("names", nargs="*", help="notebook name prefixes, e.g. 01 04")
     parser.add_argument("--full", action="store_true", help="full mode (needs internet)")

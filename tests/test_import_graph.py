@@ -182,6 +182,66 @@ def test_no_library_module_imports_the_course_tools():
     assert problems == []
 
 
+def _requirement_names(requirements: list[str]) -> set[str]:
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    return {canonicalize_name(Requirement(line).name) for line in requirements}
+
+
+def undeclared_imports(package: Path, declared: set[str]) -> list[str]:
+    """Third-party modules imported under ``package`` (a folder) whose distribution, by this
+    environment's ``packages_distributions()``, is not in ``declared`` (canonical names)."""
+    import importlib.metadata
+
+    from packaging.utils import canonicalize_name
+
+    distributions = importlib.metadata.packages_distributions()
+    problems = set()
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import) else
+                     [node.module] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            for top in {name.split(".")[0] for name in names}:
+                if top in sys.stdlib_module_names or top in PACKAGES:
+                    continue
+                found = {canonicalize_name(d) for d in distributions.get(top, [top])}
+                if not found & declared:
+                    problems.add(f"{path.relative_to(package.parent)}: {top} ({', '.join(sorted(found))})")
+    return sorted(problems)
+
+
+def test_a_student_installs_nothing_of_the_instructor_tools():
+    """Colab's setup installs seqlab's [project] dependencies only (prepare_colab); what
+    ``seqlab`` imports is among them, and the instructor's extra adds to them, never overlaps."""
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((config.REPO_ROOT / "pyproject.toml").read_text())["project"]
+    runtime = _requirement_names(project["dependencies"])
+    instructor = _requirement_names(project["optional-dependencies"]["instructor"])
+    assert {"nbgrader", "papermill", "copydetect", "sphinx"} <= instructor
+    assert not runtime & instructor
+    assert undeclared_imports(SRC / "seqlab", runtime) == []
+
+
+def test_the_instructor_extra_covers_what_the_tools_import():
+    import importlib.metadata
+
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((config.REPO_ROOT / "pyproject.toml").read_text())["project"]
+    extra = project["optional-dependencies"]["instructor"]
+    # a tool may import what an instructor package pulls in itself (IPython, jupyter_client)
+    pulled = [r for name in _requirement_names(extra) for r in importlib.metadata.requires(name) or []
+              if "extra ==" not in r]
+    declared = _requirement_names([*project["dependencies"], *extra, *pulled])
+    assert undeclared_imports(SRC / "seqlab_instructor", declared) == []
+
+
+def test_the_dependency_check_catches_an_undeclared_import(tmp_path):
+    fake = _fake_package(tmp_path, {"plotting.py": "import numpy\n",
+                                    "layers.py": "def f():\n    import papermill.iorw\n"})
+    assert undeclared_imports(fake / "seqlab", {"numpy"}) == ["seqlab/layers.py: papermill (papermill)"]
+
+
 def _fake_package(tmp_path, files: dict[str, str], instructor: dict[str, str] | None = None) -> Path:
     """A fake ``src`` folder: ``files`` under ``seqlab/``, ``instructor`` under ``seqlab_instructor/``."""
     for package, tree in (("seqlab", files), ("seqlab_instructor", instructor or {})):

@@ -5,8 +5,9 @@ cannot create namespaces. The image (:data:`DOCKERFILE`, ``FROM python:3.13-slim
 Python) holds Python and the pinned dependencies only, installed as CI installs them
 (``pip install -r colab-runtime.txt -c colab-runtime.txt -r requirements.txt``); it is built
 from this repository's own files on first use and tagged with a hash of them
-(``seqlab-grader:<hash>``), so a change of pins builds a new one. The grader's own ``seqlab``
-package is mounted read-only into each container, so the kernel runs exactly the grader's code.
+(``seqlab-grader:<hash>``), so a change of pins builds a new one. The grader's own ``src``
+folder (``seqlab`` and ``seqlab_instructor``) is mounted read-only into each container, so the
+kernel runs exactly the grader's code.
 
 Each submission runs as (:func:`docker_command`)::
 
@@ -14,14 +15,14 @@ Each submission runs as (:func:`docker_command`)::
         --security-opt no-new-privileges --memory M --memory-swap M --cpus C --pids-limit P
         --user UID:GID --tmpfs /tmp --tmpfs /home/grader
         --mount type=bind,source=<its working folder>,target=<same>      (the only writable bind)
-        --mount type=bind,source=<seqlab package>,target=/opt/seqlab-src,readonly
+        --mount type=bind,source=<src: seqlab, seqlab_instructor>,target=/opt/seqlab-src,readonly
         --workdir <its working folder> -e NAME=VALUE … IMAGE timeout -s KILL LIMIT python -m …
 
 - no network at all (``--network none``; the kernel talks to nbclient over the container's
   own loopback), no capabilities, no privilege gain;
 - the image read-only; ``/tmp`` and the home folder are empty tmpfs gone with the container;
   nothing of the host is visible but the working folder (which holds a copy of ``data/``)
-  and the ``seqlab`` package, read-only: not the instructor notebooks, other submissions, the
+  and the two packages, read-only: not the instructor notebooks, other submissions, the
   output folder or any file of yours;
 - an environment of exactly the variables given (``-e``), none of the grader's;
 - memory (``--memory``, the ``--memory-limit``; without swap), CPUs (at most 2, or the
@@ -169,7 +170,8 @@ def docker_command(command: list[str], work: Path, *, env: dict[str, str],
         env: the whole environment inside (``PYTHONPATH`` becomes the mounted package,
             ``HOME`` the tmpfs home).
         user: uid:gid inside (default :func:`container_user`).
-        package_root: the folder holding the grader's ``seqlab`` package (default: this one's).
+        package_root: the folder holding the grader's ``seqlab`` and ``seqlab_instructor``
+            packages (default: this one's).
     """
     import seqlab
 

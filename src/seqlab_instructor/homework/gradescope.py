@@ -9,7 +9,8 @@ and ``run_autograder`` (run for every submission with ``/autograder`` as working
 archive is unpacked into ``/autograder/source`` and the student's files into
 ``/autograder/submission``; it must write ``/autograder/results/results.json``). Beside them:
 
-- ``seqlab/``: this repository's package (``src/seqlab``, ``pyproject.toml``, ``data/``) with its
+- ``seqlab/``: this repository's packages (``src/seqlab``, ``src/seqlab_instructor``,
+  ``pyproject.toml``, ``data/``) with its
   ``requirements.txt`` and ``.ci/colab-runtime.txt``; ``setup.sh`` installs it into a virtual
   environment with ``pip install -r colab-runtime.txt -c colab-runtime.txt -r requirements.txt``
   (Colab's pins, as CI's "Colab today" half): nothing of seqlab is downloaded from GitHub;
@@ -89,14 +90,14 @@ exec "$python" -m seqlab_instructor.homework.gradescope run --root "$root"
 
 
 def _package_files() -> dict[str, Path]:
-    """``{path in the zip: file}``: seqlab's sources, data and install files, no caches."""
+    """``{path in the zip: file}``: both packages' sources, data and install files, no caches."""
     root = config.REPO_ROOT
     files = {}
     for name in ("pyproject.toml", "README.md", "LICENSE", "requirements.txt",
                  ".ci/colab-runtime.txt"):
         if (root / name).is_file():
             files[f"seqlab/{name}"] = root / name
-    for folder in (root / "src" / "seqlab", root / "data"):
+    for folder in (root / "src" / "seqlab", root / "src" / "seqlab_instructor", root / "data"):
         for path in sorted(folder.rglob("*")):
             if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
                 files[f"seqlab/{path.relative_to(root).as_posix()}"] = path

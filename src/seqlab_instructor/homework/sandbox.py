@@ -10,7 +10,7 @@ Jupyter kernel it starts) in ``bwrap`` with
   started when the run ends (or when the grader kills it at the time limit);
 - ``--ro-bind / /``: the whole file system read-only, then ``--tmpfs`` over ``/tmp``, the
   home folder, the instructor notebooks, the submissions and the output folder (empty, and
-  gone after the run), the Python installation and the ``seqlab`` package bound back
+  gone after the run), the Python installation and the two packages bound back
   read-only where a tmpfs hid them, and ``--bind`` of the submission's own working folder, the
   only place a write lasts;
 - ``--clearenv``: an environment of ``PATH``, ``HOME`` (inside the working folder), the locale,
@@ -119,11 +119,14 @@ def bwrap_command(command: Sequence[str], work: Path, *, hide: Iterable[Path] = 
     hidden = [Path("/tmp"), Path("/var/tmp"), Path(tempfile.gettempdir()).resolve(),
               Path.home().resolve(), Path("/root"), *(Path(p).resolve() for p in hide)]
     hidden = [h for h in dict.fromkeys(hidden) if h.is_dir() and h != Path("/")]
-    # What the process needs from hidden places: Python and seqlab (read-only).
+    # What the process needs from hidden places: Python, seqlab and the grader's recording
+    # module in seqlab_instructor (read-only).
     import seqlab
+    import seqlab_instructor
 
     needed = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
               Path(sys.executable).resolve().parent, Path(seqlab.__file__).resolve().parent,
+              Path(seqlab_instructor.__file__).resolve().parent,
               *(Path(p).resolve() for p in sys.path if p and Path(p).is_dir()
                 and "-packages" in Path(p).name)]  # user site-packages under a hidden home
     args = ["bwrap", "--unshare-all", "--die-with-parent", "--new-session",

@@ -155,6 +155,7 @@ def test_the_zip_has_gradescopes_layout_and_ships_seqlab(autograder):
         settings = json.loads(zipped.read(gradescope.CONFIG_NAME))
     assert {"setup.sh", "run_autograder", f"notebooks/{NOTEBOOK}.ipynb",
             "seqlab/pyproject.toml", "seqlab/requirements.txt", "seqlab/.ci/colab-runtime.txt",
+            "seqlab/src/seqlab/course/notebook.py",
             "seqlab/src/seqlab_instructor/homework/gradescope.py"} <= names
     assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
     assert not any("__pycache__" in name for name in names)

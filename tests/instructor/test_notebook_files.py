@@ -76,11 +76,12 @@ def test_setup_cells_differ_only_in_the_notebook_number():
     assert notebook_files.notebook_number(config.REPO_ROOT / "notebooks" / "04_x.ipynb") == "04"
 
 
-def test_the_sync_command_still_answers_as_python_m_seqlab_notebook():
-    # The setup cell's first line names `python -m seqlab.course.notebook sync`.
-    result = subprocess.run([sys.executable, "-m", "seqlab.course.notebook", "check"],
+def test_the_sync_command_the_setup_cell_names_answers():
+    # The setup cell's first lines name `python -m seqlab_instructor.notebook_files sync`.
+    assert "python -m\n# seqlab_instructor.notebook_files sync" in notebook_files.setup_cell_source("04")
+    result = subprocess.run([sys.executable, "-m", "seqlab_instructor.notebook_files", "check"],
                             capture_output=True, text=True, cwd=config.REPO_ROOT, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
-    broken = subprocess.run([sys.executable, "-m", "seqlab.course.notebook", "tidy"],
+    broken = subprocess.run([sys.executable, "-m", "seqlab_instructor.notebook_files", "tidy"],
                             capture_output=True, text=True, cwd=config.REPO_ROOT, timeout=120)
     assert broken.returncode == 2 and "invalid choice: 'tidy'" in broken.stderr

@@ -207,7 +207,8 @@ def undeclared_imports(package: Path, declared: set[str]) -> list[str]:
                     continue
                 found = {canonicalize_name(d) for d in distributions.get(top, [top])}
                 if not found & declared:
-                    problems.add(f"{path.relative_to(package.parent)}: {top} ({', '.join(sorted(found))})")
+                    where = path.relative_to(package.parent)
+                    problems.add(f"{where}: {top} ({', '.join(sorted(found))})")
     return sorted(problems)
 
 
@@ -230,8 +231,9 @@ def test_the_instructor_extra_covers_what_the_tools_import():
     project = tomllib.loads((config.REPO_ROOT / "pyproject.toml").read_text())["project"]
     extra = project["optional-dependencies"]["instructor"]
     # a tool may import what an instructor package pulls in itself (IPython, jupyter_client)
-    pulled = [r for name in _requirement_names(extra) for r in importlib.metadata.requires(name) or []
-              if "extra ==" not in r]
+    pulled = [requirement for name in _requirement_names(extra)
+              for requirement in importlib.metadata.requires(name) or []
+              if "extra ==" not in requirement]
     declared = _requirement_names([*project["dependencies"], *extra, *pulled])
     assert undeclared_imports(SRC / "seqlab_instructor", declared) == []
 
@@ -239,11 +241,14 @@ def test_the_instructor_extra_covers_what_the_tools_import():
 def test_the_dependency_check_catches_an_undeclared_import(tmp_path):
     fake = _fake_package(tmp_path, {"plotting.py": "import numpy\n",
                                     "layers.py": "def f():\n    import papermill.iorw\n"})
-    assert undeclared_imports(fake / "seqlab", {"numpy"}) == ["seqlab/layers.py: papermill (papermill)"]
+    assert undeclared_imports(fake / "seqlab", {"numpy"}) == [
+        "seqlab/layers.py: papermill (papermill)"]
 
 
-def _fake_package(tmp_path, files: dict[str, str], instructor: dict[str, str] | None = None) -> Path:
-    """A fake ``src`` folder: ``files`` under ``seqlab/``, ``instructor`` under ``seqlab_instructor/``."""
+def _fake_package(tmp_path, files: dict[str, str],
+                  instructor: dict[str, str] | None = None) -> Path:
+    """A fake ``src`` folder: ``files`` under ``seqlab/``, ``instructor`` under
+    ``seqlab_instructor/``."""
     for package, tree in (("seqlab", files), ("seqlab_instructor", instructor or {})):
         (tmp_path / package).mkdir(exist_ok=True)
         for relative, text in tree.items():
@@ -278,7 +283,8 @@ def test_the_check_catches_the_library_importing_the_course_tools(tmp_path):
 
 @pytest.mark.parametrize("importer, source", [
     # The import this split removed: `python -m seqlab.course.notebook sync` ran the files' tool.
-    ("seqlab/course/notebook.py", "def f():\n    from seqlab_instructor.notebook_files import main\n"),
+    ("seqlab/course/notebook.py",
+     "def f():\n    from seqlab_instructor.notebook_files import main\n"),
     ("seqlab/sizes.py", "import seqlab_instructor.runner\n"),
     ("seqlab/course/checks/core.py", "from seqlab_instructor import cells\n"),
 ])
@@ -296,7 +302,8 @@ def test_the_check_catches_seqlab_importing_the_instructor_tools(tmp_path, impor
 
 @pytest.mark.parametrize("importer, source", [
     # The upward import issue 29 removed: the tag names lived in the homework package.
-    ("seqlab_instructor/notebook_files.py", "from seqlab_instructor.homework.tags import has_tag\n"),
+    ("seqlab_instructor/notebook_files.py",
+     "from seqlab_instructor.homework.tags import has_tag\n"),
     ("seqlab_instructor/cells.py", "def f():\n    from seqlab_instructor import site\n"),
     ("seqlab/course/gpu_choices.py", "from seqlab.course.notebook import setup\n"),
     ("seqlab_instructor/homework/grade.py", "from ..site import build_site\n"),

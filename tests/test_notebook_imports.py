@@ -9,6 +9,7 @@ alike). The
 cell tagged ``setup`` is left out: it is the same in every notebook, written by the notebook
 tool, and imports only ``seqlab.course.notebook`` (tests/test_notebook.py checks it). Every name
 imported from a face must be in that face's ``__all__``, so a notebook uses the declared API.
+The instructor's tools (``seqlab_instructor``) are no face: a notebook never imports them.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ FACES = {
 }
 #: Packages whose names are faces: ``from seqlab import x`` and ``from seqlab.course import x``.
 PACKAGES = ("seqlab", "seqlab.course")
+#: Our top-level packages: the student-facing one and the instructor's tools.
+OURS = ("seqlab", "seqlab_instructor")
 
 
 def code_without_setup(path) -> list[str]:
@@ -48,14 +51,14 @@ def code_without_setup(path) -> list[str]:
 
 
 def seqlab_imports(sources: list[str]) -> list[tuple[str, list[str]]]:
-    """``(module, imported names)`` for every seqlab import statement in ``sources``."""
+    """``(module, imported names)`` for every import of ``seqlab`` or ``seqlab_instructor``."""
     found = []
     for source in sources:
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Import):
                 found += [(alias.name, []) for alias in node.names
-                          if alias.name.split(".")[0] == "seqlab"]
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "seqlab":
+                          if alias.name.split(".")[0] in OURS]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in OURS:
                 found.append((node.module, [alias.name for alias in node.names]))
     return found
 
@@ -98,10 +101,15 @@ def test_notebook_imports_from_a_handful_of_faces(path):
 
 def test_the_check_catches_deep_imports_unknown_names_and_too_many_modules():
     deep = ["from seqlab.models.word2vec import SkipGram\n"
-            "from seqlab.course import checks, runner\nfrom seqlab import checks"]
+            "from seqlab.course import checks, runner\nfrom seqlab import checks\n"
+            "from seqlab_instructor import runner\nimport seqlab_instructor.homework"]
     assert import_problems(deep) == ["deep import: seqlab.models.word2vec (import from a package "
                                      "face instead)", "deep import: seqlab.course.runner",
-                                     "deep import: seqlab.checks"]
+                                     "deep import: seqlab.checks",
+                                     "deep import: seqlab_instructor (import from a package face "
+                                     "instead)",
+                                     "deep import: seqlab_instructor.homework (import from a "
+                                     "package face instead)"]
     assert import_problems(["from seqlab.layers import dense_2d"]) == [
         "seqlab.layers does not export dense_2d (not in its __all__)"]
     many = ["from seqlab import plotting", "from seqlab.data import load_imdb",

@@ -23,9 +23,10 @@ FLOW = [  # (module, what it does), top to bottom: what a notebook calls, in ord
 ]
 BETWEEN = ["tf.data.Dataset", "Keras layers", "keras.Model", "trained weights → models/",
            "translations, scores"]
-TOOLS = [("notebook", "setup cell,\nsetup()"), ("checks", "exercise checks"),
-         ("runner", "papermill runs"), ("homework", "student copies,\ngrading"),
-         ("site", "course book")]  # seqlab.course.<name>
+# seqlab.course.<name>, then seqlab_instructor.<name>
+COURSE = [("notebook", "setup cell,\nsetup()"), ("checks", "exercise checks")]
+INSTRUCTOR = [("runner", "papermill runs"), ("homework", "student copies,\ngrading"),
+              ("site", "course book")]
 BLUE, GREY, ORANGE = "#dbe9f6", "#eeeeee", "#fde3c8"
 
 
@@ -76,10 +77,12 @@ def main(path=OUTPUT):
     box(ax, 8.85, 5.3, 2.1, 1.2, "seqlab.results", "results files the\nnotebooks hand on", ORANGE)
     ax.text(1.15, 4.5, "used by all", ha="center", fontsize=8, style="italic")
     ax.text(8.85, 4.5, "used by all", ha="center", fontsize=8, style="italic")
-    # The course tools (seqlab.course), on top of the library.
-    for i, (title, text) in enumerate(TOOLS):
-        box(ax, 1.0 + i * 2.0, -0.45, 1.85, 0.9, title, text, GREY)
-    ax.text(5, 0.25, "seqlab.course: the course tools (they use the library; the library never imports them)",
+    # On top of the library: seqlab.course (students' kernels), then the instructor's tools.
+    for i, (title, text) in enumerate(COURSE + INSTRUCTOR):
+        box(ax, 1.0 + i * 2.0, -0.45, 1.85, 0.9, title, text, BLUE if i < len(COURSE) else GREY)
+    ax.text(2.0, 0.25, "seqlab.course: in the student's kernel", ha="center", fontsize=9,
+            color="#333333")
+    ax.text(7.0, 0.25, "seqlab_instructor: the instructor's tools\n(seqlab never imports them)",
             ha="center", fontsize=9, color="#333333")
     fig.savefig(path, dpi=110, bbox_inches="tight")
     print(f"wrote {path}")

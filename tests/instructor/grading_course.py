@@ -1,5 +1,5 @@
-"""The instructor course the grading tests grade against (tests/test_homework_grade.py and
-tests/test_homework_gradescope.py): notebook 01 (the cheapest in FAST mode) with two additions
+"""The instructor course the grading tests grade against (tests/instructor/test_homework_grade.py and
+tests/instructor/test_homework_gradescope.py): notebook 01 (the cheapest in FAST mode) with two additions
 an instructor may make, 2 points on Exercise 1 and a hidden test on Exercise 2, written into a
 temporary repository with its student copy built there."""
 

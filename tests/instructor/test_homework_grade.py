@@ -105,7 +105,7 @@ def graded(course):
     for label, check in checks_of.items():
         never_fails.cells[check].source = ALWAYS_PASSES.format(label)
     nbformat.write(never_fails, folder / "always_passes.ipynb")
-    # A loop that sleeps: as endless as `while True: pass` (which tests/test_runner.py
+    # A loop that sleeps: as endless as `while True: pass` (which tests/instructor/test_runner.py
     # interrupts), without taking a core from the submissions graded beside it.
     _submission(student_copy, folder, "loops", solve=[
         (EXERCISE_1, solution[EXERCISE_1]),
@@ -140,7 +140,7 @@ def _expected_failure(check, function):
 
 def _points(row):
     """Exercise 1, Exercise 2, total, max, status; max includes Question 1's 3 points, which
-    count once the instructor scores them in written/ (tests/test_homework_written.py)."""
+    count once the instructor scores them in written/ (tests/instructor/test_homework_written.py)."""
     return row[EXERCISE_1], row[EXERCISE_2], row["total"], row["max"], row["status"]
 
 

@@ -1,7 +1,7 @@
 """The Gradescope autograder: the zip unpacked as Gradescope does, ``run_autograder`` run offline.
 
 The instructor notebook is notebook 01 with 2 points on Exercise 1 and a hidden test on
-Exercise 2 (as in tests/test_homework_grade.py). Each submission gets a fresh
+Exercise 2 (as in tests/instructor/test_homework_grade.py). Each submission gets a fresh
 ``/autograder``-shaped folder (``source/`` from the zip, ``submission/``, ``results/``) and
 ``run_autograder`` runs there as Gradescope would, without ``setup.sh``'s installs: this
 environment has everything, so ``SEQLAB_AUTOGRADER_PYTHON`` points it at this Python. Every

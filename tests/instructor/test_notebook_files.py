@@ -1,4 +1,5 @@
-"""seqlab_instructor.notebook_files: the generated setup cell and badges, and the sync/check command."""
+"""seqlab_instructor.notebook_files: the generated setup cell and badges, and the sync/check
+command."""
 
 import subprocess
 import sys
@@ -78,7 +79,8 @@ def test_setup_cells_differ_only_in_the_notebook_number():
 
 def test_the_sync_command_the_setup_cell_names_answers():
     # The setup cell's first lines name `python -m seqlab_instructor.notebook_files sync`.
-    assert "python -m\n# seqlab_instructor.notebook_files sync" in notebook_files.setup_cell_source("04")
+    source = notebook_files.setup_cell_source("04")
+    assert "python -m\n# seqlab_instructor.notebook_files sync" in source
     result = subprocess.run([sys.executable, "-m", "seqlab_instructor.notebook_files", "check"],
                             capture_output=True, text=True, cwd=config.REPO_ROOT, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr

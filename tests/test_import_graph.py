@@ -123,8 +123,9 @@ def seqlab_imports(path: Path, root: Path = SRC) -> list[tuple[int, str]]:
             else:
                 target = node.module or ""
             # `from seqlab import config` imports the submodule seqlab.config, and
-            # `from seqlab.course import site` seqlab.course.site (neither package's __init__
-            # defines names); `from seqlab.course.homework import grade`, a module too.
+            # `from seqlab_instructor import site` seqlab_instructor.site (no package's
+            # __init__ defines names); `from seqlab_instructor.homework import grade`, a module
+            # too.
             found += [(node.lineno, f"{target}.{alias.name}"
                        if target in SUBMODULE_PACKAGES or _is_module(f"{target}.{alias.name}", root)
                        else target)

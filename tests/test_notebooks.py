@@ -63,7 +63,8 @@ def test_notebook_hygiene(path):
     code = [c for c in notebook.cells if c.cell_type == "code"]
     with_outputs = [i for i, c in enumerate(code) if c.get("outputs") or c.get("execution_count")]
     assert not with_outputs, f"{path.name}: code cells {with_outputs} carry outputs; clear them"
-    assert sync_notebook(path, write=False) == [], "run `python -m seqlab.course.notebook sync`"
+    assert sync_notebook(path, write=False) == [], (
+        "run `python -m seqlab_instructor.notebook_files sync`")
     assert sum(SETUP_TAG in _tags(c) for c in code) == 1
     parameters = [c for c in code if PARAMETERS_TAG in _tags(c)]
     assert len(parameters) == 1, f"{path.name}: needs exactly one cell tagged 'parameters'"

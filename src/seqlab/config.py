@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 
 #: The one place that says where the notebooks fetch seqlab from on Colab. Notebook setup
-#: cells and "Open in Colab" badges are generated from these two values
-#: (``python -m seqlab.course.notebook sync``); a test fails if a notebook drifts from them.
+#: cells and "Open in Colab" badges are generated from these two values (``python -m
+#: seqlab_instructor.notebook_files sync``); a test fails if a notebook drifts from them.
 REPOSITORY_URL = "https://github.com/seqlab-course/seqlab"
 REPOSITORY_REF = "main"
 

@@ -331,6 +331,21 @@ def test_the_bwrap_command_isolates_and_hides(tmp_path):
     assert text.index("--tmpfs /tmp") < text.index(f"--bind {work.resolve()}")
 
 
+def test_the_bwrap_command_binds_both_packages_back_where_hidden(tmp_path):
+    """The kernel imports seqlab and the grader's recording module in seqlab_instructor."""
+    import seqlab
+    import seqlab_instructor
+
+    work = tmp_path / "work"
+    work.mkdir()
+    source = Path(seqlab.__file__).resolve().parent.parent
+    text = " ".join(sandbox.bwrap_command(["python", "-V"], work, hide=[source]))
+    assert f"--tmpfs {source}" in text
+    for package in (seqlab, seqlab_instructor):
+        folder = Path(package.__file__).resolve().parent
+        assert f"--ro-bind {folder} {folder}" in text, package.__name__
+
+
 @needs_bwrap
 def test_inside_bwrap_the_environment_is_clean_and_the_home_empty(tmp_path, monkeypatch):
     import subprocess

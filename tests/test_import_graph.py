@@ -237,6 +237,11 @@ def test_the_instructor_extra_covers_what_the_tools_import():
               if "extra ==" not in requirement]
     declared = _requirement_names([*project["dependencies"], *extra, *pulled])
     assert undeclared_imports(SRC / "seqlab_instructor", declared) == []
+    # requirements.txt (CI, local use) installs everything, the instructor's tools included
+    lines = (config.REPO_ROOT / "requirements.txt").read_text().splitlines()
+    everything = _requirement_names([line for line in lines
+                                     if line.strip() and not line.startswith(("#", "-"))])
+    assert _requirement_names(extra) <= everything
 
 
 def test_the_dependency_check_catches_an_undeclared_import(tmp_path):

@@ -332,6 +332,7 @@ def test_the_check_refuses_a_module_without_a_level(tmp_path):
 @pytest.mark.parametrize("package, not_loaded", [
     ("seqlab.layers", "seqlab.data"),
     ("seqlab.data", "seqlab.layers"),
+    ("seqlab.course.notebook", "seqlab_instructor"),  # what the setup cell imports
 ])
 def test_importing_a_level_loads_nothing_it_does_not_need(package, not_loaded):
     code = (f"import sys, {package}\n"

@@ -183,7 +183,7 @@ def measure_06(s: dict, steps: int) -> tuple[list[Part], str]:
     import tensorflow as tf
 
     from seqlab.data import skipgram_dataset
-    from seqlab.models import SkipGram, build_word2vec_classifier
+    from seqlab.lessons.nb06 import SkipGram, build_word2vec_classifier
     from seqlab.training import FusedAdam, compile_sentiment_classifier
 
     def skipgram_step() -> float:
@@ -247,7 +247,7 @@ def measure_07(s: dict, steps: int, size: str = "full") -> tuple[list[Part], str
     import keras
     import numpy as np
 
-    from seqlab.models import MiniGPT, build_char_lstm
+    from seqlab.lessons.nb07 import MiniGPT, build_char_lstm
 
     rng = np.random.default_rng(0)
     x = rng.integers(1, SHAKESPEARE_VOCAB, (s["batch"], s["steps"])).astype("int32")

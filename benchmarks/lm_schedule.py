@@ -38,7 +38,7 @@ from benchmarks.bucketing import machine
 from benchmarks.in_turn import train_in_turn
 from seqlab import config, sizes
 from seqlab.data import CharVocabulary, load_char_corpus, split_text, tbptt_dataset
-from seqlab.models import MiniGPT
+from seqlab.lessons.nb07 import MiniGPT
 
 #: The copy of tiny Shakespeare's input.txt kept beside the repository for measuring.
 DEFAULT_TEXT = config.REPO_ROOT.parent / "shared" / "data" / "tinyshakespeare.txt"

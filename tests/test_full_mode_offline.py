@@ -432,8 +432,9 @@ def test_notebook_05_full_mode(anki_zip):
 
 def test_notebook_06_full_mode(hub_cache):
     from seqlab.data.corpus import load_review_corpus, skipgram_dataset, vectorize_ragged
+    from seqlab.lessons.nb06 import SkipGram, build_word2vec_classifier
     from seqlab.models import build_sentiment_classifier
-    from seqlab.models.word2vec import SkipGram, build_word2vec_classifier, nearest_neighbours
+    from seqlab.models.word2vec import nearest_neighbours
     from seqlab.training import compile_sentiment_classifier
 
     with mock_tfds(num_examples=64):
@@ -478,14 +479,8 @@ def test_notebook_06_full_mode(hub_cache):
 
 def test_notebook_07_full_mode(network_stand_in):
     from seqlab.data.corpus_chars import CharVocabulary, load_char_corpus, split_text, tbptt_dataset
-    from seqlab.models.language_model import (
-        MiniGPT,
-        ResetStatesCallback,
-        build_char_lstm,
-        perplexity,
-        reset_states,
-        with_batch_size,
-    )
+    from seqlab.lessons.nb07 import MiniGPT, build_char_lstm
+    from seqlab.models.language_model import ResetStatesCallback, perplexity, reset_states
     from seqlab.sampling import generate
 
     batch_size, steps = 4, 20
@@ -503,7 +498,8 @@ def test_notebook_07_full_mode(network_stand_in):
     history = lstm_model.fit(train, validation_data=valid, epochs=1, shuffle=False,
                              callbacks=[ResetStatesCallback()], verbose=0)
     assert np.isfinite(perplexity(history.history["val_loss"][-1]))
-    generator = with_batch_size(lstm_model, 1)
+    generator = build_char_lstm(len(vocab), 8, 16, batch_size=1)   # as notebook 07 generates
+    generator.set_weights(lstm_model.get_weights())
     reset_states(generator)
     prompt = valid_text[:5]
     sample = vocab.decode(generate(generator, vocab.encode(prompt), 10, temperature=1.0, seed=1))

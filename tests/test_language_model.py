@@ -1,4 +1,5 @@
-"""seqlab.models.language_model: the character LSTM (stateful, truncated BPTT), MiniGPT, generation."""
+"""Notebook 07's models (seqlab.lessons.nb07: the character LSTM, stateful for truncated BPTT, and
+MiniGPT), the tools of seqlab.models.language_model, and generation."""
 
 from __future__ import annotations
 
@@ -8,18 +9,20 @@ import keras
 import numpy as np
 import pytest
 
-from seqlab.layers import PositionalEmbedding, TransformerEncoderLayer
-from seqlab.models.language_model import (
-    MiniGPT,
-    ResetStatesCallback,
-    build_char_lstm,
-    perplexity,
-    reset_states,
-    with_batch_size,
-)
+from seqlab.lessons.nb06 import SkipGram
+from seqlab.lessons.nb07 import MiniGPT, build_char_lstm
+from seqlab.models.language_model import ResetStatesCallback, perplexity, reset_states
 from seqlab.sampling import generate
 
 VOCAB = 11
+
+
+def with_batch_size(model, batch_size):
+    """The same character LSTM rebuilt for another batch size, as notebook 07 does for generation."""
+    embedding, lstm = model.get_layer("embedding"), model.get_layer("lstm")
+    twin = build_char_lstm(embedding.input_dim, embedding.output_dim, lstm.units, batch_size)
+    twin.set_weights(model.get_weights())
+    return twin
 
 
 def _ids(batch, length, seed=0):
@@ -97,6 +100,7 @@ def test_minigpt_save_and_load_round_trip(tmp_path):
     model.save(path)
     loaded = keras.models.load_model(path)
     assert isinstance(loaded, MiniGPT) and loaded.get_config()["context_length"] == 16
+    assert loaded.context_length == 16  # what generate() reads
     np.testing.assert_allclose(np.asarray(loaded(ids)), before, atol=1e-5)
 
 
@@ -137,8 +141,6 @@ def test_perplexity_of_a_uniform_guess_is_the_vocabulary_size():
 
 @pytest.mark.parametrize("policy", ["mixed_float16", "mixed_bfloat16"])
 def test_models_stay_finite_under_mixed_precision(policy):
-    from seqlab.models.word2vec import SkipGram
-
     previous = keras.config.dtype_policy()
     keras.config.set_dtype_policy(policy)
     try:
@@ -161,62 +163,3 @@ def test_minigpt_passes_its_dtype_policy_to_every_sub_layer():
     assert {layer.dtype_policy.name for layer in sub_layers} == {"mixed_bfloat16"}
     assert model.blocks[0].self_attention.dtype_policy.name == "mixed_bfloat16"
     assert keras.config.dtype_policy().name == "float32"
-
-
-# ------------------------------------------------ notebook 07's assemblies equal the package's
-
-
-def _assembled_char_lstm(vocab_size, embedding_dim, units, batch_size=None):
-    """Notebook 07's functional assembly (Embedding -> LSTM -> Dense), written out again."""
-    if batch_size is None:
-        ids = keras.Input(shape=(None,), dtype="int32")
-    else:
-        ids = keras.Input(batch_shape=(batch_size, None), dtype="int32")
-    x = keras.layers.Embedding(vocab_size, embedding_dim)(ids)
-    x = keras.layers.LSTM(units, return_sequences=True, stateful=batch_size is not None)(x)
-    return keras.Model(ids, keras.layers.Dense(vocab_size)(x))
-
-
-def _assembled_gpt(vocab_size, d_model, num_heads, dff, num_layers, dropout):
-    """Notebook 07's mini-GPT: positional embedding, causal encoder blocks, Dense."""
-    ids = keras.Input(shape=(None,), dtype="int32")
-    x = PositionalEmbedding(vocab_size, d_model, mask_zero=False)(ids)
-    for _ in range(num_layers):
-        x = TransformerEncoderLayer(d_model, num_heads, dff, dropout=dropout)(x, use_causal_mask=True)
-    return keras.Model(ids, keras.layers.Dense(vocab_size)(x))
-
-
-@pytest.mark.parametrize("batch_size", [None, 2])
-def test_the_notebooks_char_lstm_equals_build_char_lstm(batch_size):
-    ours = _assembled_char_lstm(VOCAB, 4, 8, batch_size)
-    theirs = build_char_lstm(VOCAB, 4, 8, batch_size=batch_size)
-    assert [w.shape for w in ours.weights] == [w.shape for w in theirs.weights]
-    theirs.set_weights(ours.get_weights())
-    ids = _ids(2, 9, seed=3)
-    if batch_size:
-        reset_states(ours), reset_states(theirs)
-        for window in (ids[:, :4], ids[:, 4:]):        # the carried state too
-            np.testing.assert_allclose(np.asarray(ours(window)), np.asarray(theirs(window)), atol=1e-6)
-    else:
-        expected = np.asarray(theirs(ids))
-        assert np.abs(expected).max() > 0
-        np.testing.assert_allclose(np.asarray(ours(ids)), expected, atol=1e-6)
-
-
-def test_the_notebooks_mini_gpt_equals_minigpt():
-    size = dict(d_model=16, num_heads=2, dff=32, num_layers=2, dropout=0.0)
-    keras.utils.set_random_seed(5)
-    ours = _assembled_gpt(VOCAB, **size)
-    theirs = MiniGPT(VOCAB, context_length=12, **size)
-    theirs.build()
-    assert [w.shape for w in ours.weights] == [w.shape for w in theirs.weights]
-    theirs.set_weights(ours.get_weights())
-    ids = _ids(2, 12, seed=4)
-    expected = np.asarray(theirs(ids))
-    np.testing.assert_allclose(np.asarray(ours(ids)), expected, atol=1e-5)
-    # and they stay equal after a training step on the same batch
-    for model in (ours, theirs):
-        model.compile(optimizer=keras.optimizers.SGD(0.1),
-                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        model.train_on_batch(ids, np.roll(ids, -1, axis=1))
-    np.testing.assert_allclose(np.asarray(ours(ids)), np.asarray(theirs(ids)), atol=1e-4)

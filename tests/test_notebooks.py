@@ -151,7 +151,6 @@ TAUGHT_MODELS = {
     "03": ("build_recurrent_classifier",),
     "04": ("build_rnn_translator", "Seq2SeqTranslator"),
     "05": ("build_transformer_translator", "TransformerTranslator"),
-    "07": ("build_char_lstm", "MiniGPT"),
 }
 
 

@@ -9,7 +9,8 @@ import pytest
 import tensorflow as tf
 
 from seqlab.layers import STANDIN_HANDLE
-from seqlab.models import SkipGram, build_sentiment_classifier, embedding_layer
+from seqlab.lessons.nb06 import SkipGram
+from seqlab.models import build_sentiment_classifier, embedding_layer
 from seqlab.training import SummedRowsAdam, compile_sentiment_classifier
 from seqlab.training.optimizers import FusedAdam, LazyAdam, sum_rows_per_index
 

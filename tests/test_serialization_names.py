@@ -14,17 +14,19 @@ import keras
 import pytest
 
 import seqlab.data.translation
+import seqlab.lessons.nb06
+import seqlab.lessons.nb07
 import seqlab.models
 import seqlab.training
 
 #: Registered name -> where the object lives now (the names are those of the released files).
 #: The layers' names: tests/test_layer_contract.py (REGISTERED).
 REGISTERED = {
-    "seqlab>MiniGPT": seqlab.models.MiniGPT,
+    "seqlab.nb07>MiniGPT": seqlab.lessons.nb07.MiniGPT,
     "seqlab>Seq2SeqDecoder": seqlab.models.Seq2SeqDecoder,
     "seqlab>Seq2SeqEncoder": seqlab.models.Seq2SeqEncoder,
     "seqlab>Seq2SeqTranslator": seqlab.models.Seq2SeqTranslator,
-    "seqlab>SkipGram": seqlab.models.SkipGram,
+    "seqlab.nb06>SkipGram": seqlab.lessons.nb06.SkipGram,
     "seqlab>TransformerTranslator": seqlab.models.TransformerTranslator,
     "seqlab>MaskedAccuracy": seqlab.training.MaskedAccuracy,
     "seqlab>MaskedSparseCategoricalCrossentropy": seqlab.training.MaskedSparseCategoricalCrossentropy,

@@ -100,9 +100,9 @@ def generate(model, prompt_ids, num_tokens: int, *, temperature: float = 1.0,
              top_k: int | None = None, seed: int = 0) -> np.ndarray:
     """Continue ``prompt_ids`` by ``num_tokens`` tokens sampled one at a time.
 
-    Works with a stateful character LSTM built for batch 1 (see :func:`seqlab.models.with_batch_size`): the
+    Works with a stateful character LSTM built for batch 1 (notebook 07's ``build_char_lstm``): the
     prompt is read once, then each new token is fed alone and the LSTM's state carries the
-    past. Any other model (e.g. :class:`seqlab.models.MiniGPT`) sees the last ``context_length`` tokens at
+    past. Any other model (e.g. notebook 07's ``MiniGPT``) sees the last ``context_length`` tokens at
     every step, padded on the right to that length so one traced call serves every step (the
     causal mask keeps the padding from affecting the position we read).
 

@@ -56,18 +56,24 @@ SETTINGS: dict[str, dict[str, dict]] = {
            "class": {"epochs": 10, "preset": "small", "train_minutes": 6},
            "full": {"epochs": 10, "preset": "small", "train_minutes": None}},
     # class: a third of the reviews (None: all), 2 skip-gram epochs, 3 per classifier
-    "06": {"fast": {"reviews": 2500, "epochs": 3, "classifier_epochs": 6},
-           "class": {"reviews": 25_000, "epochs": 2, "classifier_epochs": 3},
-           "full": {"reviews": None, "epochs": 5, "classifier_epochs": 10}},
+    "06": {"fast": {"reviews": 2500, "epochs": 3, "classifier_epochs": 6, "vocab": 2000,
+                    "dim": 32, "pairs_batch": 2048, "rate": 0.02, "fine_tuning_rate": 1e-3},
+           "class": {"reviews": 25_000, "epochs": 2, "classifier_epochs": 3, "vocab": 20_000,
+                     "dim": 100, "pairs_batch": 4096, "rate": 0.005, "fine_tuning_rate": 1e-4},
+           "full": {"reviews": None, "epochs": 5, "classifier_epochs": 10, "vocab": 20_000,
+                    "dim": 100, "pairs_batch": 4096, "rate": 0.005, "fine_tuning_rate": 1e-4}},
     # class: the whole text, both models smaller, 5 epochs each: still the perplexity race.
     # full: the GPT's warm-up and cosine span 10 epochs (20 with the constant rate it had before:
     # benchmarks/README.md, "Notebook 07's early stopping")
     "07": {"fast": {"lstm_epochs": 4, "gpt_epochs": 4, "embedding": 32, "lstm_units": 128,
-                    "gpt": {"d_model": 64, "num_heads": 4, "dff": 128, "num_layers": 2}},
+                    "gpt": {"d_model": 64, "num_heads": 4, "dff": 128, "num_layers": 2},
+                    "num_chars": 100_000, "steps": 64, "gpt_rate": 3e-3, "sample_length": 200},
            "class": {"lstm_epochs": 5, "gpt_epochs": 5, "embedding": 64, "lstm_units": 256,
-                     "gpt": {"d_model": 128, "num_heads": 4, "dff": 512, "num_layers": 2}},
+                     "gpt": {"d_model": 128, "num_heads": 4, "dff": 512, "num_layers": 2},
+                     "num_chars": None, "steps": 100, "gpt_rate": 1e-3, "sample_length": 500},
            "full": {"lstm_epochs": 20, "gpt_epochs": 10, "embedding": 64, "lstm_units": 512,
-                    "gpt": {"d_model": 256, "num_heads": 8, "dff": 1024, "num_layers": 4}}},
+                    "gpt": {"d_model": 256, "num_heads": 8, "dff": 1024, "num_layers": 4},
+                    "num_chars": None, "steps": 100, "gpt_rate": 1e-3, "sample_length": 500}},
     # class: one epoch of reviews cut to 128 tokens
     "08": {"fast": {"sequence": 48, "fine_tune_epochs": 3},
            "class": {"sequence": 128, "fine_tune_epochs": 1},

@@ -219,7 +219,7 @@ class FusedAdam(_AdamWithMomentLookup):
 
     Example:
         >>> import numpy as np
-        >>> from seqlab.models import SkipGram
+        >>> from seqlab.lessons.nb06 import SkipGram
         >>> word2vec = SkipGram(vocab_size=50, embedding_dim=8)
         >>> word2vec.compile(optimizer=FusedAdam(learning_rate=0.005),
         ...                  loss=keras.losses.BinaryCrossentropy(from_logits=True))

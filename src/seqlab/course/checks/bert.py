@@ -306,7 +306,7 @@ def check_frozen_probe(build_probes, test_batches) -> None:
     if first.shape == second.shape and np.allclose(first, second):
         raise CheckFailed(exercise, "both probes read the same encoder weights; one should "
                                     "start from the pretrained backbone, the other from "
-                                    "bert.untrained_copy of it.")
+                                    "untrained_copy of it.")
     for name in PROBE_NAMES:
         print(f"{name:24} test accuracy {found[name]['accuracy']:.3f} "
               f"({found[name]['reviews']} reviews, {found[name]['trainable']:,} trained parameters)")

@@ -283,7 +283,7 @@ def check_masked_lm_loss(masked_lm_loss, masked_lm=None, preprocessor=None,
                         ("logged / your masked mean", facts["logged"] / facts["yours"])):
         print(f"  {name:44} {value:8.4f}")
     passed(LOSS, "Only the chosen tokens carry loss. Compare the ratio with your prediction "
-                 "(Question 2).")
+                 "(Question 1).")
 
 
 def _backbones(model) -> list:

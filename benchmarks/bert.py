@@ -6,9 +6,9 @@
 Full mode downloads the preset from Kaggle, which this project's machines cannot reach. The time
 a step takes depends on the architecture, not on the weights, so this builds the same
 architecture from random weights: ``keras_hub.models.BertBackbone`` with the preset's published
-sizes (checked against the parameter count keras-hub lists for the preset) under
-``BertTextClassifier`` (notebook 08 assembles the same head in view and shows it equal), compiled as notebook 08
-compiles it. It times training steps on random token ids of the notebook's full-mode sequence
+sizes (checked against the parameter count keras-hub lists for the preset) under notebook 08's
+own head (``seqlab.lessons.nb08.assemble_classifier``), compiled as notebook 08 compiles the
+pretrained network (the learning rate does not change a step's time). It times training steps on random token ids of the notebook's full-mode sequence
 length and batch, then prints seconds per step and what that makes for notebook 08's full
 fine-tuning (IMDB's 25,000 training reviews split 70/30 as in notebook 01: 17,500 reviews per
 epoch and 7,500 for validation, ``FINE_TUNE_EPOCHS`` = 2) and for one pass over the 25,000 test
@@ -42,13 +42,14 @@ EPOCHS = 2               # notebook 08's FINE_TUNE_EPOCHS in full mode
 
 
 def build_classifier(keras_hub):
+    from seqlab.lessons import nb08  # imports keras-hub: after import_keras_hub's clear message
+
     backbone = keras_hub.models.BertBackbone(**BERT_TINY)
     published = keras_hub.models.BertBackbone.presets["bert_tiny_en_uncased"]["metadata"]["params"]
     if backbone.count_params() != published:
         raise SystemExit(f"the stand-in architecture has {backbone.count_params():,} parameters, "
                          f"the preset {published:,}: BERT_TINY no longer matches it")
-    classifier = keras_hub.models.BertTextClassifier(backbone, num_classes=2, preprocessor=None,
-                                                    dropout=0.1)
+    classifier = nb08.assemble_classifier(backbone)   # notebook 08's head on [CLS]
     classifier.compile(optimizer=keras.optimizers.Adam(5e-5),
                        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                        metrics=["accuracy"])

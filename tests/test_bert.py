@@ -1,5 +1,6 @@
-"""seqlab.models.bert and seqlab.data.wordpiece: keras-hub's BERT as notebook 08 uses it, and the
-full-mode loader on an offline preset directory (notebook 08's checks: test_checks_bert.py)."""
+"""Notebook 08's masked LM and classifier (seqlab.lessons.nb08, from its #@save cells),
+seqlab.models.bert (presets, fill-ins) and seqlab.data.wordpiece; the full-mode loader on an
+offline preset directory (notebook 08's checks: test_checks_bert.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from seqlab.data.wordpiece import (  # noqa: E402
     split_into_pieces,
 )
 from seqlab.layers import TransformerEncoderLayer  # noqa: E402
+from seqlab.lessons import nb08  # noqa: E402
 from seqlab.models import bert  # noqa: E402
 
 TEXTS = [
@@ -40,7 +42,7 @@ def vocabulary():
 @pytest.fixture(scope="module")
 def masked_lm(vocabulary):
     keras.utils.set_random_seed(0)
-    return bert.masked_lm_from_scratch(vocabulary, sequence_length=16, hidden_dim=16,
+    return nb08.masked_lm_from_scratch(vocabulary, sequence_length=16, hidden_dim=16,
                                        num_layers=1, num_heads=2, intermediate_dim=32)
 
 
@@ -124,7 +126,7 @@ def test_fill_masks_returns_top_k_tokens_in_decreasing_probability(masked_lm):
 
 def test_a_few_mlm_steps_lower_the_loss_on_the_training_text(vocabulary):
     keras.utils.set_random_seed(1)
-    model = bert.masked_lm_from_scratch(vocabulary, sequence_length=16, hidden_dim=16,
+    model = nb08.masked_lm_from_scratch(vocabulary, sequence_length=16, hidden_dim=16,
                                         num_layers=1, num_heads=2, intermediate_dim=32,
                                         dropout=0.0)
     model.compile(optimizer=keras.optimizers.Adam(1e-2), weighted_metrics=["accuracy"])
@@ -133,32 +135,31 @@ def test_a_few_mlm_steps_lower_the_loss_on_the_training_text(vocabulary):
 
 
 def test_untrained_copy_has_the_architecture_but_not_the_weights(masked_lm):
-    copy = bert.untrained_copy(masked_lm.backbone)
+    copy = nb08.untrained_copy(masked_lm.backbone)
     assert copy.get_config() == masked_lm.backbone.get_config()
     assert copy.count_params() == masked_lm.backbone.count_params()
     assert not np.allclose(np.asarray(copy.token_embedding.embeddings),
                            np.asarray(masked_lm.backbone.token_embedding.embeddings))
 
 
-def test_count_all_parameters_counts_trainable_and_frozen_weights(masked_lm):
-    assert bert.count_all_parameters(masked_lm) == masked_lm.count_params()
-    norm = keras.layers.BatchNormalization()
-    norm.build((None, 3))  # gamma, beta trainable; moving mean, variance not
-    assert bert.count_all_parameters(norm) == 4 * 3
-    assert not hasattr(bert, "count_parameters")  # one name per kind of count
+def test_copy_of_has_the_weights_and_changes_apart(masked_lm):
+    twin = nb08.copy_of(masked_lm.backbone)
+    for ours, theirs in zip(twin.weights, masked_lm.backbone.weights, strict=True):
+        np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    twin.token_embedding.embeddings.assign(twin.token_embedding.embeddings * 0)
+    assert np.abs(np.asarray(masked_lm.backbone.token_embedding.embeddings)).max() > 0
+
+
+def test_mask_selection_length_leaves_room_for_twice_the_expected_count():
+    assert nb08.mask_selection_length(64) == 20
+    assert nb08.mask_selection_length(8) == 4
 
 
 def test_a_head_assembled_as_in_notebook_08_equals_keras_hubs_text_classifier(masked_lm):
-    """Notebook 08 assembles the classification head itself; benchmarks/bert.py times
-    keras-hub's BertTextClassifier. With the same weights the two must compute the same."""
-    backbone = bert.untrained_copy(masked_lm.backbone)
-    inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
-              for name in ("token_ids", "segment_ids", "padding_mask")}
-    pooled = backbone(inputs)["pooled_output"]
-    x = keras.layers.Dropout(0.1)(pooled)
-    logits = keras.layers.Dense(2, name="logits",
-                                kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02))(x)
-    ours = keras.Model(inputs, logits)
+    """Notebook 08 assembles the classification head itself (nb08.assemble_classifier);
+    keras-hub's BertTextClassifier packs the same steps. With the same weights the two agree."""
+    backbone = nb08.untrained_copy(masked_lm.backbone)
+    ours = nb08.assemble_classifier(backbone)
     theirs = keras_hub.models.BertTextClassifier(backbone, num_classes=2, preprocessor=None)
     assert ours.count_params() == theirs.count_params()
     theirs.get_layer("logits").set_weights(ours.get_layer("logits").get_weights())
@@ -168,6 +169,25 @@ def test_a_head_assembled_as_in_notebook_08_equals_keras_hubs_text_classifier(ma
     expected = np.asarray(theirs(batch, training=False))
     assert expected.shape == (3, 2) and np.abs(expected).max() > 0
     np.testing.assert_allclose(np.asarray(ours(batch, training=False)), expected, atol=1e-6)
+
+
+def test_the_assembled_classifier_round_trips_through_a_keras_file(masked_lm, tmp_path):
+    classifier = nb08.assemble_classifier(nb08.untrained_copy(masked_lm.backbone))
+    batch = keras_hub.models.BertTextClassifierPreprocessor(
+        masked_lm.preprocessor.tokenizer, sequence_length=16)(np.array(TEXTS[:3]))
+    expected = np.asarray(classifier(batch, training=False))
+    assert expected.shape == (3, 2)
+    classifier.save(tmp_path / "classifier.keras")
+    loaded = keras.saving.load_model(tmp_path / "classifier.keras")
+    np.testing.assert_allclose(np.asarray(loaded(batch, training=False)), expected, atol=1e-6)
+
+
+def test_padding_does_not_change_the_assembled_classifiers_logits(masked_lm):
+    classifier = nb08.assemble_classifier(nb08.untrained_copy(masked_lm.backbone))
+    short, long = (keras_hub.models.BertTextClassifierPreprocessor(
+        masked_lm.preprocessor.tokenizer, sequence_length=n)(np.array(TEXTS[:2])) for n in (12, 16))
+    np.testing.assert_allclose(np.asarray(classifier(short, training=False)),
+                               np.asarray(classifier(long, training=False)), atol=1e-5)
 
 
 # ------------------------------------------------------------- full mode: presets, offline

@@ -1,5 +1,5 @@
 """Notebook 08's exercise checks (seqlab.course.checks.bert): each passes the reference and explains
-the typical mistakes. NumPy and Keras only, no keras-hub."""
+the typical mistakes. NumPy and Keras only; keras-hub only where a test compares with its masking."""
 
 from __future__ import annotations
 
@@ -17,8 +17,10 @@ masked_lm_loss_copy = as_student_answer(bert_checks.masked_lm_loss_reference)
 
 
 def test_masking_check_passes_the_reference_and_explains_mistakes(capsys):
-    checks.check_masking_rule(as_student_answer(bert_checks.apply_masking_reference))
-    assert "passed" in capsys.readouterr().out
+    predict = as_student_answer(bert_checks.predict_shares_reference)
+    checks.check_masking_rule(as_student_answer(bert_checks.apply_masking_reference), predict)
+    out = capsys.readouterr().out
+    assert "passed" in out and "predicted" in out and "measured" in out
 
     def always_mask(token_ids, chosen, draws, random_ids, mask_id):
         return np.where(chosen, mask_id, token_ids)
@@ -32,7 +34,51 @@ def test_masking_check_passes_the_reference_and_explains_mistakes(capsys):
     for wrong, message in [(always_mask, "below 0.8"), (touches_everything, "not chosen"),
                            (placeholder, "placeholder")]:
         with pytest.raises(CheckFailed, match=message):
-            checks.check_masking_rule(wrong)
+            checks.check_masking_rule(wrong, predict)
+
+
+def test_the_prediction_is_graded_against_the_measured_shares():
+    rule = as_student_answer(bert_checks.apply_masking_reference)
+
+    def the_rule_as_written(vocabulary_size):      # forgets that a draw can give [MASK] or itself
+        return {"[MASK]": 0.8, "another token": 0.1, "unchanged": 0.1}
+
+    def only_itself(vocabulary_size):              # forgets [MASK]
+        return {"[MASK]": 0.8, "another token": 0.1 - 0.1 / vocabulary_size,
+                "unchanged": 0.1 + 0.1 / vocabulary_size}
+
+    for wrong in (the_rule_as_written, only_itself):
+        with pytest.raises(CheckFailed, match="Which ids"):
+            checks.check_masking_rule(rule, wrong)
+    with pytest.raises(CheckFailed, match="keys"):
+        checks.check_masking_rule(rule, lambda v: [0.8, 0.1, 0.1])
+
+
+def test_the_predicted_shares_are_what_keras_hubs_generator_does():
+    """The reference prediction against keras-hub's own MaskedLMMaskGenerator at V = 8."""
+    keras_hub = pytest.importorskip("keras_hub")
+    import tensorflow as tf
+
+    size = 8
+    generator = keras_hub.layers.MaskedLMMaskGenerator(
+        vocabulary_size=size, mask_selection_rate=0.15, mask_token_id=4,
+        mask_selection_length=None, unselectable_token_ids=[0])
+    ids = np.random.default_rng(0).integers(5, size, (2000, 64)).astype("int32")
+
+    def mask(batch):
+        ragged = tf.RaggedTensor.from_tensor(batch)
+        return ragged, generator(ragged)
+
+    original, out = next(iter(tf.data.Dataset.from_tensor_slices(ids).batch(2000).map(mask)))
+    starts = tf.cast(original.row_starts(), out["mask_positions"].dtype)[:, None]
+    chosen = (out["mask_positions"] + starts).flat_values
+    before = tf.gather(original.flat_values, chosen).numpy()
+    after = tf.gather(out["token_ids"].flat_values, chosen).numpy()
+    expected = bert_checks.predict_shares_reference(size)
+    noise = np.sqrt(0.1 * 0.9 / len(before))       # ~0.002 for ~19,000 chosen tokens
+    assert abs(np.mean(after == before) - expected["unchanged"]) < 4 * noise
+    assert abs(np.mean((after != 4) & (after != before)) - expected["another token"]) < 4 * noise
+    assert abs(np.mean(after == 4) - expected["[MASK]"]) < 4 * noise
 
 
 def test_loss_check_passes_the_reference_and_explains_mistakes(capsys):

@@ -75,9 +75,18 @@ SETTINGS: dict[str, dict[str, dict]] = {
                     "gpt": {"d_model": 256, "num_heads": 8, "dff": 1024, "num_layers": 4},
                     "num_chars": None, "steps": 100, "gpt_rate": 1e-3, "sample_length": 500}},
     # class: one epoch of reviews cut to 128 tokens
-    "08": {"fast": {"sequence": 48, "fine_tune_epochs": 3},
-           "class": {"sequence": 128, "fine_tune_epochs": 1},
-           "full": {"sequence": 256, "fine_tune_epochs": 2}},
+    # class: one fine-tuning epoch of reviews cut to 128 word pieces. fine_tune_rate: the
+    # pretrained network (BERT's 2e-5 to 5e-5, Devlin et al. 2019, §A.3; FAST's tiny network
+    # barely pre-trained takes a from-scratch rate); control_rate: its random-weights twin
+    "08": {"fast": {"sequence": 48, "fine_tune_epochs": 3, "mlm_epochs": 3, "reviews": 2000,
+                    "vocabulary": 500, "batch": 32, "mlm_rate": 5e-3, "fine_tune_rate": 2e-3,
+                    "control_rate": 2e-3, "probe_epochs": 2, "probe_rate": 1e-2},
+           "class": {"sequence": 128, "fine_tune_epochs": 1, "mlm_epochs": 0, "reviews": 2000,
+                     "vocabulary": None, "batch": 32, "mlm_rate": 5e-5, "fine_tune_rate": 5e-5,
+                     "control_rate": 1e-3, "probe_epochs": 1, "probe_rate": 1e-3},
+           "full": {"sequence": 256, "fine_tune_epochs": 2, "mlm_epochs": 0, "reviews": 2000,
+                    "vocabulary": None, "batch": 32, "mlm_rate": 5e-5, "fine_tune_rate": 5e-5,
+                    "control_rate": 1e-3, "probe_epochs": 1, "probe_rate": 1e-3}},
 }
 
 

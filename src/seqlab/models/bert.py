@@ -1,22 +1,11 @@
-"""BERT with keras-hub, for notebook 08: pre-train by masked language modelling, then fine-tune.
+"""keras-hub's BERT presets for notebook 08: loading one (with one clear offline error) and
+reading its masked LM's guesses.
 
-The same keras-hub classes serve both of the notebook's modes, so "train it yourself" and
-"download it" are one switch:
+Notebook 08 assembles its own masked LM and classifier (exported to :mod:`seqlab.lessons.nb08`);
+here are the tools around them that are not the lesson:
 
-    # FAST: a tiny BERT from scratch, on a WordPiece vocabulary learned from our own reviews
-    masked_lm = masked_lm_from_scratch(vocabulary, sequence_length=64)
-    # full: the published weights (bert_tiny_en_uncased: 4.4 M parameters, from Kaggle)
     masked_lm = masked_lm_from_preset("bert_tiny_en_uncased", sequence_length=256)
-
-    masked_lm.fit(texts)                           # MLM: 15 % of tokens chosen, 80/10/10
-    fill_masks(masked_lm, ["the plot is [MASK] ."])
-
-Both are ``keras_hub.models.BertMaskedLM`` (a ``BertBackbone`` — embeddings and a stack of
-``keras_hub.layers.TransformerEncoder`` — plus the MLM head) with a
-``BertMaskedLMPreprocessor`` (the ``BertTokenizer`` and the 15 % / 80-10-10 masking). The
-classification head on the ``[CLS]`` position's pooled output is assembled in notebook 08
-itself (and shown equal there to ``keras_hub.models.BertTextClassifier``, the class
-``benchmarks/bert.py`` times); :func:`untrained_copy` gives its from-scratch control.
+    fill_masks(masked_lm, ["the plot is [MASK] ."])     # [[[('good', 0.21), ...]]]
 
 keras-hub is imported inside the functions (:func:`seqlab.data.wordpiece.import_keras_hub`),
 so ``import seqlab.models`` and notebooks 01-07 never need it.
@@ -24,7 +13,6 @@ so ``import seqlab.models`` and notebooks 01-07 never need it.
 
 from __future__ import annotations
 
-import math
 import socket
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,8 +27,6 @@ DEFAULT_PRESET = "bert_tiny_en_uncased"
 #: Where keras-hub's built-in presets (``kaggle://keras/bert/...``) download from.
 KAGGLE_HOST = "www.kaggle.com"
 HUGGING_FACE_HOST = "huggingface.co"
-#: The slides' sizes (BERT-Base, GPT-1), for the notebook's comparison.
-SLIDE_PARAMETER_COUNTS = {"BERT-Base": 110_000_000, "GPT": 117_000_000}
 MASK_TOKEN = "[MASK]"
 
 PRESET_ADVICE = (
@@ -48,52 +34,6 @@ PRESET_ADVICE = (
     "parameters cell), which pre-trains a tiny BERT on the project's own reviews instead of "
     "downloading one; or pass PRESET = a local preset directory (keras-hub's save_to_preset)."
 )
-
-
-def masked_lm_from_scratch(vocabulary: Sequence[str], *, sequence_length: int = 64,
-                           hidden_dim: int = 64, num_layers: int = 2, num_heads: int = 2,
-                           intermediate_dim: int = 128, dropout: float = 0.1,
-                           mask_selection_rate: float = 0.15, mask_token_rate: float = 0.8,
-                           random_token_rate: float = 0.1):
-    """A randomly initialised ``keras_hub.models.BertMaskedLM`` with its preprocessor.
-
-    Args:
-        vocabulary: WordPiece tokens, ``[PAD]`` first
-            (:func:`seqlab.data.wordpiece.build_wordpiece_vocabulary`).
-        sequence_length: tokens per example, ``[CLS]`` and ``[SEP]`` included (longer texts
-            are cut).
-        hidden_dim, num_layers, num_heads, intermediate_dim, dropout: the ``BertBackbone``'s
-            size (BERT-Base: 768, 12, 12, 3072).
-        mask_selection_rate: share of the tokens chosen for prediction (BERT: 15 %).
-        mask_token_rate, random_token_rate: of the chosen tokens, the share replaced by
-            ``[MASK]`` (80 %) and by a random token (10 %); the rest (10 %) stay as they are.
-
-    Returns:
-        A ``BertMaskedLM`` whose ``fit`` takes raw strings (the preprocessor tokenizes and
-        masks them afresh every epoch).
-    """
-    keras_hub = import_keras_hub()
-    vocabulary = list(vocabulary)
-    tokenizer = keras_hub.models.BertTokenizer(vocabulary=vocabulary, lowercase=True)
-    backbone = keras_hub.models.BertBackbone(
-        vocabulary_size=len(vocabulary), num_layers=num_layers, num_heads=num_heads,
-        hidden_dim=hidden_dim, intermediate_dim=intermediate_dim, dropout=dropout,
-        max_sequence_length=sequence_length)
-    preprocessor = keras_hub.models.BertMaskedLMPreprocessor(
-        tokenizer, sequence_length=sequence_length, mask_selection_rate=mask_selection_rate,
-        mask_selection_length=mask_selection_length(sequence_length, mask_selection_rate),
-        mask_token_rate=mask_token_rate, random_token_rate=random_token_rate)
-    return keras_hub.models.BertMaskedLM(backbone, preprocessor=preprocessor)
-
-
-def mask_selection_length(sequence_length: int, mask_selection_rate: float = 0.15) -> int:
-    """Room for the chosen positions of one example: twice the expected count, at least 4.
-
-    Example:
-        >>> mask_selection_length(64)
-        20
-    """
-    return max(4, math.ceil(2 * mask_selection_rate * sequence_length))
 
 
 def is_local_preset(preset: str | Path) -> bool:
@@ -151,9 +91,15 @@ def masked_lm_from_preset(preset: str | Path = DEFAULT_PRESET, *,
     return masked_lm
 
 
-def untrained_copy(backbone):
-    """A new ``BertBackbone`` of the same architecture, randomly initialised (from its config)."""
-    return type(backbone).from_config(backbone.get_config())
+def preset_has_head(preset: str | Path, masked_lm) -> bool:
+    """True when ``masked_lm`` (loaded from ``preset``) got its MLM head from the preset's files.
+
+    keras-hub draws a head at random when a preset ships none; weights read from files are the
+    same in two loads, a random draw differs.
+    """
+    again = masked_lm_from_preset(preset).masked_lm_head.get_weights()
+    return all(np.array_equal(a, b) for a, b in
+               zip(masked_lm.masked_lm_head.get_weights(), again, strict=True))
 
 
 def encode_with_masks(tokenizer, sentence: str, sequence_length: int) -> dict[str, np.ndarray]:
@@ -194,7 +140,7 @@ def fill_masks(masked_lm, sentences: Sequence[str], top_k: int = 3) -> list[list
 
     Returns one list per sentence, one list per blank, of ``(token, probability)`` pairs.
 
-    Example (``masked_lm`` from :func:`masked_lm_from_scratch` or :func:`masked_lm_from_preset`)::
+    Example (``masked_lm`` from :func:`masked_lm_from_preset` or notebook 08's own)::
 
         fill_masks(masked_lm, ["the acting is [MASK] ."])   # [[[('superb', 0.31), ...]]]
     """
@@ -273,10 +219,3 @@ def copy_encoder_weights(source, target):
                              f"{int(np.prod(variable.shape))}: are the sizes the same?")
         variable.assign(value.reshape(tuple(variable.shape)))
     return target
-
-
-def count_all_parameters(model) -> int:
-    """How many numbers all weights of a model or layer hold, trainable or not, as one ``int``
-    (``count_params`` of a built one). :func:`seqlab.models.count_parameters` instead splits a
-    classifier's count into trainable and non-trainable."""
-    return int(sum(int(np.prod(w.shape)) for w in model.weights))

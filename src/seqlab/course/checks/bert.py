@@ -4,7 +4,13 @@
   positions ``chosen`` for prediction (BERT: 15 % of the tokens), replace a token by
   ``mask_id`` when its ``draws`` value is below 0.8, by ``random_ids`` at that position when it
   is in ``[0.8, 0.9)``, and keep it otherwise; positions not chosen never change. All inputs
-  are 1-D of the same length; return the new ids.
+  are 1-D of the same length; return the new ids. Then the prediction,
+  ``predict_shares(vocabulary_size)``: the shares of the chosen tokens that end as ``[MASK]``,
+  as another token and unchanged when the random token is drawn uniformly from all ``V`` ids,
+  as keras-hub's ``MaskedLMMaskGenerator`` draws it (tensorflow-text's ``MaskValuesChooser``).
+  The draw can give the token itself or ``[MASK]``: ``0.8 + 0.1/V``, ``0.1 − 0.2/V`` and
+  ``0.1 + 0.1/V``. The check measures the shares with the student's own ``apply_masking`` at
+  a few ``V`` and grades the prediction against the measurement.
 * Exercise 2 — ``masked_lm_loss(logits, labels, weights)``: the mean cross-entropy over the
   *real* masked positions: ``logits`` ``(B, P, V)`` at the ``P`` mask slots of each example,
   ``labels`` ``(B, P)`` the original token ids, ``weights`` ``(B, P)`` 1 for a real masked
@@ -72,9 +78,65 @@ def _masking_case(seed, length=400, mask_id=4, vocabulary_size=50):
     return token_ids, chosen, draws, random_ids, mask_id
 
 
-def check_masking_rule(apply_masking) -> None:
-    """Check ``apply_masking(token_ids, chosen, draws, random_ids, mask_id)`` on random cases."""
+def predict_shares_reference(vocabulary_size):
+    """What exercise 1 asks to predict: the fate of a chosen token when the random token is
+    drawn uniformly from all ``vocabulary_size`` ids (the token itself and ``[MASK]`` included)."""
+    return {"[MASK]": MASK_SHARE + RANDOM_SHARE / vocabulary_size,
+            "another token": RANDOM_SHARE * (1 - 2 / vocabulary_size),
+            "unchanged": 1 - MASK_SHARE - RANDOM_SHARE + RANDOM_SHARE / vocabulary_size}
+
+
+#: What becomes of a chosen token, the keys of ``predict_shares``'s answer.
+SHARE_NAMES = ("[MASK]", "another token", "unchanged")
+#: The vocabularies the prediction is measured at, and the tokens masked for each.
+SHARE_VOCABULARIES = (8, 20, 500)
+SHARE_TOKENS = 200_000
+
+
+def measure_shares(apply_masking, vocabulary_size, seed=0, tokens=SHARE_TOKENS):
+    """The shares of chosen tokens that ``apply_masking`` turns into ``[MASK]`` (id 4), into
+    another token, or leaves unchanged, with random ids drawn from all ``vocabulary_size`` ids;
+    and the number of chosen tokens."""
+    rng = np.random.default_rng(seed)
+    token_ids = rng.integers(5, vocabulary_size, tokens)      # ordinary tokens: ids 5 and up
+    chosen = rng.random(tokens) < 0.15
+    random_ids = rng.integers(0, vocabulary_size, tokens)     # any id, [MASK] (4) included
+    after = np.asarray(apply_masking(token_ids, chosen, rng.random(tokens), random_ids, 4))[chosen]
+    before = token_ids[chosen]
+    return ({"[MASK]": float(np.mean(after == 4)),
+             "another token": float(np.mean((after != 4) & (after != before))),
+             "unchanged": float(np.mean(after == before))}, int(chosen.sum()))
+
+
+def _check_prediction(apply_masking, predict_shares) -> None:
+    rows = []
+    for size in SHARE_VOCABULARIES:
+        value = run_student_code(MASKING, predict_shares, size)
+        if not isinstance(value, Mapping) or set(value) != set(SHARE_NAMES):
+            raise CheckFailed(MASKING, f"predict_shares({size}) must return a dict with the "
+                              f"keys {list(SHARE_NAMES)}; got {value!r}.")
+        measured, chosen = measure_shares(apply_masking, size)
+        for name in measured:
+            got = float(as_array(MASKING, value[name], f"your {name!r} share"))
+            noise = np.sqrt(measured[name] * (1 - measured[name]) / chosen)
+            rows.append((size, name, got, measured[name], noise))
+    print(f"{'V':>5}  {'share of chosen tokens':<24}{'predicted':>10}{'measured':>10}  (± 1 s.e.)")
+    for size, name, got, measured, noise in rows:
+        print(f"{size:>5}  {name:<24}{got:>10.4f}{measured:>10.4f}  (± {noise:.4f})")
+    for size, name, got, measured, noise in rows:
+        if abs(got - measured) > 4 * noise + 1e-3:
+            raise CheckFailed(MASKING, f"at V = {size} you predicted {got:.4f} for {name!r}, "
+                              f"and your apply_masking gave {measured:.4f} ± {noise:.4f}. Which "
+                              "ids can a uniform draw from all V ids give, and what does each do "
+                              "to the chosen token?")
+
+
+def check_masking_rule(apply_masking, predict_shares) -> None:
+    """Check ``apply_masking(token_ids, chosen, draws, random_ids, mask_id)`` on random cases,
+    then measure with it the shares ``predict_shares(V)`` predicts, at each of
+    :data:`SHARE_VOCABULARIES`."""
     refuse_package_calls(MASKING, apply_masking, ("apply_masking_reference",))
+    refuse_package_calls(MASKING, predict_shares, ("predict_shares_reference",))
     for seed in (0, 1, 2):
         token_ids, chosen, draws, random_ids, mask_id = _masking_case(seed)
         value = run_student_code(MASKING, apply_masking, token_ids.copy(), chosen.copy(),
@@ -104,8 +166,9 @@ def check_masking_rule(apply_masking) -> None:
             else:
                 should = f"unchanged, {token_ids[i]} (draw {draws[i]:.2f} >= 0.9)"
             raise CheckFailed(MASKING, f"chosen position {i} holds {got[i]}; it should be {should}.")
-    passed(MASKING, "Of the chosen tokens about 80 % become [MASK], 10 % a random "
-                    "token and 10 % stay as they were.")
+    _check_prediction(apply_masking, predict_shares)
+    passed(MASKING, "your rule and your prediction agree with the measurement: a random draw "
+                    "from all V ids can give [MASK] or the token itself, 1/V of the time each.")
 
 
 def masked_lm_loss_reference(logits, labels, weights) -> float:
@@ -220,7 +283,7 @@ def check_masked_lm_loss(masked_lm_loss, masked_lm=None, preprocessor=None,
                         ("logged / your masked mean", facts["logged"] / facts["yours"])):
         print(f"  {name:44} {value:8.4f}")
     passed(LOSS, "Only the chosen tokens carry loss. Compare the ratio with your prediction "
-                 "(Question 2).")
+                 "(Question 1).")
 
 
 def _backbones(model) -> list:
@@ -306,7 +369,7 @@ def check_frozen_probe(build_probes, test_batches) -> None:
     if first.shape == second.shape and np.allclose(first, second):
         raise CheckFailed(exercise, "both probes read the same encoder weights; one should "
                                     "start from the pretrained backbone, the other from "
-                                    "bert.untrained_copy of it.")
+                                    "untrained_copy of it.")
     for name in PROBE_NAMES:
         print(f"{name:24} test accuracy {found[name]['accuracy']:.3f} "
               f"({found[name]['reviews']} reviews, {found[name]['trainable']:,} trained parameters)")

@@ -22,6 +22,7 @@ from seqlab.training.losses import MaskedAccuracy, MaskedSparseCategoricalCrosse
 from seqlab.training.optimizers import FusedAdam, LazyAdam, SummedRowsAdam
 from seqlab.training.resume import ResumableBackup, TrainingRun, backup_root
 from seqlab.training.schedules import TransformerSchedule, transformer_optimizer
+from seqlab.training.stages import count_parameters, load_frozen_stage, stage_weights_path
 
 __all__ = [
     # compiling, losses, optimizers, schedules
@@ -38,4 +39,6 @@ __all__ = [
     "scale_warmup_steps",
     # the sentiment results file (seqlab.results)
     "read_imdb_results", "write_imdb_result",
+    # the case study's two stages (seqlab.training.stages)
+    "count_parameters", "load_frozen_stage", "stage_weights_path",
 ]

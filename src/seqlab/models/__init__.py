@@ -1,7 +1,8 @@
-"""Models assembled from :mod:`seqlab.layers`: the sentiment classifiers, the RNN and Transformer
-translators, word2vec and the language models.
+"""Models assembled from :mod:`seqlab.layers`: the RNN and Transformer translators, word2vec and
+the language models (the sentiment classifiers of notebooks 01-03 are their lessons' #@save
+cells, :mod:`seqlab.lessons.nb01` and :mod:`seqlab.lessons.nb03`).
 
-One module per model family: ``sentiment`` (notebooks 01-03), ``seq2seq`` (04; its encoder and
+One module per model family: ``seq2seq`` (04; its encoder and
 decoder layers in ``seq2seq_layers``), ``transformer`` (05), ``word2vec`` (06), ``language_model``
 (07). Import from here:
 ``from seqlab.models import build_rnn_translator``. Compiling them is :mod:`seqlab.training`'s job.
@@ -17,14 +18,6 @@ from seqlab.models.language_model import (
     perplexity,
     reset_states,
     with_batch_size,
-)
-from seqlab.models.sentiment import (
-    build_recurrent_classifier,
-    build_sentiment_classifier,
-    count_parameters,
-    embedding_layer,
-    predict_sentiment,
-    stage_weights_path,
 )
 from seqlab.models.seq2seq import Seq2SeqTranslator, build_rnn_translator
 from seqlab.models.seq2seq_layers import Seq2SeqDecoder, Seq2SeqEncoder
@@ -45,9 +38,6 @@ from seqlab.models.word2vec import (
 
 __all__ = [
     "bert",
-    # sentiment (notebooks 01-03)
-    "build_recurrent_classifier", "build_sentiment_classifier", "count_parameters",
-    "embedding_layer", "predict_sentiment", "stage_weights_path",
     # translators (notebooks 04, 05)
     "Seq2SeqDecoder", "Seq2SeqEncoder", "Seq2SeqTranslator", "build_rnn_translator",
     "TRANSFORMER_PRESETS", "TransformerTranslator", "build_transformer_translator",

@@ -80,7 +80,7 @@ class TextFromCodepoints(keras.layers.Layer):
         return super().get_config()
 
 
-def review_input(text_input: str = "auto") -> list[keras.layers.Layer]:
+def review_input(text_input: str = "auto") -> list:
     """The first layers of a model that reads raw reviews: strings, or code points under replicas.
 
     Args:
@@ -91,11 +91,12 @@ def review_input(text_input: str = "auto") -> list[keras.layers.Layer]:
             model is built in) has several replicas, strings otherwise (see the module docstring).
 
     Returns:
-        A list to unpack at the start of a ``keras.Sequential``.
+        A list (an input tensor, then any layers) to unpack at the start of a
+        ``keras.Sequential``.
 
     Example:
         >>> [type(layer).__name__ for layer in review_input("codepoints")]
-        ['InputLayer', 'TextFromCodepoints']
+        ['KerasTensor', 'TextFromCodepoints']
     """
     if text_input not in ("auto", "strings", "codepoints"):
         raise ValueError(f"text_input must be 'auto', 'strings' or 'codepoints'; got {text_input!r}")

@@ -277,6 +277,6 @@ def copy_encoder_weights(source, target):
 
 def count_all_parameters(model) -> int:
     """How many numbers all weights of a model or layer hold, trainable or not, as one ``int``
-    (``count_params`` of a built one). :func:`seqlab.models.count_parameters` instead splits a
+    (``count_params`` of a built one). :func:`seqlab.training.count_parameters` instead splits a
     classifier's count into trainable and non-trainable."""
     return int(sum(int(np.prod(w.shape)) for w in model.weights))

@@ -163,3 +163,28 @@ def test_recurrent_classifier_padding_changes_nothing_and_it_round_trips(padded_
     model.save(tmp_path / "bilstm.keras")
     reloaded = keras.models.load_model(tmp_path / "bilstm.keras")
     np.testing.assert_allclose(reloaded(padded_ids), model(padded_ids), rtol=0, atol=1e-6)
+
+
+def test_load_frozen_stage_loads_notebook_01s_record_or_trains_it(tmp_path, monkeypatch, capsys):
+    from seqlab.training import stages
+
+    monkeypatch.setenv("SEQLAB_BACKUP_DIR", str(tmp_path / "backups"))
+    monkeypatch.setattr(stages, "stage_weights_path", lambda stage, size: tmp_path / f"{stage}.weights.h5")
+    monkeypatch.setattr(stages, "read_imdb_results", lambda: {})
+    keras.utils.set_random_seed(0)
+    trained = build_sentiment_classifier(STANDIN_HANDLE, hidden_units=4)
+    history, seconds = stages.load_frozen_stage(trained, STANDIN_HANDLE, "fast", _batches(),
+                                                _batches(), epochs=2)
+    assert "training the frozen stage here" in capsys.readouterr().out
+    assert len(history["val_loss"]) == 2 and seconds >= 0 and (tmp_path / "frozen.weights.h5").is_file()
+
+    record = {"size": "fast", "frozen": {"handle": STANDIN_HANDLE, "history": history,
+                                         "seconds_per_epoch": 0.5}}
+    monkeypatch.setattr(stages, "read_imdb_results", lambda: record)
+    loaded = build_sentiment_classifier(STANDIN_HANDLE, hidden_units=4)
+    assert stages.load_frozen_stage(loaded, STANDIN_HANDLE, "fast", _batches(), _batches(),
+                                    epochs=2) == (history, 0.5)
+    assert "Loaded notebook 01's frozen weights" in capsys.readouterr().out
+    assert float(loaded.optimizer.learning_rate) == pytest.approx(1e-3)
+    np.testing.assert_allclose(predict_sentiment(loaded, REVIEWS),
+                               predict_sentiment(trained, REVIEWS), rtol=1e-6)

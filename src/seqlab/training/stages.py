@@ -66,11 +66,12 @@ def load_frozen_stage(model: keras.Model, handle: str, size: str, train: tf.data
     weights = stage_weights_path("frozen", size)
     results = read_imdb_results()
     recorded = results.get("frozen", {}) if results.get("size") == size else {}
-    compile_sentiment_classifier(model, learning_rate)
     if weights.is_file() and recorded.get("handle") == handle and "history" in recorded:
-        model.load_weights(weights)
+        model.load_weights(weights)  # before compiling: the model's weights, not an optimizer's
+        compile_sentiment_classifier(model, learning_rate)
         print(f"Loaded notebook 01's frozen weights from {weights.name}.")
         return recorded["history"], recorded["seconds_per_epoch"]
+    compile_sentiment_classifier(model, learning_rate)
     print("Notebook 01's frozen weights are not in models/ for this size: training the frozen "
           f"stage here first ({epochs} epochs at most, the code of notebook 01).")
     run = TrainingRun(f"02-frozen-{size}", model)  # resumes a lost session; loads a finished one

@@ -60,7 +60,7 @@ from seqlab import config, sizes  # noqa: E402
 from seqlab.data import bucket_by_length  # noqa: E402
 from seqlab.data.length_buckets import sequence_lengths  # noqa: E402
 from seqlab.data.synthetic_reviews import generate_reviews  # noqa: E402
-from seqlab.models import build_recurrent_classifier  # noqa: E402
+from seqlab.lessons.nb03 import build_recurrent_classifier  # noqa: E402
 from seqlab.training import compile_sentiment_classifier  # noqa: E402
 
 CUT = 300                                        # notebook 03's full-mode SEQUENCE_LENGTH

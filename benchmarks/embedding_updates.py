@@ -59,8 +59,8 @@ from seqlab import config  # noqa: E402
 from seqlab.data import skipgram_dataset  # noqa: E402
 from seqlab.data.corpus import sample_log_uniform, skipgram_pairs  # noqa: E402
 from seqlab.layers import HubTextEmbedding  # noqa: E402
+from seqlab.lessons.nb01 import build_sentiment_classifier  # noqa: E402
 from seqlab.lessons.nb06 import SkipGram  # noqa: E402
-from seqlab.models import build_sentiment_classifier  # noqa: E402
 from seqlab.training import compile_sentiment_classifier  # noqa: E402
 from seqlab.training.optimizers import FusedAdam, LazyAdam  # noqa: E402
 

@@ -127,7 +127,7 @@ def measure_03(s: dict, steps: int) -> tuple[list[Part], str]:
     import numpy as np
 
     from seqlab.layers import GRUCell
-    from seqlab.models import build_recurrent_classifier
+    from seqlab.lessons.nb03 import build_recurrent_classifier
     from seqlab.training import compile_sentiment_classifier
 
     def times():

@@ -64,7 +64,7 @@ def hub_classifier_parts(batch: int, steps: int) -> dict[str, float]:
     import keras
 
     from seqlab.layers import HubTextEmbedding
-    from seqlab.models import build_sentiment_classifier
+    from seqlab.lessons.nb01 import build_sentiment_classifier
     from seqlab.training import compile_sentiment_classifier
 
     texts, labels = review_batch(batch)

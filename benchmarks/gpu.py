@@ -47,12 +47,8 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from seqlab.distribute import choose_strategy, global_batch_size  # noqa: E402
-from seqlab.models import (  # noqa: E402
-    build_rnn_translator,
-    build_sentiment_classifier,
-    build_transformer_translator,
-    embedding_layer,
-)
+from seqlab.lessons.nb01 import build_sentiment_classifier  # noqa: E402
+from seqlab.models import build_rnn_translator, build_transformer_translator  # noqa: E402
 from seqlab.training import compile_sentiment_classifier, compile_translator, transformer_optimizer  # noqa: E402
 
 #: Notebook 04's and 05's full-mode sizes (their parameters cells; per replica).
@@ -168,8 +164,7 @@ def translator_rows(sizes, strategy, data, settings, steps, warmup):
 
 def sentiment_rows(sizes, strategy, steps, warmup):
     from seqlab.distribute import text_as_codepoints
-    from seqlab.layers import STANDIN_HANDLE
-    from seqlab.models.sentiment import reads_codepoints
+    from seqlab.layers import STANDIN_HANDLE, TextFromCodepoints
 
     batch = global_batch_size(sizes["sentiment_batch"], strategy)
     rng = np.random.default_rng(0)
@@ -180,11 +175,13 @@ def sentiment_rows(sizes, strategy, steps, warmup):
     rows = []
     for trainable in (False, True):
         keras.utils.set_random_seed(0)
-        model = build_sentiment_classifier(STANDIN_HANDLE, trainable=trainable, strategy=strategy)
-        embedding_layer(model).trainable = trainable
+        with strategy.scope():  # several replicas: the model reads code points
+            model = build_sentiment_classifier(STANDIN_HANDLE, trainable=trainable)
+        codepoints = isinstance(model.layers[0], TextFromCodepoints)
+        model.layers[1 if codepoints else 0].trainable = trainable
         compile_sentiment_classifier(model)
         # Several replicas: the model reads code points (Keras cannot start fit on strings there).
-        data = text_as_codepoints(dataset) if reads_codepoints(model) else dataset
+        data = text_as_codepoints(dataset) if codepoints else dataset
         seconds = time_training(model, data, steps, warmup)
         rows.append(("unfrozen" if trainable else "frozen", batch / seconds))
     return rows

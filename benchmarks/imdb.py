@@ -28,12 +28,8 @@ import keras  # noqa: E402
 from benchmarks.recurrent import device_description  # noqa: E402
 from seqlab.data import load_imdb  # noqa: E402
 from seqlab.layers import NNLM_EN_DIM50, STANDIN_HANDLE  # noqa: E402
-from seqlab.models import (  # noqa: E402
-    build_sentiment_classifier,
-    count_parameters,
-    embedding_layer,
-)
-from seqlab.training import compile_sentiment_classifier
+from seqlab.lessons.nb01 import build_sentiment_classifier  # noqa: E402
+from seqlab.training import compile_sentiment_classifier, count_parameters  # noqa: E402
 
 
 def time_epochs(model: keras.Model, dataset, epochs: int, steps: int | None) -> list[float]:
@@ -75,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for stage in ("frozen", "unfrozen"):
         if stage == "unfrozen":
-            embedding_layer(model).trainable = True
+            model.layers[0].trainable = True
             compile_sentiment_classifier(model, 1e-4)
         seconds = statistics.median(time_epochs(model, train, args.epochs, args.steps))
         rows.append((stage, count_parameters(model)["trainable"], examples / seconds, seconds))

@@ -53,13 +53,10 @@ def _run_family(family, strategy, default, out_dir):
 
     from seqlab.decoding import greedy_decode
     from seqlab.distribute import text_as_codepoints
-    from seqlab.models import (
-        build_recurrent_classifier,
-        build_rnn_translator,
-        build_sentiment_classifier,
-        build_transformer_translator,
-    )
-    from seqlab.models.sentiment import reads_codepoints
+    from seqlab.layers import TextFromCodepoints
+    from seqlab.lessons.nb01 import build_sentiment_classifier
+    from seqlab.lessons.nb03 import build_recurrent_classifier
+    from seqlab.models import build_rnn_translator, build_transformer_translator
     from seqlab.training import compile_sentiment_classifier, compile_translator
 
     rng = np.random.default_rng(0)
@@ -72,7 +69,8 @@ def _run_family(family, strategy, default, out_dir):
         y = rng.integers(0, 2, 2 * batch).astype("float32")
 
         def build(s):
-            model = build_sentiment_classifier(STANDIN_HANDLE, 8, trainable=True, strategy=s)
+            with s.scope():  # code points under 2 replicas (text_input="auto")
+                model = build_sentiment_classifier(STANDIN_HANDLE, 8, trainable=True)
             return compile_sentiment_classifier(model, learning_rate=0.05)
     elif family == "bilstm":
         lengths = np.where(np.arange(2 * batch) % batch < batch // 2, 12, 3)
@@ -80,7 +78,8 @@ def _run_family(family, strategy, default, out_dir):
         y = rng.integers(0, 2, 2 * batch).astype("float32")
 
         def build(s):
-            model = build_recurrent_classifier(50, 4, embedding_dim=8, sequence_length=12, strategy=s)
+            with s.scope():
+                model = build_recurrent_classifier(50, 4, embedding_dim=8)
             return compile_sentiment_classifier(model, learning_rate=0.05)
     else:
         x, y = _translation_batches(np, rng, batch=batch)
@@ -97,7 +96,7 @@ def _run_family(family, strategy, default, out_dir):
 
     def dataset(model):
         data = tf.data.Dataset.from_tensor_slices((x, y)).batch(batch)
-        if family == "sentiment" and reads_codepoints(model):
+        if family == "sentiment" and isinstance(model.layers[0], TextFromCodepoints):
             # Under 2 replicas the builder makes the model read code points (text_input="auto").
             data = text_as_codepoints(data)
         return data

@@ -275,20 +275,16 @@ def test_a_changed_cached_anki_file_is_refused_even_when_pinned_to_another(anki_
 
 
 def test_notebook_01_full_mode(hub_cache, tmp_path):
-    from seqlab.models import count_parameters, predict_sentiment
-    from seqlab.training import standard_callbacks
+    from seqlab.lessons.nb01 import build_sentiment_classifier, predict_sentiment
+    from seqlab.training import count_parameters, standard_callbacks
 
     with mock_tfds(num_examples=48):
         train, valid, test = load_imdb("tfds", batch_size=16, seed=config.SEED)
         texts, labels = next(iter(train))
         assert texts.dtype == tf.string and texts.shape == (16,) and labels.dtype == tf.int64
         keras.utils.set_random_seed(config.SEED)
-        model = keras.Sequential([
-            keras.Input(shape=(), dtype="string", name="review"),
-            HubTextEmbedding(NNLM_EN_DIM50, trainable=False),
-            keras.layers.Dense(128, activation="relu"),
-            keras.layers.Dense(1, activation="sigmoid"),
-        ], name="sentiment_classifier")
+        model = build_sentiment_classifier(NNLM_EN_DIM50, trainable=False)
+        assert isinstance(model.layers[0], HubTextEmbedding)
         model.layers[0].trainable = False
         model.compile(optimizer=keras.optimizers.Adam(learning_rate=1e-3),
                       loss="binary_crossentropy", metrics=["accuracy"])
@@ -306,7 +302,7 @@ def test_notebook_01_full_mode(hub_cache, tmp_path):
 
 
 def test_notebook_02_full_mode(hub_cache, tmp_path):
-    from seqlab.models import build_sentiment_classifier, embedding_layer, predict_sentiment
+    from seqlab.lessons.nb01 import build_sentiment_classifier, predict_sentiment
     from seqlab.training import compile_sentiment_classifier
 
     with mock_tfds(num_examples=32):
@@ -315,14 +311,14 @@ def test_notebook_02_full_mode(hub_cache, tmp_path):
         model = build_sentiment_classifier(NNLM_EN_DIM50)
         compile_sentiment_classifier(model, 1e-3)
         model.fit(train, validation_data=valid, epochs=1, verbose=0)
-        frozen_table = embedding_layer(model).weights[0].numpy()
+        frozen_table = model.layers[0].weights[0].numpy()
         model.layers[0].trainable = True
         model.compile(optimizer=keras.optimizers.Adam(learning_rate=1e-4),
                       loss="binary_crossentropy", metrics=["accuracy"])
         model.fit(train, validation_data=valid, epochs=1, verbose=0)
         model.evaluate(test, verbose=0)
     # Fine-tuning reached the module's own table (the cached SavedModel's variables).
-    assert np.abs(embedding_layer(model).weights[0].numpy() - frozen_table).max() > 0
+    assert np.abs(model.layers[0].weights[0].numpy() - frozen_table).max() > 0
     fine_tuned = predict_sentiment(model, NEW_REVIEWS)
     saved_file = tmp_path / "imdb_fine_tuned_full.keras"
     model.save(saved_file)
@@ -331,8 +327,8 @@ def test_notebook_02_full_mode(hub_cache, tmp_path):
 
 
 def test_notebook_03_full_mode(network_stand_in):
-    from seqlab.distribute import choose_strategy, fixed_shape_batches, global_batch_size
-    from seqlab.models import build_recurrent_classifier
+    from seqlab.distribute import choose_strategy, global_batch_size
+    from seqlab.lessons.nb03 import build_recurrent_classifier
     from seqlab.training import compile_sentiment_classifier
 
     strategy = choose_strategy(None, quiet=True)
@@ -346,13 +342,13 @@ def test_notebook_03_full_mode(network_stand_in):
             return dataset.map(lambda text, label: (vectorizer(text), label),
                                num_parallel_calls=tf.data.AUTOTUNE).cache().prefetch(tf.data.AUTOTUNE)
 
-        train_ids = fixed_shape_batches(vectorize(train), strategy)
+        train_ids = vectorize(train)
         valid_ids, test_ids = vectorize(valid), vectorize(test)
         ids, _ = next(iter(train_ids))
         assert ids.shape == (batch_size, 300)
         keras.utils.set_random_seed(config.SEED)
-        bilstm = build_recurrent_classifier(vectorizer.vocabulary_size(), 4, embedding_dim=8,
-                                            sequence_length=300, strategy=strategy)
+        with strategy.scope():
+            bilstm = build_recurrent_classifier(vectorizer.vocabulary_size(), 4, embedding_dim=8)
         compile_sentiment_classifier(bilstm, 1e-3)
         history = bilstm.fit(train_ids, validation_data=valid_ids, epochs=1, verbose=0)
         _, accuracy = bilstm.evaluate(test_ids, verbose=0)
@@ -432,8 +428,8 @@ def test_notebook_05_full_mode(anki_zip):
 
 def test_notebook_06_full_mode(hub_cache):
     from seqlab.data.corpus import load_review_corpus, skipgram_dataset, vectorize_ragged
+    from seqlab.lessons.nb01 import build_sentiment_classifier
     from seqlab.lessons.nb06 import SkipGram, build_word2vec_classifier
-    from seqlab.models import build_sentiment_classifier
     from seqlab.models.word2vec import nearest_neighbours
     from seqlab.training import compile_sentiment_classifier
 

@@ -13,11 +13,7 @@ from hypothesis import strategies as st
 
 from seqlab.distribute import text_as_codepoints
 from seqlab.layers import STANDIN_HANDLE, TextFromCodepoints
-from seqlab.models import (
-    build_sentiment_classifier,
-    predict_sentiment,
-)
-from seqlab.models.sentiment import reads_codepoints
+from seqlab.lessons.nb01 import build_sentiment_classifier, predict_sentiment
 from seqlab.training import SummedRowsAdam, compile_sentiment_classifier
 
 REVIEWS = ["A wonderful, moving film.", "Ça m'a plu: très drôle ☺", "", "dull"]
@@ -73,7 +69,7 @@ def test_the_code_point_model_predicts_what_the_string_model_does(policy):
         strings = build_sentiment_classifier(STANDIN_HANDLE, 8)
         codepoints = build_sentiment_classifier(STANDIN_HANDLE, 8, text_input="codepoints")
         codepoints.set_weights(strings.get_weights())  # the code-point layer has no weights
-        assert not reads_codepoints(strings) and reads_codepoints(codepoints)
+        assert not _reads_codepoints(strings) and _reads_codepoints(codepoints)
         expected = predict_sentiment(strings, REVIEWS)
         np.testing.assert_array_equal(predict_sentiment(codepoints, REVIEWS), expected)
         assert np.all(np.isfinite(expected))
@@ -90,9 +86,14 @@ def test_the_code_point_model_saves_and_loads(tmp_path):
                                predict_sentiment(model, REVIEWS), rtol=1e-6)
 
 
+def _reads_codepoints(model):
+    return isinstance(model.layers[0], TextFromCodepoints)
+
+
 def test_one_replica_keeps_strings_under_auto():
     strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
-    assert not reads_codepoints(build_sentiment_classifier(STANDIN_HANDLE, 8, strategy=strategy))
+    with strategy.scope():
+        assert not _reads_codepoints(build_sentiment_classifier(STANDIN_HANDLE, 8))
 
 
 def _apply(optimizer, gradient, steps=3):

@@ -9,8 +9,8 @@ import pytest
 import tensorflow as tf
 
 from seqlab.layers import STANDIN_HANDLE
+from seqlab.lessons.nb01 import build_sentiment_classifier
 from seqlab.lessons.nb06 import SkipGram
-from seqlab.models import build_sentiment_classifier, embedding_layer
 from seqlab.training import SummedRowsAdam, compile_sentiment_classifier
 from seqlab.training.optimizers import FusedAdam, LazyAdam, sum_rows_per_index
 
@@ -157,7 +157,7 @@ def test_the_hub_classifier_is_compiled_with_lazy_adam_and_fine_tunes_the_used_r
     keras.utils.set_random_seed(3)
     model = build_sentiment_classifier(STANDIN_HANDLE, 8, trainable=True)
     assert isinstance(compile_sentiment_classifier(model, 0.05).optimizer, LazyAdam)
-    table = embedding_layer(model).weights[0]
+    table = model.layers[0].weights[0]
     before = table.numpy()
     reviews = tf.constant(["a wonderful film", "a dull film"] * 4)
     model.fit(reviews, np.array([[1.0], [0.0]] * 4), batch_size=4, epochs=2, verbose=0)

@@ -135,6 +135,23 @@ def scale_learning_rate(learning_rate: float, global_batch_size: int, tuned_batc
     return float(learning_rate) * math.sqrt(global_batch_size / tuned_batch_size)
 
 
+def batch_and_learning_rate(batch_size: int, strategy: tf.distribute.Strategy | None = None, *,
+                            learning_rate: float = 1e-3,
+                            tuned_batch_size: int | None = None) -> tuple[int, float]:
+    """``(global batch, learning rate)`` for a per-replica ``batch_size`` under ``strategy``.
+
+    The global batch is :func:`global_batch_size`; the rate is ``learning_rate`` scaled from
+    the global batch it was tuned with (``tuned_batch_size``, default ``batch_size``) by
+    :func:`scale_learning_rate`. One device, the tuned batch: ``learning_rate`` unchanged.
+
+    Example:
+        >>> batch_and_learning_rate(128)
+        (128, 0.001)
+    """
+    batch = global_batch_size(batch_size, strategy)
+    return batch, scale_learning_rate(learning_rate, batch, tuned_batch_size or batch_size)
+
+
 def scale_warmup_steps(warmup_steps: int, global_batch_size: int, tuned_batch_size: int) -> int:
     """Warm-up over the same number of examples: ``warmup_steps × tuned / global`` (at least 1)."""
     _check_batch_sizes(global_batch_size, tuned_batch_size)
@@ -186,7 +203,7 @@ def text_as_codepoints(data):
     Keras 3.10-3.15 starts ``fit``/``evaluate``/``predict`` under a strategy with several
     replicas by averaging the first distributed batch to learn its shapes, which fails for
     strings. A sentiment classifier built with such a strategy therefore reads code points
-    (``build_sentiment_classifier(..., strategy=...)`` puts a
+    (``seqlab.lessons.nb01.build_sentiment_classifier`` built in such a ``strategy.scope()`` puts a
     :class:`seqlab.layers.text.TextFromCodepoints` first), and this turns its data into them.
 
     ``data``: a batched ``tf.data.Dataset`` whose elements are ``reviews`` or

@@ -43,7 +43,15 @@ SETTINGS: dict[str, dict[str, dict]] = {
            "full": {"frozen_epochs": 10, "fine_tuning_epochs": 5, "exercise_epochs": 3,
                     "batch": 128}},
     # class: the same model for 2 epochs instead of 5
-    "03": {"fast": {"epochs": 2}, "class": {"epochs": 2}, "full": {"epochs": 5}},
+    "03": {"fast": {"epochs": 2, "batch": 64, "units": 16, "max_tokens": 2_000,
+                    "sequence_length": None, "adding_steps": 20, "adding_epochs": 2,
+                    "adding_examples": 2_000, "adding_valid": 500},
+           "class": {"epochs": 2, "batch": 128, "units": 64, "max_tokens": 20_000,
+                     "sequence_length": 300, "adding_steps": 50, "adding_epochs": 10,
+                     "adding_examples": 10_000, "adding_valid": 2_000},
+           "full": {"epochs": 5, "batch": 128, "units": 64, "max_tokens": 20_000,
+                    "sequence_length": 300, "adding_steps": 50, "adding_epochs": 10,
+                    "adding_examples": 10_000, "adding_valid": 2_000}},
     # class: four smaller models, one epoch or 3 minutes each, scored on 2,000 test sentences
     "04": {"fast": {"epochs": 4, "embedding_dim": 32, "units": 64, "train_minutes": None,
                     "test_sentences": None},

@@ -35,7 +35,7 @@ from seqlab.layers.output import RealTokenDense
 from seqlab.layers.positional_embedding import PositionalEmbedding, positional_encoding
 from seqlab.layers.recurrent import GRUCell, LSTMCell, RecurrentCell, SimpleRNNCell
 from seqlab.layers.recurrent_weights import copy_keras_cell_weights
-from seqlab.layers.text import TextFromCodepoints
+from seqlab.layers.text import TextFromCodepoints, review_input
 from seqlab.layers.transformer_blocks import (
     PositionwiseFeedForward,
     TransformerDecoderLayer,
@@ -54,7 +54,7 @@ __all__ = [
     # the output layer at the real tokens only
     "RealTokenDense",
     # pretrained embeddings and text input
-    "NNLM_EN_DIM50", "STANDIN_HANDLE", "HubTextEmbedding", "TextFromCodepoints",
+    "NNLM_EN_DIM50", "STANDIN_HANDLE", "HubTextEmbedding", "TextFromCodepoints", "review_input",
     "is_trusted_handle", "trusted_handles",
 ]
 

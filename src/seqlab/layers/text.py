@@ -78,3 +78,32 @@ class TextFromCodepoints(keras.layers.Layer):
 
     def get_config(self):
         return super().get_config()
+
+
+def review_input(text_input: str = "auto") -> list:
+    """The first layers of a model that reads raw reviews: strings, or code points under replicas.
+
+    Args:
+        text_input: ``"strings"``, a ``(batch,)`` string input; ``"codepoints"``, a
+            ``(batch, characters)`` int32 input followed by :class:`TextFromCodepoints`
+            (data through :func:`seqlab.distribute.text_as_codepoints`); ``"auto"``, code
+            points when the current ``tf.distribute`` strategy (the one whose ``scope()`` the
+            model is built in) has several replicas, strings otherwise (see the module docstring).
+
+    Returns:
+        A list (an input tensor, then any layers) to unpack at the start of a
+        ``keras.Sequential``.
+
+    Example:
+        >>> [type(layer).__name__ for layer in review_input("codepoints")]
+        ['KerasTensor', 'TextFromCodepoints']
+    """
+    if text_input not in ("auto", "strings", "codepoints"):
+        raise ValueError(f"text_input must be 'auto', 'strings' or 'codepoints'; got {text_input!r}")
+    if text_input == "auto":
+        several = tf.distribute.get_strategy().num_replicas_in_sync > 1
+        text_input = "codepoints" if several else "strings"
+    if text_input == "strings":
+        return [keras.Input(shape=(), dtype="string", name="review")]
+    return [keras.Input(shape=(None,), dtype="int32", name="review_codepoints"),
+            TextFromCodepoints(name="text_from_codepoints")]

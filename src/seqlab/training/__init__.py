@@ -9,6 +9,7 @@ re-exported here because a notebook's training cells use them. Import from here:
 """
 
 from seqlab.distribute import (
+    batch_and_learning_rate,
     choose_strategy,
     fixed_shape_batches,
     global_batch_size,
@@ -22,6 +23,7 @@ from seqlab.training.losses import MaskedAccuracy, MaskedSparseCategoricalCrosse
 from seqlab.training.optimizers import FusedAdam, LazyAdam, SummedRowsAdam
 from seqlab.training.resume import ResumableBackup, TrainingRun, backup_root
 from seqlab.training.schedules import TransformerSchedule, transformer_optimizer
+from seqlab.training.stages import count_parameters, load_frozen_stage, stage_weights_path
 
 __all__ = [
     # compiling, losses, optimizers, schedules
@@ -34,8 +36,10 @@ __all__ = [
     # training that survives a disconnect (seqlab.training.resume)
     "ResumableBackup", "TrainingRun", "backup_root",
     # one or several devices (seqlab.distribute)
-    "choose_strategy", "fixed_shape_batches", "global_batch_size", "scale_learning_rate",
+    "batch_and_learning_rate", "choose_strategy", "fixed_shape_batches", "global_batch_size", "scale_learning_rate",
     "scale_warmup_steps",
     # the sentiment results file (seqlab.results)
     "read_imdb_results", "write_imdb_result",
+    # the case study's two stages (seqlab.training.stages)
+    "count_parameters", "load_frozen_stage", "stage_weights_path",
 ]

@@ -1,4 +1,5 @@
-"""seqlab.models.sentiment: the case-study classifier, its two compile stages and results file."""
+"""The sentiment classifiers of notebooks 01 and 03, from their #@save cells (seqlab.lessons.nb01,
+nb03): architecture, compile stages, strategies, save/load; and seqlab.training.stages."""
 
 import json
 
@@ -8,15 +9,10 @@ import pytest
 import tensorflow as tf
 
 from seqlab.layers import STANDIN_HANDLE, HubTextEmbedding
-from seqlab.models import (
-    build_sentiment_classifier,
-    count_parameters,
-    embedding_layer,
-    predict_sentiment,
-    stage_weights_path,
-)
+from seqlab.lessons.nb01 import build_sentiment_classifier, predict_sentiment
+from seqlab.lessons.nb03 import build_recurrent_classifier
 from seqlab.results import read_imdb_results, write_imdb_result
-from seqlab.training import compile_sentiment_classifier
+from seqlab.training import compile_sentiment_classifier, count_parameters, stage_weights_path
 
 HEAD = 50 * 128 + 128 + 128 + 1  # 6,657: the slides' trainable parameters when frozen
 REVIEWS = ["A wonderful, moving film.", "Dull, tedious and far too long.", ""]
@@ -46,13 +42,13 @@ def test_hidden_units_and_starting_unfrozen():
     counts = count_parameters(model)
     assert counts["non_trainable"] == 0
     assert counts["trainable"] == model.layers[0].count_params() + 50 * 16 + 16 + 17
-    with pytest.raises(ValueError, match="hidden_units"):
+    with pytest.raises(ValueError, match="units"):
         build_sentiment_classifier(STANDIN_HANDLE, hidden_units=0)
 
 
 def test_accepts_a_ready_layer():
     layer = HubTextEmbedding(STANDIN_HANDLE)
-    assert embedding_layer(build_sentiment_classifier(layer)) is layer
+    assert build_sentiment_classifier(layer).layers[0] is layer
 
 
 def test_compile_then_unfreeze_at_one_tenth_of_the_rate():
@@ -61,35 +57,28 @@ def test_compile_then_unfreeze_at_one_tenth_of_the_rate():
     assert float(model.optimizer.learning_rate) == pytest.approx(1e-3)
     assert model.loss == "binary_crossentropy"
     model.fit(_batches(), epochs=1, verbose=0)
-    embedding_layer(model).trainable = True  # notebook 02's two steps: unfreeze, recompile
+    model.layers[0].trainable = True  # notebook 02's two steps: unfreeze, recompile
     compile_sentiment_classifier(model, 1e-3 / 10)
-    assert embedding_layer(model).trainable
+    assert model.layers[0].trainable
     assert float(model.optimizer.learning_rate) == pytest.approx(1e-4)
     assert count_parameters(model)["non_trainable"] == 0
-    before = embedding_layer(model).module.variables[0].numpy().copy()
+    before = model.layers[0].module.variables[0].numpy().copy()
     model.fit(_batches(), epochs=1, verbose=0)
-    assert not np.array_equal(before, embedding_layer(model).module.variables[0].numpy())
+    assert not np.array_equal(before, model.layers[0].module.variables[0].numpy())
 
 
 def test_builds_compiles_and_fine_tunes_under_a_distribution_strategy():
     strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
-    model = compile_sentiment_classifier(
-        build_sentiment_classifier(STANDIN_HANDLE, strategy=strategy))
-    table = embedding_layer(model).module.variables[0]
+    with strategy.scope():  # the variables of the module too: pass the handle, built in the scope
+        model = compile_sentiment_classifier(build_sentiment_classifier(STANDIN_HANDLE))
+    table = model.layers[0].module.variables[0]
     assert isinstance(table, tf.distribute.DistributedValues)
     model.fit(_batches(), epochs=1, verbose=0)
-    embedding_layer(model).trainable = True
+    model.layers[0].trainable = True
     compile_sentiment_classifier(model, 1e-4)
     before = table.numpy().copy()
     model.fit(_batches(), epochs=1, verbose=0)
     assert not np.array_equal(before, table.numpy())
-    with pytest.raises(ValueError, match="handle"):
-        build_sentiment_classifier(HubTextEmbedding(STANDIN_HANDLE), strategy=strategy)
-
-
-def test_embedding_layer_of_a_model_without_one():
-    with pytest.raises(ValueError, match="no HubTextEmbedding"):
-        embedding_layer(keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)]))
 
 
 def test_predict_sentiment_takes_python_strings():
@@ -98,6 +87,14 @@ def test_predict_sentiment_takes_python_strings():
     assert probabilities.shape == (3,)
     np.testing.assert_allclose(probabilities, model(tf.constant(REVIEWS)).numpy()[:, 0], rtol=1e-6)
     assert predict_sentiment(model, "just one review").shape == (1,)
+
+
+def test_the_classifier_saves_and_loads_by_registered_names(tmp_path):
+    model = build_sentiment_classifier(STANDIN_HANDLE, hidden_units=8)
+    model.save(tmp_path / "classifier.keras")
+    reloaded = keras.models.load_model(tmp_path / "classifier.keras")
+    np.testing.assert_allclose(predict_sentiment(reloaded, REVIEWS), predict_sentiment(model, REVIEWS),
+                               rtol=1e-6)
 
 
 def test_results_file_keeps_both_stages_of_one_mode(tmp_path):
@@ -131,45 +128,63 @@ def test_stage_weights_are_kept_apart_per_size():
         stage_weights_path("frozen", "FAST")
 
 
-def _notebook_03_assembly(vocab_size, units, sequence_length, cell=None):
-    """Notebook 03's classifier as the notebook writes it; ``cell``: our cells instead of LSTM."""
-    def recurrent(return_sequences):
-        layer = (keras.layers.RNN(cell(units), return_sequences=return_sequences) if cell
-                 else keras.layers.LSTM(units, return_sequences=return_sequences))
-        return keras.layers.Bidirectional(layer)
-
-    return keras.Sequential([
-        keras.Input((sequence_length,), dtype="int64"),
-        keras.layers.Embedding(vocab_size, 32, mask_zero=True),
-        recurrent(return_sequences=True),
-        recurrent(return_sequences=False),
-        keras.layers.Dense(1, activation="sigmoid"),
-    ])
-
-
-@pytest.mark.parametrize("sequence_length", [None, 9])
-def test_recurrent_classifier_equals_notebook_03_assembly_and_our_cells(sequence_length):
-    """build_recurrent_classifier (benchmarks) = notebook 03's cells, with Keras's LSTM and with
-    RNN(seqlab LSTMCell), on padded (masked) batches once the weights are copied across."""
-    from seqlab.layers import LSTMCell, copy_keras_cell_weights
-    from seqlab.models import build_recurrent_classifier
-
-    keras.utils.set_random_seed(0)
-    package = build_recurrent_classifier(40, 6, embedding_dim=32, sequence_length=sequence_length)
-    notebook = _notebook_03_assembly(40, 6, sequence_length)
-    assert [type(layer) for layer in notebook.layers] == [type(layer) for layer in package.layers]
-    assert notebook.count_params() == package.count_params()
-    notebook.set_weights(package.get_weights())
-
-    ours = _notebook_03_assembly(40, 6, sequence_length, cell=LSTMCell)
-    ours.layers[0].set_weights(package.layers[0].get_weights())
-    for theirs, mine in zip(package.layers[1:3], ours.layers[1:3], strict=True):
-        copy_keras_cell_weights(theirs, mine)
-    ours.layers[3].set_weights(package.layers[3].get_weights())
-
+@pytest.fixture(scope="module")
+def padded_ids():
     ids = np.random.default_rng(1).integers(1, 40, size=(4, 9))
     ids[1, 5:] = 0  # padding: the mask must skip it in both directions
     ids[3, 2:] = 0
-    expected = package(ids)
-    np.testing.assert_allclose(notebook(ids), expected, rtol=0, atol=1e-6)
-    np.testing.assert_allclose(ours(ids), expected, rtol=0, atol=1e-5)
+    return ids
+
+
+def test_recurrent_classifier_with_keras_lstm_equals_it_with_our_cells(padded_ids):
+    """Notebook 03's classifier with Keras's LSTM and with RNN(seqlab LSTMCell): the same outputs
+    on padded (masked) batches once the weights are copied across."""
+    from seqlab.layers import LSTMCell, copy_keras_cell_weights
+
+    keras.utils.set_random_seed(0)
+    fused = build_recurrent_classifier(40, 6)
+    assert [type(layer).__name__ for layer in fused.layers] == [
+        "Embedding", "Bidirectional", "Bidirectional", "Dense"]
+    ours = build_recurrent_classifier(
+        40, 6, lstm=lambda units, **options: keras.layers.RNN(LSTMCell(units), **options))
+    assert ours.count_params() == fused.count_params()
+    ours.layers[0].set_weights(fused.layers[0].get_weights())
+    for theirs, mine in zip(fused.layers[1:3], ours.layers[1:3], strict=True):
+        copy_keras_cell_weights(theirs, mine)
+    ours.layers[3].set_weights(fused.layers[3].get_weights())
+    np.testing.assert_allclose(ours(padded_ids), fused(padded_ids), rtol=0, atol=1e-5)
+
+
+def test_recurrent_classifier_padding_changes_nothing_and_it_round_trips(padded_ids, tmp_path):
+    keras.utils.set_random_seed(0)
+    model = build_recurrent_classifier(40, 6, embedding_dim=8)
+    wider = np.concatenate([padded_ids, np.zeros((4, 3), padded_ids.dtype)], axis=1)
+    np.testing.assert_allclose(model(wider), model(padded_ids), rtol=0, atol=1e-6)
+    model.save(tmp_path / "bilstm.keras")
+    reloaded = keras.models.load_model(tmp_path / "bilstm.keras")
+    np.testing.assert_allclose(reloaded(padded_ids), model(padded_ids), rtol=0, atol=1e-6)
+
+
+def test_load_frozen_stage_loads_notebook_01s_record_or_trains_it(tmp_path, monkeypatch, capsys):
+    from seqlab.training import stages
+
+    monkeypatch.setenv("SEQLAB_BACKUP_DIR", str(tmp_path / "backups"))
+    monkeypatch.setattr(stages, "stage_weights_path", lambda stage, size: tmp_path / f"{stage}.weights.h5")
+    monkeypatch.setattr(stages, "read_imdb_results", lambda: {})
+    keras.utils.set_random_seed(0)
+    trained = build_sentiment_classifier(STANDIN_HANDLE, hidden_units=4)
+    history, seconds = stages.load_frozen_stage(trained, STANDIN_HANDLE, "fast", _batches(),
+                                                _batches(), epochs=2)
+    assert "training the frozen stage here" in capsys.readouterr().out
+    assert len(history["val_loss"]) == 2 and seconds >= 0 and (tmp_path / "frozen.weights.h5").is_file()
+
+    record = {"size": "fast", "frozen": {"handle": STANDIN_HANDLE, "history": history,
+                                         "seconds_per_epoch": 0.5}}
+    monkeypatch.setattr(stages, "read_imdb_results", lambda: record)
+    loaded = build_sentiment_classifier(STANDIN_HANDLE, hidden_units=4)
+    assert stages.load_frozen_stage(loaded, STANDIN_HANDLE, "fast", _batches(), _batches(),
+                                    epochs=2) == (history, 0.5)
+    assert "Loaded notebook 01's frozen weights" in capsys.readouterr().out
+    assert float(loaded.optimizer.learning_rate) == pytest.approx(1e-3)
+    np.testing.assert_allclose(predict_sentiment(loaded, REVIEWS),
+                               predict_sentiment(trained, REVIEWS), rtol=1e-6)

@@ -82,13 +82,8 @@ def synthetic_pairs(count: int, length: int, vocab_size: int, seed: int = 0):
 
 def corpus_pairs(path: str, length: int, vocab_size: int):
     """The Anki zip's training split, vectorised and padded as notebook 04 does."""
-    from seqlab.data.translation import (
-        make_vectorizer,
-        pad_ids,
-        read_pairs,
-        split_pairs,
-        vectorize_pairs,
-    )
+    from seqlab.data.translation import read_pairs, split_pairs
+    from seqlab.data.translation_batches import make_vectorizer, pad_ids, vectorize_pairs
 
     with tempfile.TemporaryDirectory() as folder, zipfile.ZipFile(path) as archive:
         name = next(n for n in archive.namelist() if n.endswith("spa.txt"))

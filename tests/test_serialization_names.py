@@ -13,7 +13,7 @@ from __future__ import annotations
 import keras
 import pytest
 
-import seqlab.data.translation
+import seqlab.data.translation_text
 import seqlab.models
 import seqlab.training
 
@@ -32,7 +32,7 @@ REGISTERED = {
     "seqlab>LazyAdam": seqlab.training.LazyAdam,
     "seqlab>FusedAdam": seqlab.training.FusedAdam,
     "seqlab>TransformerSchedule": seqlab.training.TransformerSchedule,
-    "seqlab>standardize": seqlab.data.translation.standardize_with_markers,
+    "seqlab>standardize": seqlab.data.translation_text.standardize_with_markers,
 }
 
 

@@ -331,7 +331,7 @@ def test_notebook_02_full_mode(hub_cache, tmp_path):
 
 
 def test_notebook_03_full_mode(network_stand_in):
-    from seqlab.distribute import choose_strategy, fixed_shape_batches, global_batch_size
+    from seqlab.distribute import choose_strategy, global_batch_size
     from seqlab.models import build_recurrent_classifier
     from seqlab.training import compile_sentiment_classifier
 
@@ -346,7 +346,7 @@ def test_notebook_03_full_mode(network_stand_in):
             return dataset.map(lambda text, label: (vectorizer(text), label),
                                num_parallel_calls=tf.data.AUTOTUNE).cache().prefetch(tf.data.AUTOTUNE)
 
-        train_ids = fixed_shape_batches(vectorize(train), strategy)
+        train_ids = vectorize(train)
         valid_ids, test_ids = vectorize(valid), vectorize(test)
         ids, _ = next(iter(train_ids))
         assert ids.shape == (batch_size, 300)

@@ -14,8 +14,7 @@ the same length, padded only to the longest of them:
 
 The model must then accept a sequence axis of ``None`` (``keras.Input((None,))``); a mask
 (``Embedding(mask_zero=True)``, or keras-hub's ``padding_mask``) keeps the padding out of the
-result, so only the amount of padding changes, not what is learned from a batch. Under a TPU
-strategy, which compiles one program per input shape, the dataset is returned unchanged.
+result, so only the amount of padding changes, not what is learned from a batch.
 """
 
 from __future__ import annotations
@@ -26,7 +25,6 @@ import numpy as np
 import tensorflow as tf
 
 from seqlab import config
-from seqlab.distribute import is_tpu_strategy
 
 #: Bucket boundaries for reviews cut at 300 tokens (notebook 03's full mode): a length ``n``
 #: goes to the first bucket whose boundary is above ``n``. Batches are padded to their own
@@ -43,7 +41,7 @@ def sequence_lengths(ids) -> tf.Tensor:
 
 
 def bucket_by_length(dataset: tf.data.Dataset, batch_size: int, *,
-                     boundaries: Sequence[int] = REVIEW_BOUNDARIES, strategy=None,
+                     boundaries: Sequence[int] = REVIEW_BOUNDARIES,
                      seed: int = config.SEED, shuffle_buffer: int = 20_000) -> tf.data.Dataset:
     """``dataset``'s examples re-batched by length: ``(ids, label)`` batches, ids zero-padded.
 
@@ -61,7 +59,6 @@ def bucket_by_length(dataset: tf.data.Dataset, batch_size: int, *,
             ``segment_ids``, ``padding_mask``), each cut and padded alike.
         batch_size: examples per batch (global: ``fit`` splits it among replicas).
         boundaries: increasing lengths that separate the buckets.
-        strategy: the ``tf.distribute`` strategy; a TPU one gets ``dataset`` unchanged.
         seed: the shuffle's seed.
         shuffle_buffer: examples in the shuffle buffer (the default holds notebook 03's 17,500
             training reviews: a full shuffle).
@@ -73,8 +70,6 @@ def bucket_by_length(dataset: tf.data.Dataset, batch_size: int, *,
         raise ValueError(f"batch_size must be a positive number of examples, got {batch_size}")
     if list(boundaries) != sorted(set(boundaries)) or not boundaries or min(boundaries) < 1:
         raise ValueError(f"boundaries must be increasing positive lengths, got {boundaries}")
-    if is_tpu_strategy(strategy):
-        return dataset
 
     def trim(ids, label):  # (length,) -> (real tokens,), each feature alike
         length = sequence_lengths(ids)

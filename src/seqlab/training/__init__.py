@@ -10,7 +10,6 @@ re-exported here because a notebook's training cells use them. Import from here:
 
 from seqlab.distribute import (
     choose_strategy,
-    fixed_shape_batches,
     global_batch_size,
     scale_learning_rate,
     scale_warmup_steps,
@@ -34,7 +33,7 @@ __all__ = [
     # training that survives a disconnect (seqlab.training.resume)
     "ResumableBackup", "TrainingRun", "backup_root",
     # one or several devices (seqlab.distribute)
-    "choose_strategy", "fixed_shape_batches", "global_batch_size", "scale_learning_rate",
+    "choose_strategy", "global_batch_size", "scale_learning_rate",
     "scale_warmup_steps",
     # the sentiment results file (seqlab.results)
     "read_imdb_results", "write_imdb_result",

@@ -28,7 +28,6 @@ REGISTERED = {
     "seqlab>TransformerTranslator": seqlab.models.TransformerTranslator,
     "seqlab>MaskedAccuracy": seqlab.training.MaskedAccuracy,
     "seqlab>MaskedSparseCategoricalCrossentropy": seqlab.training.MaskedSparseCategoricalCrossentropy,
-    "seqlab>SummedRowsAdam": seqlab.training.SummedRowsAdam,
     "seqlab>LazyAdam": seqlab.training.LazyAdam,
     "seqlab>FusedAdam": seqlab.training.FusedAdam,
     "seqlab>TransformerSchedule": seqlab.training.TransformerSchedule,

@@ -18,14 +18,13 @@ from seqlab.results import read_imdb_results, write_imdb_result
 from seqlab.training.callbacks import EpochTimer, TimeBudget, standard_callbacks
 from seqlab.training.compiling import compile_sentiment_classifier, compile_translator
 from seqlab.training.losses import MaskedAccuracy, MaskedSparseCategoricalCrossentropy
-from seqlab.training.optimizers import FusedAdam, LazyAdam, SummedRowsAdam
+from seqlab.training.optimizers import FusedAdam, LazyAdam
 from seqlab.training.resume import ResumableBackup, TrainingRun, backup_root
 from seqlab.training.schedules import TransformerSchedule, transformer_optimizer
 
 __all__ = [
     # compiling, losses, optimizers, schedules
     "FusedAdam", "LazyAdam", "MaskedAccuracy", "MaskedSparseCategoricalCrossentropy",
-    "SummedRowsAdam",
     "TransformerSchedule", "compile_sentiment_classifier", "compile_translator",
     "transformer_optimizer",
     # callbacks

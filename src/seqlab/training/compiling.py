@@ -50,11 +50,8 @@ def compile_sentiment_classifier(model: keras.Model, learning_rate: float = 1e-3
     it compiles. Compiles inside the model's ``tf.distribute`` strategy scope, so a model
     built with a strategy needs nothing more. A model with a TF-Hub embedding gets
     :class:`seqlab.training.optimizers.LazyAdam`: Adam for the dense layers, and for the
-    embedding table an update of the rows the batch used only (Keras's Adam rewrites all
-    963,812 rows of nnlm-en-dim50 and both its moment tables on every step; on the same
-    batches, on 2 CPU cores, ``LazyAdam`` trained 8.8 times as many reviews per second at the
-    same loss: ``python -m benchmarks.embedding_updates``, table in ``benchmarks/README.md``).
-    While the table is frozen it is exactly Keras's Adam. Any other model gets Keras's Adam.
+    embedding table an update of the rows the batch used only. While the table is frozen it
+    is exactly Keras's Adam. Any other model gets Keras's Adam.
     """
     hub = any(isinstance(layer, HubTextEmbedding) for layer in model.layers)
     adam = LazyAdam if hub else keras.optimizers.Adam

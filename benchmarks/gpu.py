@@ -37,7 +37,6 @@ import os
 import platform
 import statistics
 import tempfile
-import time
 import zipfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -46,6 +45,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from benchmarks.full_mode_timing import StepTimer  # noqa: E402
 from seqlab.distribute import choose_strategy, global_batch_size  # noqa: E402
 from seqlab.models import (  # noqa: E402
     build_rnn_translator,
@@ -94,20 +94,6 @@ def corpus_pairs(path: str, length: int, vocab_size: int):
     sources, targets, _ = vectorize_pairs(train, source_vectorizer, target_vectorizer, length)
     source, target = pad_ids(sources, length), pad_ids(targets, length + 1)
     return (source, target[:, :-1]), target[:, 1:]
-
-
-class StepTimer(keras.callbacks.Callback):
-    """Wall time of every training batch."""
-
-    def __init__(self):
-        super().__init__()
-        self.seconds = []
-
-    def on_train_batch_begin(self, batch, logs=None):
-        self._start = time.perf_counter()
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.seconds.append(time.perf_counter() - self._start)
 
 
 def time_training(model, dataset, steps: int, warmup: int) -> float:

@@ -177,21 +177,7 @@ class LuongAttention(_SourceAttention):
         score: ``"dot"`` or ``"general"``.
         **kwargs: standard layer arguments (``name``, ``dtype``, ...).
 
-    Call arguments:
-        query: decoder state(s) ``h``, ``(batch, query_dim)`` or ``(batch, Tq, query_dim)``.
-        values: encoder outputs ``y``, ``(batch, Tv, value_dim)``.
-        padding_mask: optional ``(batch, Tv)`` boolean, True at real source positions.
-        return_attention_scores: also return the weights of eq. (13).
-        values_mask: Keras's slot for the values' Keras mask ``(batch, Tv)``, which Keras fills
-            in itself (from ``Embedding(mask_zero=True)``); used when ``padding_mask`` is None.
-            Pass ``padding_mask`` instead.
-        keys: optional, :meth:`project_values` of ``values`` computed once beforehand (a
-            decoder that attends at every step passes them); computed here when ``None``.
-
-    Returns:
-        The context of eq. (14), ``(batch, value_dim)`` or ``(batch, Tq, value_dim)``; with
-        ``return_attention_scores=True``, ``(context, weights)``, weights ``(batch, Tv)`` or
-        ``(batch, Tq, Tv)``.
+    Call arguments and returns: as :class:`BahdanauAttention`.
 
     Example:
         >>> import numpy as np

@@ -8,7 +8,7 @@
 pair (20 tokens), while the pairs average 8-9 tokens: most positions are padding, and every one
 goes through the encoder, the decoder and the 8,000-word output layer. With ``bucket=True``
 (the default for ``"anki"``) the training batches are grouped by length instead and padded to
-their bucket's width (:func:`seqlab.data.translation.make_bucketed_dataset`). This benchmark
+their bucket's width (:func:`seqlab.data.translation_batches.make_bucketed_dataset`). This benchmark
 trains each model twice from the same initial weights, once on each pipeline, **alternately**
 in the same process (``--chunk`` steps of one, then of the other, until each has ``--steps``),
 so load from other jobs on the machine falls on both; both pipelines draw their batches from
@@ -58,7 +58,7 @@ from keras import ops  # noqa: E402
 
 from seqlab import config  # noqa: E402
 from seqlab.data import load_translation  # noqa: E402
-from seqlab.data.translation import make_bucketed_dataset, vectorize_pairs  # noqa: E402
+from seqlab.data.translation_batches import make_bucketed_dataset, vectorize_pairs  # noqa: E402
 from seqlab.models import build_rnn_translator, build_transformer_translator  # noqa: E402
 from seqlab.training import (  # noqa: E402
     MaskedAccuracy,

@@ -397,6 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     print_record(read_record())
     for name in sync(read_record()):
         print("updated", name)
+    from seqlab_instructor import record as recorded_minutes
+
+    recorded_minutes.main([])  # the minutes the setup line prints: seqlab.recorded_minutes
     print("If title cells changed: python -m seqlab_instructor.homework build")
     return 0
 

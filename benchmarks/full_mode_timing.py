@@ -1,6 +1,7 @@
-"""Timing helpers of ``benchmarks.full_mode``: a timed part of a notebook's run, the median of
-timed steps, batch counts, and the measurements several notebooks share (notebook 01's
-classifier on the nnlm-sized stand-in, measured once per run)."""
+"""Timing helpers of the benchmarks: a timed part of a notebook's run, the median of timed
+steps, the wall time of each step in ``fit`` (:class:`StepTimer`), batch counts, and the
+measurements several notebooks share (notebook 01's classifier on the nnlm-sized stand-in,
+measured once per run)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,24 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import keras
+
 from benchmarks.stand_ins import nnlm_sized_module, review_batch
 from seqlab import config
+
+
+class StepTimer(keras.callbacks.Callback):
+    """Wall time of every training step of a ``fit``, in ``seconds``."""
+
+    def __init__(self):
+        super().__init__()
+        self.seconds = []
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.started = time.perf_counter()
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.seconds.append(time.perf_counter() - self.started)
 
 
 @dataclass

@@ -37,7 +37,6 @@ import os
 import platform
 import statistics
 import tempfile
-import time
 import zipfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -46,6 +45,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from benchmarks.full_mode_timing import StepTimer  # noqa: E402
 from seqlab.distribute import choose_strategy, global_batch_size  # noqa: E402
 from seqlab.lessons.nb01 import build_sentiment_classifier  # noqa: E402
 from seqlab.models import build_rnn_translator, build_transformer_translator  # noqa: E402
@@ -78,13 +78,8 @@ def synthetic_pairs(count: int, length: int, vocab_size: int, seed: int = 0):
 
 def corpus_pairs(path: str, length: int, vocab_size: int):
     """The Anki zip's training split, vectorised and padded as notebook 04 does."""
-    from seqlab.data.translation import (
-        make_vectorizer,
-        pad_ids,
-        read_pairs,
-        split_pairs,
-        vectorize_pairs,
-    )
+    from seqlab.data.translation import read_pairs, split_pairs
+    from seqlab.data.translation_batches import make_vectorizer, pad_ids, vectorize_pairs
 
     with tempfile.TemporaryDirectory() as folder, zipfile.ZipFile(path) as archive:
         name = next(n for n in archive.namelist() if n.endswith("spa.txt"))
@@ -95,20 +90,6 @@ def corpus_pairs(path: str, length: int, vocab_size: int):
     sources, targets, _ = vectorize_pairs(train, source_vectorizer, target_vectorizer, length)
     source, target = pad_ids(sources, length), pad_ids(targets, length + 1)
     return (source, target[:, :-1]), target[:, 1:]
-
-
-class StepTimer(keras.callbacks.Callback):
-    """Wall time of every training batch."""
-
-    def __init__(self):
-        super().__init__()
-        self.seconds = []
-
-    def on_train_batch_begin(self, batch, logs=None):
-        self._start = time.perf_counter()
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.seconds.append(time.perf_counter() - self._start)
 
 
 def time_training(model, dataset, steps: int, warmup: int) -> float:

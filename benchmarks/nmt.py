@@ -37,6 +37,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from benchmarks.full_mode_timing import StepTimer  # noqa: E402
 from seqlab.decoding import greedy_decode  # noqa: E402
 from seqlab.evaluation import bleu  # noqa: E402
 from seqlab.models import Seq2SeqTranslator  # noqa: E402
@@ -95,20 +96,6 @@ def build(variant: str, vocab_size: int, units: int, jit_compile):
     dummy = np.ones((1, 2), np.int32)
     build_for_training(model, (dummy, dummy), dummy)
     return model
-
-
-class StepTimer(keras.callbacks.Callback):
-    """Wall time of every training step."""
-
-    def __init__(self):
-        super().__init__()
-        self.seconds = []
-
-    def on_train_batch_begin(self, batch, logs=None):
-        self.started = time.perf_counter()
-
-    def on_train_batch_end(self, batch, logs=None):
-        self.seconds.append(time.perf_counter() - self.started)
 
 
 def measure(variant, args, train, test):

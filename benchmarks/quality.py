@@ -160,7 +160,7 @@ def random_training_subset(data, count: int, seed: int = config.SEED):
     """Train on ``count`` pairs drawn at random from the whole training split (vocabularies,
     validation and test splits unchanged). ``--pairs`` takes the corpus's *first* pairs, and
     the Anki file is sorted by length: its first 30,000 English sentences have at most 7 words."""
-    from seqlab.data.translation import make_dataset, pad_ids, vectorize_pairs
+    from seqlab.data.translation_batches import make_dataset, pad_ids, vectorize_pairs
 
     rng = np.random.default_rng(seed)
     pairs = [data.train_pairs[i] for i in sorted(rng.choice(len(data.train_pairs), count,

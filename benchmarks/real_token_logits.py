@@ -18,7 +18,7 @@ schedule with 1,000 warm-up steps, label smoothing 0.1, batch 128, ``jit_compile
 times with the same initial weights, differing only in how the output layer is applied: as
 notebook 05 applied it before (a ``Dense`` on the rank-3 ``(B, T, d)``, a broadcast matrix
 product), as the package's ``TransformerTranslator`` did (one 2-D product over every position,
-``dense_2d``), and at the real tokens only (``skip_padding=True``, notebook 05 now). They train
+``seqlab.layers.FlatDense``), and at the real tokens only (``skip_padding=True``, notebook 05 now). They train
 in turn on the same padded batches of the real Anki pairs (``--chunk`` batches drawn once, then
 ``train_on_batch`` on each by every variant, each step timed). Printed per variant: the median
 step time, real target tokens per second at that median, and the validation loss and masked
@@ -42,7 +42,7 @@ from seqlab.models import TRANSFORMER_PRESETS, TransformerTranslator
 from seqlab.training import compile_translator, transformer_optimizer
 
 #: name -> how the output layer is applied: notebook 05's former rank-3 ``Dense`` on
-#: ``(B, T, d)``, the package's 2-D view of every position (``dense_2d``), the real tokens only.
+#: ``(B, T, d)``, the package's 2-D view of every position (``FlatDense``), the real tokens only.
 VARIANTS = ("rank-3 Dense (notebook 05 before)", "2-D Dense, every position",
             "real tokens only")
 

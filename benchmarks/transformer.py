@@ -42,8 +42,8 @@ keras-mha baseline, no jit     873 - 1,605   987 - 1,068     1.00x
 
 Under that load the wall-time ratio mostly measures the other jobs; CPU time per step is the
 steadier comparison: without XLA the from-scratch layers used 5-21 % less CPU per step than
-Keras's (the 2-D matmul views of ``seqlab.layers.multi_head_attention.dense_2d`` and, then, a fused Adam
-update since dropped: see ``seqlab.training.schedules``); with XLA the two were within the noise (−10 % to +24 %). A fifth, single-pass run
+Keras's (the 2-D matmul views of ``seqlab.layers.FlatDense`` and, then, a fused Adam
+update since dropped); with XLA the two were within the noise (−10 % to +24 %). A fifth, single-pass run
 during a CI job measured seqlab+jit at 624 tokens/s beside the baseline's 1,595 — the reason the
 models now take turns in rounds. The issue's goal of 5,000 tokens/s is out of reach on this hardware for any
 implementation of this size: 5,000 tokens/s is 3.9 steps/s × 15 GFLOP ≈ 58 GFLOP/s sustained,

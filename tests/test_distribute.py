@@ -268,18 +268,9 @@ def test_strategy_names_are_checked_and_read_from_the_environment(monkeypatch):
 
     monkeypatch.setenv("SEQLAB_STRATEGY", "Mirrored")
     assert strategy_name() == "mirrored"
-    assert strategy_name("tpu") == "tpu"
+    assert strategy_name("default") == "default"
     with pytest.raises(ValueError, match="strategy must be one of"):
         strategy_name("gpus")
-
-
-def test_tpu_without_a_tpu_is_one_clear_error(monkeypatch):
-    from seqlab.distribute import StrategyError, choose_strategy
-
-    monkeypatch.delenv("COLAB_TPU_ADDR", raising=False)
-    monkeypatch.delenv("TPU_NAME", raising=False)
-    with pytest.raises(StrategyError, match="no TPU is visible"):
-        choose_strategy("tpu")
 
 
 class _Replicas:

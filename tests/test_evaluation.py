@@ -53,7 +53,7 @@ def test_exact_match_ignores_only_whitespace():
 
 
 def test_results_file_keeps_models_of_one_mode(tmp_path):
-    from seqlab.evaluation import read_nmt_results, write_nmt_result
+    from seqlab.results import read_nmt_results, write_nmt_result
 
     path = tmp_path / "nmt_results.json"
     assert read_nmt_results(path) == {}

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 from seqlab.data import load_translation
-from seqlab.data.translation import END, START, detokenize
+from seqlab.data.translation_text import END, START, detokenize
 from seqlab.decoding import translate
 from seqlab.export import detokenize_tensor, export_translator, translate_with_export
 from seqlab.models import Seq2SeqTranslator

@@ -27,6 +27,7 @@ LIBRARY = {
     "seqlab.config": 0,
     "seqlab.results": 0,
     "seqlab.sizes": 0,
+    "seqlab.recorded_minutes": 0,  # generated from the record by seqlab_instructor.record
     "seqlab.distribute": 0,
     "seqlab.data": 1,
     "seqlab.layers": 2,

@@ -26,6 +26,8 @@ from seqlab.layers import (
     STANDIN_HANDLE,
     BahdanauAttention,
     BahdanauDecoder,
+    FastMultiHeadAttention,
+    FlatDense,
     GRUCell,
     HubTextEmbedding,
     LSTMCell,
@@ -194,6 +196,14 @@ LAYERS = {
         "call_kwargs": {"use_causal_mask": True, "query_mask": X_MASK},
         "expected_output_shape": (3, 5, 16),
         "paddings": [Padding(0, "query_mask", output_axis=1)], "output_mask": keeps_the_mask}),
+    "FastMultiHeadAttention-causal-self": (lambda: FastMultiHeadAttention(2, 8, value_dim=4), {
+        **TRANSFORMER, "inputs": (X, X),
+        "call_kwargs": {"use_causal_mask": True, "query_mask": X_MASK},
+        "expected_output_shape": (3, 5, 16),
+        "paddings": [Padding(0, "query_mask", output_axis=1)], "output_mask": keeps_the_mask}),
+    "FlatDense": (lambda: FlatDense(7), {
+        **TRANSFORMER, "inputs": (X,), "expected_output_shape": (3, 5, 7),
+        "not_applicable": {"mask": "a Dense: position-wise, it takes no mask"}}),
     "PositionalEmbedding": (lambda: PositionalEmbedding(30, 16), {
         **TRANSFORMER, "inputs": (IDS,), "expected_output_shape": (3, 5, 16),
         "paddings": [Padding(0, None, value=0, output_axis=1)],
@@ -246,6 +256,7 @@ def test_the_table_has_a_row_for_every_layer_class_in_seqlab_layers():
 #: keeps its first name, or every file saved before stops loading.
 REGISTERED = {
     BahdanauAttention: "seqlab>BahdanauAttention", BahdanauDecoder: "seqlab>BahdanauDecoder",
+    FastMultiHeadAttention: "seqlab>FastMultiHeadAttention", FlatDense: "seqlab>FlatDense",
     GRUCell: "seqlab>GRUCell", HubTextEmbedding: "seqlab>HubTextEmbedding",
     LSTMCell: "seqlab>LSTMCell", LuongAttention: "seqlab>LuongAttention",
     MultiHeadAttention: "seqlab>MultiHeadAttention",

@@ -74,14 +74,6 @@ def test_values_keras_mask_is_used_when_no_mask_is_given():
     assert np.all(np.asarray(weights)[..., 2:] == 0.0)
 
 
-def test_the_former_mask_keyword_still_works_and_warns():
-    layer = LuongAttention("dot")
-    expected = layer(QUERY, VALUES, padding_mask=MASK)
-    with pytest.warns(DeprecationWarning, match="padding_mask"):
-        got = layer(QUERY, VALUES, mask=MASK)
-    np.testing.assert_allclose(got, expected)
-
-
 @settings(max_examples=15, deadline=None)
 @given(lengths=st.lists(st.integers(1, 5), min_size=1, max_size=3), extra=st.integers(1, 4),
        kind=st.sampled_from(KINDS))

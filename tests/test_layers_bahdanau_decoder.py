@@ -150,15 +150,3 @@ def test_dropout_acts_in_training_only():
     plain = decoder(TARGETS, VALUES, state)
     np.testing.assert_allclose(decoder(TARGETS, VALUES, state, training=False), plain)
     assert np.abs(np.asarray(decoder(TARGETS, VALUES, state, training=True)) - plain).max() > 1e-4
-
-
-def test_the_former_mask_keywords_still_work_and_warn():
-    decoder = BahdanauDecoder(8)
-    state = [np.zeros((2, 8), "float32")]
-    targets, values = np.ones((2, 3, 4), "float32"), np.ones((2, 5, 6), "float32")
-    source = np.array([[1, 1, 1, 0, 0], [1] * 5], bool)
-    target = np.array([[1, 1, 0], [1, 1, 1]], bool)
-    expected = decoder(targets, values, state, encoder_padding_mask=source, padding_mask=target)
-    with pytest.warns(DeprecationWarning, match="encoder_padding_mask"):
-        got = decoder(targets, values, state, encoder_mask=source, mask=target)
-    np.testing.assert_allclose(got, expected)

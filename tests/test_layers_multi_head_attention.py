@@ -171,9 +171,3 @@ def test_copy_weights_refuses_different_heads():
     theirs(x, x)
     with pytest.raises(ValueError, match="Heads"):
         multi_head_attention.copy_keras_attention_weights(theirs, ours)
-
-
-def test_dense_2d_equals_dense():
-    layer = keras.layers.Dense(5)
-    x = np.random.default_rng(5).normal(size=(2, 3, 4)).astype("float32")
-    np.testing.assert_allclose(multi_head_attention.dense_2d(layer, x), layer(x), atol=1e-6)

@@ -1,4 +1,4 @@
-"""Reviews as code points (TextFromCodepoints, text_as_codepoints) and SummedRowsAdam.
+"""Reviews as code points (TextFromCodepoints, text_as_codepoints) and Adam on a word's summed rows.
 
 Both exist for the sentiment classifier under several replicas (issue 15); the two-replica
 comparisons themselves are in tests/test_distribute.py. Here: each piece on one device.
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from seqlab.distribute import text_as_codepoints
 from seqlab.layers import STANDIN_HANDLE, TextFromCodepoints
 from seqlab.lessons.nb01 import build_sentiment_classifier, predict_sentiment
-from seqlab.training import SummedRowsAdam, compile_sentiment_classifier
+from seqlab.training import FusedAdam, LazyAdam, compile_sentiment_classifier
 
 REVIEWS = ["A wonderful, moving film.", "Ça m'a plu: très drôle ☺", "", "dull"]
 
@@ -104,27 +104,27 @@ def _apply(optimizer, gradient, steps=3):
     return table.numpy()
 
 
-def test_summed_rows_adam_is_adam_on_the_dense_gradient():
+def test_fused_adam_is_adam_on_the_dense_gradient():
     # Word 1's gradient arrives in two rows, as from two replicas: 0.5 + 1.5 = 2.0.
     rows = tf.IndexedSlices(tf.constant([[0.5, -1.0], [1.5, 0.0], [3.0, 1.0]]),
                             tf.constant([1, 1, 3]), tf.constant([5, 2]))
     dense = tf.convert_to_tensor(rows)
     textbook = _apply(keras.optimizers.Adam(0.1), dense)
-    np.testing.assert_allclose(_apply(SummedRowsAdam(0.1), rows), textbook, rtol=1e-6)
+    np.testing.assert_allclose(_apply(FusedAdam(0.1), rows), textbook, rtol=1e-5)
     # Keras's Adam squares the two rows apart (0.5² + 1.5² instead of 2²): a different update.
     assert not np.allclose(_apply(keras.optimizers.Adam(0.1), rows), textbook, rtol=1e-4)
 
 
-def test_summed_rows_adam_equals_keras_adam_on_one_device_for_the_hub_model():
+def test_fused_adam_equals_keras_adam_on_one_device_for_the_hub_model():
     data = tf.data.Dataset.from_tensor_slices((REVIEWS * 4, [1.0, 0.0] * 8)).batch(8)
     weights = {}
-    for name, optimizer in (("keras", keras.optimizers.Adam), ("summed", SummedRowsAdam)):
+    for name, optimizer in (("keras", keras.optimizers.Adam), ("summed", FusedAdam)):
         keras.utils.set_random_seed(3)
         model = build_sentiment_classifier(STANDIN_HANDLE, 8, trainable=True)
         model.compile(optimizer(0.05), "binary_crossentropy")
         model.fit(data, epochs=2, verbose=0, shuffle=False)
         weights[name] = model.get_weights()
     for a, b in zip(weights["keras"], weights["summed"], strict=True):
-        np.testing.assert_allclose(a, b, atol=1e-6)
+        np.testing.assert_allclose(a, b, atol=1e-5)  # the fused kernel rounds otherwise
     compiled = compile_sentiment_classifier(build_sentiment_classifier(STANDIN_HANDLE, 8))
-    assert isinstance(compiled.optimizer, SummedRowsAdam)
+    assert isinstance(compiled.optimizer, LazyAdam)

@@ -45,6 +45,29 @@ def test_every_review_once_with_its_label_and_no_extra_padding():
     assert sum(len(labels) == 16 for _, labels in batches) >= len(ids) // 16 - len(boundaries) - 1
 
 
+def test_fixed_widths_and_full_batches_for_xla():
+    dataset, ids, lengths = padded_reviews(longest=35)
+    bucketed = bucket_by_length(dataset, 16, boundaries=[11, 21, 36], seed=1,
+                                pad_to_boundaries=True, drop_remainder=True)
+    batches = epoch(bucketed)
+    assert len(batches) == int(bucketed.cardinality())
+    for batch_ids, labels in batches:
+        assert len(labels) == 16 and batch_ids.shape[1] in (10, 20, 35)   # boundary - 1
+        assert sequence_lengths(batch_ids).numpy().max() <= batch_ids.shape[1]
+    # Each bucket leaves out fewer than one batch of reviews.
+    assert len(ids) - 3 * 15 <= 16 * len(batches) <= len(ids)
+
+
+def test_sequences_of_source_and_target_are_measured_together():
+    source = np.array([[1, 2, 0, 0, 0], [3, 0, 0, 0, 0]] * 4)
+    target = np.array([[5, 0, 0, 0, 0], [6, 7, 8, 9, 0]] * 4)
+    dataset = tf.data.Dataset.from_tensor_slices(((source, target), target)).batch(8)
+    shapes = sorted((tuple(s.shape), tuple(t.shape))
+                    for (s, t), _ in bucket_by_length(dataset, 4, boundaries=[3], seed=0))
+    # The second pair's 4 target tokens put it in the second bucket despite its 1-token source.
+    assert shapes == [((4, 1), (4, 4)), ((4, 2), (4, 1))]
+
+
 def test_the_order_changes_every_epoch():
     dataset, _, _ = padded_reviews()
     bucketed = bucket_by_length(dataset, 16, boundaries=[10, 20, 30], seed=1)

@@ -16,8 +16,7 @@ A parameter holds a mask when it is called ``mask`` or ends in ``_mask``. Allowe
   ``value_mask``, ``key_mask`` as in ``keras.layers.MultiHeadAttention``; the RNN attentions'
   ``values_mask``);
 * :func:`seqlab.layers.multi_head_attention.combine_attention_masks` takes
-  ``MultiHeadAttention.call``'s mask arguments under their names, to forward them;
-* for one release, the deprecated former names listed in ``DEPRECATED``.
+  ``MultiHeadAttention.call``'s mask arguments under their names, to forward them.
 """
 
 from __future__ import annotations
@@ -36,14 +35,6 @@ FORWARDERS = {
     "seqlab.layers.multi_head_attention.combine_attention_masks":
         {"query_mask", "value_mask", "key_mask"},  # MultiHeadAttention.call's, forwarded
 }
-#: Former names kept for one release as deprecated keyword aliases (they warn), so that
-#: notebook 04 and benchmarks/quality.py keep working until they pass the new names. Remove
-#: these entries together with the aliases.
-DEPRECATED = {
-    "seqlab.layers.bahdanau_decoder.BahdanauDecoder.call": {"encoder_mask"},
-    "seqlab.layers.bahdanau_decoder.BahdanauDecoder.compute_output_spec": {"encoder_mask"},
-}
-
 
 def _public_callables():
     """``(qualified name, function, owning class or None)`` for every public function and
@@ -76,7 +67,7 @@ def _mask_parameters(function):
 
 
 def _allowed(key, function, owner, name):
-    if name in STANDARD | FORWARDERS.get(key, set()) | DEPRECATED.get(key, set()):
+    if name in STANDARD | FORWARDERS.get(key, set()):
         return True
     method = function.__name__
     is_layer_method = (owner is not None and issubclass(owner, keras.layers.Layer)

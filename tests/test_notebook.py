@@ -326,11 +326,8 @@ def test_setup_on_a_cpu_changes_nothing_and_a_forced_policy_is_applied(capsys):
         keras.config.set_dtype_policy(before)
 
 
-def test_a_tpu_gets_bfloat16_and_replicas_turn_auto_xla_off():
-    assert notebook.choose_precision([], "auto", tpu=True)[0] == "mixed_bfloat16"
-    assert notebook.choose_precision([], "off", tpu=True)[0] == "float32"
+def test_replicas_turn_auto_xla_off():
     assert notebook.choose_jit_compile([T4, T4], "auto", replicas=2)[0] is False
-    assert notebook.choose_jit_compile([], "auto", tpu=True)[0] is False
     assert notebook.choose_jit_compile([T4, T4], True, replicas=2)[0] is True
 
 

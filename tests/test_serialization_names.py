@@ -13,7 +13,7 @@ from __future__ import annotations
 import keras
 import pytest
 
-import seqlab.data.translation
+import seqlab.data.translation_text
 import seqlab.lessons.nb06
 import seqlab.lessons.nb07
 import seqlab.models
@@ -30,11 +30,10 @@ REGISTERED = {
     "seqlab>TransformerTranslator": seqlab.models.TransformerTranslator,
     "seqlab>MaskedAccuracy": seqlab.training.MaskedAccuracy,
     "seqlab>MaskedSparseCategoricalCrossentropy": seqlab.training.MaskedSparseCategoricalCrossentropy,
-    "seqlab>SummedRowsAdam": seqlab.training.SummedRowsAdam,
     "seqlab>LazyAdam": seqlab.training.LazyAdam,
     "seqlab>FusedAdam": seqlab.training.FusedAdam,
     "seqlab>TransformerSchedule": seqlab.training.TransformerSchedule,
-    "seqlab>standardize": seqlab.data.translation.standardize_with_markers,
+    "seqlab>standardize": seqlab.data.translation_text.standardize_with_markers,
 }
 
 

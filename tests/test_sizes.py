@@ -1,6 +1,5 @@
 """seqlab.sizes: the size a run trains at (parameter, environment, FAST, hardware) and its minutes."""
 
-import json
 
 import pytest
 
@@ -39,14 +38,8 @@ def test_size_refuses_typos_and_contradictions(monkeypatch, fast, value, message
 
 
 @pytest.fixture
-def record(monkeypatch, tmp_path):
-    path = tmp_path / "full_mode.json"
-    path.write_text(json.dumps({"notebooks": {"04": {"class": {"minutes": 12.6},
-                                                      "full": {"minutes": 81.7}}}}))
-    monkeypatch.setattr(sizes, "RECORD", path)
-    sizes._record.cache_clear()
-    yield path
-    sizes._record.cache_clear()
+def record(monkeypatch):
+    monkeypatch.setattr(sizes, "MINUTES", {"04": {"class": 12.6, "full": 81.7}})
 
 
 def test_a_cpu_runtime_says_in_one_line_why_the_class_size_and_how_to_choose_full(
@@ -84,7 +77,6 @@ def test_fast_mode_and_calls_without_a_notebook_print_nothing(monkeypatch, capsy
 
 
 def test_every_notebook_of_the_real_record_has_both_sizes():
-    sizes._record.cache_clear()
     for number in ("01", "02", "03", "04", "05", "06", "07", "08"):
         assert sizes.expected_minutes(number, "class") is not None, number
         assert sizes.expected_minutes(number, "full") >= sizes.expected_minutes(number, "class")

@@ -11,15 +11,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from seqlab.data import translation
+from seqlab.data import translation, translation_batches
 from seqlab.data.download import DownloadError
-from seqlab.data.translation import (
+from seqlab.data.translation import load_translation, read_pairs, resolve_anki_file
+from seqlab.data.translation_text import (
     END,
     START,
     detokenize,
-    load_translation,
-    read_pairs,
-    resolve_anki_file,
     standardize_reference,
     standardize_text,
     standardize_with_markers,
@@ -234,18 +232,18 @@ def test_the_smallest_vocabulary_still_loads():
 
 
 def test_bucket_widths_step_by_two_up_to_the_longest_pair():
-    assert translation.bucket_widths(20) == [6, 8, 10, 12, 14, 16, 18, 20]
-    assert translation.bucket_widths(11) == [6, 8, 10, 11]
-    assert translation.bucket_widths(5) == [5]
+    assert translation_batches.bucket_widths(20) == [6, 8, 10, 12, 14, 16, 18, 20]
+    assert translation_batches.bucket_widths(11) == [6, 8, 10, 11]
+    assert translation_batches.bucket_widths(5) == [5]
 
 
 def test_buckets_too_small_for_a_batch_merge_into_wider_ones():
     lengths = np.array([5] * 3 + [7] * 4 + [9] * 2 + [12] * 1)  # buckets 6, 8, 10, 12
-    assert translation.fitted_bucket_widths(lengths, 3, longest=12) == [6, 8, 12]
+    assert translation_batches.fitted_bucket_widths(lengths, 3, longest=12) == [6, 8, 12]
     # The one pair of 12 fills no batch: the bucket of 10 widens to hold it.
-    assert translation.fitted_bucket_widths(lengths, 2, longest=12) == [6, 8, 12]
-    assert translation.fitted_bucket_widths(lengths, 4, longest=12) == [12]
-    assert translation.fitted_bucket_widths(lengths, 100, longest=12) == [12]
+    assert translation_batches.fitted_bucket_widths(lengths, 2, longest=12) == [6, 8, 12]
+    assert translation_batches.fitted_bucket_widths(lengths, 4, longest=12) == [12]
+    assert translation_batches.fitted_bucket_widths(lengths, 100, longest=12) == [12]
 
 
 @pytest.fixture(scope="module")
@@ -272,7 +270,7 @@ def _epoch(dataset):
 
 def test_bucketed_batches_are_full_padded_to_a_bucket_width_and_teacher_forcing(bucketed):
     widths = bucketed.info["bucket_widths"]
-    assert set(widths) <= set(translation.bucket_widths(
+    assert set(widths) <= set(translation_batches.bucket_widths(
         max(bucketed.info["source_length"], bucketed.info["target_length"]))) and len(widths) > 1
     shapes, rows = _epoch(bucketed.train)
     # Each bucket leaves out fewer than a batch of pairs per epoch.

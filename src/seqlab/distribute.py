@@ -2,7 +2,7 @@
 for batch size and learning rate that go with it.
 
 In a notebook the setup cell chooses the strategy once (``setup(strategy=STRATEGY)`` calls
-:func:`choose_strategy`: ``"auto"``, ``"default"``, ``"mirrored"``, ``"tpu"``), then::
+:func:`choose_strategy`: ``"auto"``, ``"default"``, ``"mirrored"``), then::
 
     from seqlab.distribute import global_batch_size, scale_learning_rate
 
@@ -11,9 +11,10 @@ In a notebook the setup cell chooses the strategy once (``setup(strategy=STRATEG
     LEARNING_RATE = scale_learning_rate(LEARNING_RATE, BATCH_SIZE, 128)  # tuned for 128
     model = build_rnn_translator(..., strategy=strategy)    # variables live on every replica
 
-What ``"auto"`` picks: ``TPUStrategy`` on a TPU runtime (Colab "TPU"), ``MirroredStrategy``
-over all GPUs when there are several, and TensorFlow's default strategy (one device)
-otherwise. ``"mirrored"`` forces ``MirroredStrategy``; on a machine without a GPU it splits the
+What ``"auto"`` picks: ``MirroredStrategy`` over all GPUs when there are several, and
+TensorFlow's default strategy (one device) otherwise (Colab's TPU runtimes ship no TensorFlow:
+there is no TPU choice). ``"mirrored"`` forces ``MirroredStrategy``; on a machine without a
+GPU it splits the
 CPU into two logical devices first, which is how the tests and CI exercise two replicas without
 special hardware. ``None`` reads the environment variable ``SEQLAB_STRATEGY`` (default
 ``"auto"``).
@@ -23,8 +24,7 @@ special hardware. ``None`` reads the environment variable ``SEQLAB_STRATEGY`` (d
 
 * a notebook's ``BATCH_SIZE`` is the batch of *one replica*; the global batch, the one
   ``tf.data`` produces and ``fit`` splits among the replicas, is ``BATCH_SIZE × replicas``.
-  Each replica keeps the batch a single device was sized for (8 TPU cores run 8 such batches
-  at once), and an epoch takes ``replicas`` times fewer steps;
+  Each replica keeps the batch a single device was sized for, and an epoch takes ``replicas`` times fewer steps;
 * the Adam learning rate follows the global batch by the square-root rule:
   ``rate × sqrt(global batch / the batch the rate was tuned for)`` (Malladi et al., 2022, "On
   the SDEs and Scaling Rules for Adaptive Gradient Algorithms"; Krizhevsky, 2014, proposed it
@@ -51,7 +51,7 @@ import os
 
 import tensorflow as tf
 
-STRATEGY_CHOICES = ("auto", "default", "mirrored", "tpu")
+STRATEGY_CHOICES = ("auto", "default", "mirrored")
 ENVIRONMENT_VARIABLE = "SEQLAB_STRATEGY"
 #: Logical devices the CPU is split into when ``"mirrored"`` is forced without a GPU.
 CPU_REPLICAS = 2
@@ -82,9 +82,9 @@ def choose_strategy(name: str | None = None, *, quiet: bool = False) -> tf.distr
     cell, right after the parameters cell, runs it (:func:`seqlab.course.notebook.setup`).
 
     Args:
-        name: ``"auto"`` (TPU if present, else several GPUs, else one device), ``"default"``
-            (one device), ``"mirrored"`` (all GPUs; without a GPU, the CPU split into
-            :data:`CPU_REPLICAS` logical devices), ``"tpu"``; ``None`` reads
+        name: ``"auto"`` (several GPUs if present, else one device), ``"default"`` (one
+            device), ``"mirrored"`` (all GPUs; without a GPU, the CPU split into
+            :data:`CPU_REPLICAS` logical devices); ``None`` reads
             ``$SEQLAB_STRATEGY``, else ``"auto"``.
         quiet: do not print the one-line report (strategy, replicas, devices).
 
@@ -93,8 +93,7 @@ def choose_strategy(name: str | None = None, *, quiet: bool = False) -> tf.distr
 
     Raises:
         ValueError: for an unknown name.
-        StrategyError: ``"tpu"`` without a TPU, or ``"mirrored"`` on a CPU after TensorFlow
-            has initialised its devices.
+        StrategyError: ``"mirrored"`` on a CPU after TensorFlow has initialised its devices.
     """
     name = strategy_name(name)
     kind = _resolve(name)
@@ -166,37 +165,6 @@ def strategy_scope(strategy: tf.distribute.Strategy | None = None):
     return strategy.scope() if strategy is not None else contextlib.nullcontext()
 
 
-def is_tpu_strategy(strategy: tf.distribute.Strategy | None) -> bool:
-    """Whether ``strategy`` runs on TPU cores (which need fixed shapes)."""
-    return isinstance(strategy, tf.distribute.TPUStrategy)
-
-
-def fixed_shape_batches(dataset: tf.data.Dataset, strategy: tf.distribute.Strategy | None = None) -> tf.data.Dataset:
-    """``dataset`` with a fixed batch size where the strategy needs one (TPU), else unchanged.
-
-    A TPU compiles one program per input shape, so a training set's last, smaller batch would
-    cost a second compilation: under a TPU strategy the batches are re-cut to the dataset's
-    batch size with ``drop_remainder=True`` (fewer than one batch of examples is left out of
-    each epoch; the training sets shuffle each epoch, so a different few). Every other axis
-    must already be fixed: pad sequences to a fixed length (``load_translation`` does; an IMDB
-    vectorizer needs ``output_sequence_length``). Under other strategies ``fit`` splits each
-    global batch among the replicas as it is, no example dropped or repeated.
-    """
-    if not is_tpu_strategy(strategy):
-        return dataset
-    specs = tf.nest.flatten(dataset.element_spec)
-    varying = [spec for spec in specs if None in spec.shape[1:]]
-    if varying:
-        raise ValueError("A TPU needs fixed shapes, but this dataset has axes of varying length "
-                         f"{[tuple(s.shape) for s in varying]}: pad to a fixed length first "
-                         "(e.g. TextVectorization(output_sequence_length=...)).")
-    batch_size = specs[0].shape[0]
-    if batch_size is None:
-        # Batched without drop_remainder: read the size from the first batch.
-        batch_size = int(tf.shape(tf.nest.flatten(next(iter(dataset)))[0])[0])
-    return dataset.rebatch(batch_size, drop_remainder=True)
-
-
 def text_as_codepoints(data):
     """Batches of raw text as 0-padded ``int32`` Unicode code points, for several replicas.
 
@@ -249,18 +217,9 @@ def _short(device: str) -> str:
     return device.replace("/job:localhost/replica:0/task:0", "").replace("/device:", "/").lower()
 
 
-def _tpu_present() -> bool:
-    # Colab's older TPU runtime sets COLAB_TPU_ADDR; Cloud TPU VMs set TPU_NAME or show the
-    # cores as physical devices. Checked without contacting anything (no metadata server).
-    return bool(os.environ.get("COLAB_TPU_ADDR") or os.environ.get("TPU_NAME")
-                or tf.config.list_physical_devices("TPU"))
-
-
 def _resolve(name: str) -> str:
     if name != "auto":
         return name
-    if _tpu_present():
-        return "tpu"
     if len(tf.config.list_physical_devices("GPU")) > 1:
         return "mirrored"
     return "default"
@@ -269,8 +228,6 @@ def _resolve(name: str) -> str:
 def _create(kind: str) -> tf.distribute.Strategy:
     if kind == "default":
         return tf.distribute.get_strategy()
-    if kind == "tpu":
-        return _create_tpu()
     if tf.config.list_physical_devices("GPU"):
         return tf.distribute.MirroredStrategy()  # every visible GPU
     return tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(_split_cpu())])
@@ -294,15 +251,3 @@ def _split_cpu() -> int:
             "seqlab.distribute.choose_strategy('mirrored') before loading data or building "
             f"models, or set {ENVIRONMENT_VARIABLE}=mirrored.") from error
     return CPU_REPLICAS
-
-
-def _create_tpu() -> tf.distribute.Strategy:
-    if not _tpu_present():
-        raise StrategyError("strategy 'tpu' but no TPU is visible (on Colab: Runtime > Change "
-                            "runtime type > TPU); use 'auto' to fall back to GPUs or the CPU.")
-    # On a TPU VM the cores are local; the older Colab runtime names a remote TPU worker.
-    remote = os.environ.get("COLAB_TPU_ADDR") or os.environ.get("TPU_NAME")
-    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(tpu=None if remote else "local")
-    tf.config.experimental_connect_to_cluster(resolver)
-    tf.tpu.experimental.initialize_tpu_system(resolver)
-    return tf.distribute.TPUStrategy(resolver)

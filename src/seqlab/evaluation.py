@@ -1,11 +1,5 @@
 """Scores for translations: corpus BLEU (sacrebleu), exact-match accuracy, a check that
-translations are not nonsense (:func:`diagnose_translations`).
-
-Also the face a notebook's "Testing" section imports from: translating the test sentences
-(:func:`seqlab.decoding.translate`, :func:`seqlab.decoding.greedy_decode`,
-:func:`seqlab.decoding.beam_search`) comes first, and the results file notebooks 04 and 05 share
-(``models/nmt_results.json``, :func:`seqlab.results.read_nmt_results` and
-:func:`seqlab.results.write_nmt_result`) last; they are re-exported here."""
+translations are not nonsense (:func:`diagnose_translations`)."""
 
 from __future__ import annotations
 
@@ -14,15 +8,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from seqlab.decoding import Translations, beam_search, greedy_decode, translate
-from seqlab.results import read_nmt_results, write_nmt_result
-
-__all__ = [
-    "bleu", "diagnose_translations", "exact_match_accuracy", "format_scores",
-    # re-exported: translating the test set (seqlab.decoding), the results file (seqlab.results)
-    "Translations", "beam_search", "greedy_decode", "translate", "read_nmt_results",
-    "write_nmt_result",
-]
+__all__ = ["bleu", "diagnose_translations", "exact_match_accuracy", "format_scores"]
 
 
 def _check_pair(hypotheses, references, name: str) -> None:

@@ -1,7 +1,7 @@
 """Ship a trained translator as one TensorFlow SavedModel: raw strings in, translations out.
 
 The ``.keras`` file (``model.save``) holds the network only; the text processing (the two
-vocabularies and :func:`seqlab.data.translation.standardize_with_markers`) lives in the
+vocabularies and :func:`seqlab.data.translation_text.standardize_with_markers`) lives in the
 vectorizers. The export puts both, and the greedy decoding loop, into one graph::
 
     export_translator(model, data.source_vectorizer, data.target_vectorizer, "models/nmt_export")
@@ -19,7 +19,7 @@ import unicodedata
 
 import tensorflow as tf
 
-from seqlab.data.translation import DETOKENIZE_RULES, END, HIDDEN_TOKENS, START, nfkd_table
+from seqlab.data.translation_text import DETOKENIZE_RULES, END, HIDDEN_TOKENS, START, nfkd_table
 from seqlab.decoding import greedy_decode_in_graph
 
 
@@ -59,7 +59,7 @@ class ExportedTranslator(tf.Module):
 
 
 def detokenize_tensor(words: tf.Tensor) -> tf.Tensor:
-    """:func:`seqlab.data.translation.detokenize` in TensorFlow ops, NFC aside (TensorFlow has no
+    """:func:`seqlab.data.translation_text.detokenize` in TensorFlow ops, NFC aside (TensorFlow has no
     NFC op): ``(batch, T)`` words -> ``(batch,)`` texts, with the same hidden tokens and the same
     table of rules (``DETOKENIZE_RULES``)."""
     hidden = tf.reduce_any(tf.equal(words[..., None], HIDDEN_TOKENS), axis=-1)  # (batch, T)

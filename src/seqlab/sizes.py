@@ -6,8 +6,8 @@ Colab's free runtime) and ``"full"`` (the notebook's full-size models). A notebo
 parameter wins; else ``$SEQLAB_SIZE``; else FAST mode means ``"fast"``, and otherwise the
 hardware decides: a runtime with a GPU trains the full size, one without trains the class size
 and says so in one line, with how to choose the full size. The minutes each size takes come
-from one record, ``benchmarks/results/full_mode.json`` (written by ``python -m
-benchmarks.full_mode``); no GPU time has been measured, and the line says that too.
+from the record of the course tools, copied into :data:`seqlab.recorded_minutes.MINUTES`; no
+GPU time has been measured, and the line says that too.
 
 >>> choose("class", fast=False)
 'class'
@@ -17,16 +17,13 @@ benchmarks.full_mode``); no GPU time has been measured, and the line says that t
 
 from __future__ import annotations
 
-import json
 import os
-from functools import cache
 
 from seqlab import config
+from seqlab.recorded_minutes import MINUTES
 
 #: The sizes, smallest first.
 SIZES = ("fast", "class", "full")
-#: The record of full-mode and class-size training minutes on 2 CPU cores.
-RECORD = config.REPO_ROOT / "benchmarks" / "results" / "full_mode.json"
 _NAMES = {"class": "the class size", "full": "the full size"}
 
 #: What each notebook trains at each size: the numbers its constants cell takes from here (a
@@ -129,22 +126,12 @@ def has_gpu() -> bool:
     return bool(tf.config.list_physical_devices("GPU"))
 
 
-@cache
-def _record() -> dict:
-    try:
-        return json.loads(RECORD.read_text(encoding="utf-8")).get("notebooks", {})
-    except (OSError, ValueError):  # a copy without benchmarks/: the times are just unknown
-        return {}
-
-
 def expected_minutes(notebook: str, size: str) -> float | None:
     """Minutes of training the record gives notebook ``"04"`` at ``size`` on 2 CPU cores.
 
     ``None`` when the record has no such entry (FAST mode is not in it).
     """
-    entry = _record().get(str(notebook), {}).get(size, {})
-    minutes = entry.get("minutes")
-    return float(minutes) if minutes is not None else None
+    return MINUTES.get(str(notebook), {}).get(size)
 
 
 def _cpu_time(notebook: str | None, size: str) -> str:

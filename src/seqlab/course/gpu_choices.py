@@ -34,15 +34,13 @@ def _compute_capability(devices: list[dict]):
     return min(capabilities) if capabilities else None
 
 
-def choose_precision(devices: list[dict], mixed_precision: str = "auto", *,
-                     tpu: bool = False) -> tuple[str | None, str]:
-    """The dtype policy for these GPUs (or a TPU), and why.
+def choose_precision(devices: list[dict], mixed_precision: str = "auto") -> tuple[str | None, str]:
+    """The dtype policy for these GPUs, and why.
 
     Args:
         devices: one dict per visible GPU, as ``tf.config.experimental.get_device_details``
             returns (``device_name``, ``compute_capability``); empty on a CPU.
         mixed_precision: ``"auto"``, ``"off"``, ``"float16"`` or ``"bfloat16"``.
-        tpu: the strategy runs on a TPU (its matrix units compute in bfloat16).
 
     Returns:
         ``(policy, reason)``: ``policy`` is the name to pass to ``keras.config.set_dtype_policy``,
@@ -51,18 +49,15 @@ def choose_precision(devices: list[dict], mixed_precision: str = "auto", *,
     ``auto`` picks ``mixed_bfloat16`` on compute capability 8.0 and up (A100, L4, H100: bfloat16
     tensor cores, float32's range, no loss scaling), ``mixed_float16`` on 7.x (V100, T4: float16
     tensor cores only; Keras adds loss scaling on ``compile``), and float32 below 7.0 (no tensor
-    cores, so half precision saves memory but little time) and on a CPU; ``mixed_bfloat16``
-    on a TPU.
+    cores, so half precision saves memory but little time) and on a CPU.
     """
     mixed_precision = resolve_mixed_precision(mixed_precision)
     if mixed_precision == "off":
         return "float32", "mixed precision turned off (mixed_precision='off')"
     if mixed_precision in ("float16", "bfloat16"):
-        where = ("a TPU" if tpu else _describe_gpus(devices) if devices
+        where = (_describe_gpus(devices) if devices
                  else "a CPU (slower there: for testing only)")
         return f"mixed_{mixed_precision}", f"requested (mixed_precision={mixed_precision!r}) on {where}"
-    if tpu:
-        return "mixed_bfloat16", "a TPU's matrix units compute in bfloat16"
     if not devices:
         return None, "no GPU, so nothing changes (mixed precision pays off only on a GPU)"
     capability = _compute_capability(devices)
@@ -81,12 +76,12 @@ def choose_precision(devices: list[dict], mixed_precision: str = "auto", *,
 
 
 def choose_jit_compile(devices: list[dict], jit_compile: str | bool = "auto", *,
-                       replicas: int = 1, tpu: bool = False) -> tuple[bool, str]:
+                       replicas: int = 1) -> tuple[bool, str]:
     """Whether to compile models with XLA (``model.compile(jit_compile=...)``), and why.
 
     ``auto`` is True on one GPU (XLA fuses the many small element-wise ops of attention and
     layer norm into few kernels), False under a strategy with several replicas (Keras's own
-    ``"auto"`` turns XLA off under ``tf.distribute``; a TPU compiles with XLA anyway) and False
+    ``"auto"`` turns XLA off under ``tf.distribute``) and False
     on a CPU (compiling costs more time than a FAST run gains). Layers that XLA cannot compile
     (``HubTextEmbedding``'s string ops) make Keras fall back to ``jit_compile=False`` for that
     model, with a warning.
@@ -95,8 +90,6 @@ def choose_jit_compile(devices: list[dict], jit_compile: str | bool = "auto", *,
         raise ValueError(f"jit_compile must be one of {JIT_COMPILE_CHOICES}; got {jit_compile!r}.")
     if jit_compile is True or jit_compile is False:
         return jit_compile, f"requested (jit_compile={jit_compile})"
-    if tpu:
-        return False, "a TPU compiles every step with XLA already; nothing to add"
     if replicas > 1:
         return False, f"{replicas} replicas: Keras does not XLA-compile under tf.distribute"
     if devices:

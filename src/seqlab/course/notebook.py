@@ -5,7 +5,7 @@ literals, and the generated setup cell after it resolves them once::
 
     FAST = None       # parameters cell: True, False, or None ($SEQLAB_FAST, else False)
     SIZE = None       # "fast", "class", "full", or None ($SEQLAB_SIZE, else by FAST and the GPU)
-    STRATEGY = None   # "auto", "default", "mirrored", "tpu", or None ($SEQLAB_STRATEGY, else "auto")
+    STRATEGY = None   # "auto", "default", "mirrored", or None ($SEQLAB_STRATEGY, else "auto")
 
     import seqlab.course.notebook   # setup cell
     RUN = seqlab.course.notebook.setup(fast=FAST, size=SIZE, strategy=STRATEGY, notebook="04")
@@ -49,7 +49,7 @@ class RunSettings:
     ``"below floor"`` or ``"newer than tested"``), and the choices made for it:
     ``dtype_policy`` and ``jit_compile`` (pass ``jit_compile=RUN.jit_compile`` to ``compile``),
     with ``reasons`` (why, one line each); ``fixed_shapes`` is True where every batch must keep
-    one shape (XLA or a TPU compile one program per shape), so no layer may compute a
+    one shape (XLA compiles one program per shape), so no layer may compute a
     data-dependent number of rows (``RealTokenDense(skip_padding=not RUN.fixed_shapes)``).
     ``settings`` holds this notebook's numbers at this size (:func:`seqlab.sizes.settings`; empty
     when no notebook is named), the one object a notebook's imports cell reads them from.
@@ -110,10 +110,10 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
     (:func:`hide_tensorflow_startup_lines`; ``TF_CPP_MIN_LOG_LEVEL`` defaults to
     :data:`TENSORFLOW_LOG_LEVEL`), so a notebook opens without red stderr boxes.
 
-    It picks the ``tf.distribute`` strategy (:func:`seqlab.distribute.choose_strategy`: a TPU,
-    several GPUs, or one device) and, in the same place, on a GPU or TPU the Keras dtype policy
+    It picks the ``tf.distribute`` strategy (:func:`seqlab.distribute.choose_strategy`:
+    several GPUs, or one device) and, in the same place, on a GPU the Keras dtype policy
     (:func:`choose_precision`: ``mixed_bfloat16`` where the hardware computes in bfloat16 —
-    TPUs, GPUs of compute capability 8.0 and up; ``mixed_float16`` on older tensor-core GPUs
+    GPUs of compute capability 8.0 and up; ``mixed_float16`` on older tensor-core GPUs
     such as Colab's T4) and whether models should be compiled with XLA
     (:func:`choose_jit_compile`), printing each choice and why. On a CPU nothing changes.
 
@@ -130,7 +130,7 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
         jit_compile: ``"auto"`` (XLA on one GPU), ``True`` or ``False``; returned for
             ``model.compile(jit_compile=...)``.
         strategy: passed to :func:`seqlab.distribute.choose_strategy` (``"auto"``,
-            ``"default"``, ``"mirrored"``, ``"tpu"``; ``None`` reads ``SEQLAB_STRATEGY``, else
+            ``"default"``, ``"mirrored"``; ``None`` reads ``SEQLAB_STRATEGY``, else
             ``"auto"``). It must be chosen before TensorFlow initialises its devices, which is
             why the setup cell, right after the parameters cell, chooses it.
 
@@ -151,7 +151,7 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
         import keras
         import tensorflow as tf
 
-        from seqlab.distribute import choose_strategy, describe_strategy, is_tpu_strategy
+        from seqlab.distribute import choose_strategy, describe_strategy
 
         chosen_strategy = choose_strategy(strategy, quiet=True)   # initialises the devices
         gpus = tf.config.list_physical_devices("GPU")
@@ -188,12 +188,11 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
             "axes.spines.right": False,
         }
     )
-    tpu = is_tpu_strategy(chosen_strategy)
     replicas = chosen_strategy.num_replicas_in_sync
-    policy, policy_reason = choose_precision(devices, mixed_precision, tpu=tpu)
+    policy, policy_reason = choose_precision(devices, mixed_precision)
     if policy is not None and policy != keras.config.dtype_policy().name:
         keras.config.set_dtype_policy(policy)
-    use_xla, xla_reason = choose_jit_compile(devices, jit_compile, replicas=replicas, tpu=tpu)
+    use_xla, xla_reason = choose_jit_compile(devices, jit_compile, replicas=replicas)
     versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
     colab = in_colab()
     if not quiet:
@@ -203,7 +202,7 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
             f"GPUs: {len(gpus)}"
         )
         print(describe_versions(versions))
-        if not gpus and not tpu:
+        if not gpus:
             hint = "Runtime > Change runtime type > GPU" if colab else "a CUDA-enabled TensorFlow build"
             print(f"No GPU visible: FAST mode is fine on a CPU; for full runs use {hint}.")
         print(f"Strategy: {describe_strategy(chosen_strategy)}")
@@ -217,7 +216,7 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
         versions={name: version_status(name, version) for name, version in versions.items()},
         dtype_policy=keras.config.dtype_policy().name, jit_compile=use_xla,
         reasons={"dtype_policy": policy_reason, "jit_compile": xla_reason},
-        fixed_shapes=bool(use_xla or tpu),
+        fixed_shapes=bool(use_xla),
         settings=sizes.settings(notebook, size) if notebook in sizes.SETTINGS else {})
 
 

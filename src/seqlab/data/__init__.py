@@ -17,9 +17,8 @@ from seqlab.data.dates import generate_date_pairs
 from seqlab.data.download import BrokenInstallError, DownloadError
 from seqlab.data.imdb import IMDBSplits, load_imdb, read_sample_split
 from seqlab.data.length_buckets import bucket_by_length
-from seqlab.data.translation import (
-    TranslationData,
-    load_translation,
+from seqlab.data.translation import TranslationData, load_translation
+from seqlab.data.translation_text import (
     standardize_reference,
     standardize_text,
     standardize_with_markers,

@@ -30,7 +30,7 @@ Accents are kept (``"qué"`` and ``"que"`` are different words); they are stored
 
 This module loads and splits the pairs (:func:`load_translation`); the standardisation lives in
 :mod:`seqlab.data.translation_text` and the vectorising and batching (bucketing included) in
-:mod:`seqlab.data.translation_batches`. Their names are importable from here too.
+:mod:`seqlab.data.translation_batches`.
 """
 
 from __future__ import annotations
@@ -48,14 +48,8 @@ import tensorflow as tf
 
 from seqlab import config
 from seqlab.data.download import FAST_MODE_ADVICE, DownloadError
-
-# The standardisation and the batching live beside this module; their names stay importable
-# from here, where notebooks, tests and saved models have always found them.
-from seqlab.data.translation_batches import (  # noqa: F401
-    BUCKET_STEP,
+from seqlab.data.translation_batches import (
     MIN_VOCAB_SIZE,
-    SHORTEST_BUCKET,
-    bucket_widths,
     fitted_bucket_widths,
     make_bucketed_dataset,
     make_dataset,
@@ -64,18 +58,7 @@ from seqlab.data.translation_batches import (  # noqa: F401
     pair_lengths,
     vectorize_pairs,
 )
-from seqlab.data.translation_text import (  # noqa: F401
-    DETOKENIZE_RULES,
-    END,
-    HIDDEN_TOKENS,
-    START,
-    detokenize,
-    nfkd_table,
-    standardize_reference,
-    standardize_text,
-    standardize_with_markers,
-    unicode_nfkd,
-)
+from seqlab.data.translation_text import END, START
 
 #: The Anki English-Spanish pairs as the TensorFlow tutorials host them.
 ANKI_URL = "http://storage.googleapis.com/download.tensorflow.org/data/spa-eng.zip"

@@ -1,9 +1,5 @@
 """Translation pairs as batches: vectorizers, padded datasets, and training batches bucketed by
-length (:func:`make_bucketed_dataset`), for :func:`seqlab.data.translation.load_translation`.
-
->>> bucket_widths(20)
-[6, 8, 10, 12, 14, 16, 18, 20]
-"""
+length (:func:`make_bucketed_dataset`), for :func:`seqlab.data.translation.load_translation`."""
 
 from __future__ import annotations
 
@@ -14,6 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 from seqlab import config
+from seqlab.data.length_buckets import bucket_by_length
 from seqlab.data.translation_text import standardize_with_markers
 
 MIN_VOCAB_SIZE = 5
@@ -67,23 +64,12 @@ BUCKET_STEP = 2
 
 
 def bucket_widths(longest: int) -> list[int]:
-    """Padded lengths of the training buckets for a corpus whose longest pair has ``longest``
-    tokens (source, or shifted target): ``6, 8, 10, ...`` below ``longest``, then ``longest``
-    (``bucket_widths(20)`` -> ``[6, 8, 10, 12, 14, 16, 18, 20]``).
+    """Padded lengths of the training buckets for pairs of at most ``longest`` tokens: every
+    :data:`BUCKET_STEP` tokens from :data:`SHORTEST_BUCKET`, then ``longest``. A few fixed
+    widths, because XLA compiles one program per batch shape.
 
-    Why a few fixed widths rather than each batch padded to its own longest sentence: every new
-    batch shape may make Keras compile its train step again. Without XLA it does not: ``fit``
-    traces its step from the dataset's ``element_spec``, whose lengths are ``None`` here, so
-    one trace serves every width (``python -m benchmarks.bucketing`` counts the traces: the same
-    for both pipelines), and eager batches (``train_on_batch``) are covered by the
-    ``tf.function(reduce_retracing=True)`` Keras 3 wraps the step in, which relaxes the shape
-    after the second one. But XLA (``jit_compile=True``, which ``setup()`` picks on a GPU)
-    compiles once per concrete shape, and a source and a target each padded to their own
-    longest sentence give up to ``longest**2`` shapes; with fixed widths there are at most
-    ``len(bucket_widths(longest))`` (8 for the Anki pairs at ``max_length=20``). On the Anki
-    pairs, 2-token steps keep 82 % of the padded target positions real (17 widths of 1 token:
-    87 %; today's single width of 20: 41 %): finer buckets would buy little and cost more
-    compilations.
+    >>> bucket_widths(11)
+    [6, 8, 10, 11]
     """
     if longest <= SHORTEST_BUCKET:
         return [longest]
@@ -121,23 +107,10 @@ def make_bucketed_dataset(source_ids: tf.RaggedTensor, target_ids: tf.RaggedTens
                           ) -> tf.data.Dataset:
     """Shuffled training batches grouped by length: ``((source_ids, target_in), target_out)``.
 
-    Each pair's length is ``max(source tokens, shifted target tokens)``; it goes into the
-    narrowest bucket of :func:`bucket_widths` that holds it, and a bucket's batch is padded
-    with 0 to its width ``W`` (the source to ``min(W, source_length)``, the target to
-    ``min(W + 1, target_length)`` before the shift). ``tf.data``'s ``group_by_window`` does the
-    grouping, after a shuffle of the whole split (reshuffled every epoch, with ``seed``): the
-    sentences of a batch are a random draw among those of its length, and batches of
-    different lengths follow each other in a random order, as the buckets fill. The masked
-    loss and accuracy ignore padding, so only the amount of padding changes, not what is
-    learned from a batch.
-
-    Every batch has ``batch_size`` rows (``tf.distribute`` splits it evenly): each bucket
-    leaves out the last ``batch_size - 1`` pairs or fewer that it drew in an epoch (other ones
-    each epoch, as the shuffle changes). As which bucket a pair goes to never changes, an
-    epoch is always the same number of batches, ``sum(bucket pairs // batch_size)``, at most
-    one per bucket fewer than ``len(source_ids) // batch_size``; ``cardinality()`` says it
-    (schedules and progress bars use it). A bucket with fewer than ``batch_size`` pairs would
-    never fill: it is merged into the next wider one (:func:`fitted_bucket_widths`).
+    :func:`seqlab.data.bucket_by_length` of the pairs, each padded to the narrowest width of
+    ``widths`` that holds it (the source to at most ``source_length``, the shifted target to
+    at most ``target_length - 1``); every batch holds ``batch_size`` pairs (each bucket leaves
+    out its incomplete batch, other pairs each epoch), and the padded loss ignores padding.
 
     Args:
         source_ids / target_ids: ragged token ids (:func:`vectorize_pairs`); target with
@@ -146,48 +119,31 @@ def make_bucketed_dataset(source_ids: tf.RaggedTensor, target_ids: tf.RaggedTens
         source_length / target_length: the padded lengths of the unbucketed splits (the
             longest source, the longest target before the shift): no batch is wider.
         seed: the shuffle's seed.
-        widths: the buckets' widths, if the caller has them already; default
-            :func:`fitted_bucket_widths` of the pairs.
+        widths: the buckets' widths; default :func:`fitted_bucket_widths` of the pairs.
 
     Returns:
-        The dataset, its batches padded to ``widths``.
+        The dataset; ``cardinality()`` is its number of batches per epoch.
     """
-    source_lengths = source_ids.row_lengths().numpy().astype(np.int32)
-    target_lengths = target_ids.row_lengths().numpy().astype(np.int32)
     lengths = pair_lengths(source_ids, target_ids)
     if widths is None:
         widths = fitted_bucket_widths(lengths, batch_size,
                                       longest=max(source_length, target_length - 1))
     counts = np.bincount(np.searchsorted(widths, lengths), minlength=len(widths))
-    steps = int((counts // batch_size).sum())
-    if steps == 0:
-        raise ValueError(f"{len(source_lengths)} training pairs do not fill one batch of "
-                         f"{batch_size}")
-    limits = tf.constant(widths, tf.int64)  # (buckets,): the inclusive upper length of each
+    if int((counts // batch_size).sum()) == 0:
+        raise ValueError(f"{len(lengths)} training pairs do not fill one batch of {batch_size}")
+    padded = make_dataset(pad_ids(source_ids, source_length), pad_ids(target_ids, target_length),
+                          4096)
+    target = target_length - 1
 
-    def trim(source, target, source_count, target_count):
-        return source[:source_count], target[:target_count]  # (s,), (t,): no padding
+    def without_end(features, target_out):  # [END] is never an input: as long as target_out
+        source, target_in = features
+        return (source, tf.where(target_out != 0, target_in, 0)), target_out
 
-    def bucket_of(source, target):
-        length = tf.cast(tf.maximum(tf.size(source), tf.size(target) - 1), tf.int64)
-        return tf.argmax(tf.cast(limits >= length, tf.int64), output_type=tf.int64)
+    def clip(features, target_out):  # a bucket's width, at most the split's padded lengths
+        source, target_in = features
+        return (source[:, :source_length], target_in[:, :target]), target_out[:, :target]
 
-    def batch_bucket(bucket, pairs):
-        width = limits[bucket]
-        shapes = (tf.reshape(tf.minimum(width, source_length), [1]),
-                  tf.reshape(tf.minimum(width + 1, target_length), [1]))
-        return pairs.padded_batch(batch_size, padded_shapes=shapes, drop_remainder=True)
-
-    def teacher_forcing(source, target):  # (B, W), (B, W + 1)
-        return (source, target[:, :-1]), target[:, 1:]
-
-    dataset = tf.data.Dataset.from_tensor_slices((
-        pad_ids(source_ids, source_length), pad_ids(target_ids, target_length),
-        source_lengths, target_lengths))
-    dataset = (dataset.shuffle(len(source_lengths), seed=seed, reshuffle_each_iteration=True)
-               .map(trim, num_parallel_calls=tf.data.AUTOTUNE)
-               .group_by_window(bucket_of, batch_bucket, window_size=batch_size)
-               .map(teacher_forcing)
-               .apply(tf.data.experimental.assert_cardinality(steps)))
-    return dataset.prefetch(tf.data.AUTOTUNE)
-
+    return (bucket_by_length(padded.map(without_end), batch_size, boundaries=[width + 1 for width in widths],
+                             seed=seed, shuffle_buffer=len(lengths), pad_to_boundaries=True,
+                             drop_remainder=True)
+            .map(clip, num_parallel_calls=tf.data.AUTOTUNE))

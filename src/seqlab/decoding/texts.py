@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import tensorflow as tf
 
-from seqlab.data.translation import END, START, detokenize, standardize_text
+from seqlab.data.translation_text import END, START, detokenize, standardize_text
 from seqlab.decoding.beam import beam_search
 from seqlab.decoding.greedy import greedy_decode
 from seqlab.decoding.protocol import Translator

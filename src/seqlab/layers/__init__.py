@@ -5,7 +5,8 @@ One topic per module, as keras-hub splits its layers: ``recurrent`` (eqs. 1-11) 
 (eqs. 12-14), ``masking`` (the one masking rule, padding and causal masks, the mask names),
 ``positional_embedding`` (eq. 15), ``multi_head_attention`` (eq. 16, fig. 18, the decoding
 cache), ``transformer_blocks`` (feed-forward, encoder and decoder layers), ``output`` (the
-output layer, at the real tokens only), ``hub`` and ``text``.
+output layer, at the real tokens only), ``flat_dense`` (the blocks' faster projections),
+``hub`` and ``text``.
 Import from here: ``from seqlab.layers import MultiHeadAttention``.
 
 Each layer computes with ``keras.ops`` (so it also runs on the JAX and PyTorch backends),
@@ -18,6 +19,7 @@ Layers only: importing this package loads neither the data code nor anything abo
 """
 
 from seqlab.layers.attention import BahdanauAttention, LuongAttention
+from seqlab.layers.flat_dense import FastMultiHeadAttention, FlatDense
 from seqlab.layers.hub import (
     NNLM_EN_DIM50,
     STANDIN_HANDLE,
@@ -51,8 +53,8 @@ __all__ = [
     "MultiHeadAttention", "PositionalEmbedding", "PositionwiseFeedForward",
     "TransformerDecoderLayer", "TransformerEncoderLayer", "copy_keras_attention_weights",
     "positional_encoding", "scaled_dot_product_attention",
-    # the output layer at the real tokens only
-    "RealTokenDense",
+    # speed paths: the output layer at the real tokens only, Dense through a 2-D view
+    "FastMultiHeadAttention", "FlatDense", "RealTokenDense",
     # pretrained embeddings and text input
     "NNLM_EN_DIM50", "STANDIN_HANDLE", "HubTextEmbedding", "TextFromCodepoints", "review_input",
     "is_trusted_handle", "trusted_handles",

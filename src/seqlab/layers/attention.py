@@ -9,26 +9,9 @@ For a decoder state (the *query*) ``h_t`` and the encoder outputs (the *values*)
   rule, right in float32, float16 and bfloat16);
 * context, eq. (14): ``h~_t = sum_i alpha_ti y_i``.
 
-Both layers are called as
-``layer(query, values, padding_mask=None, return_attention_scores=False)``, like
-``keras.layers.Attention`` and ``keras.layers.MultiHeadAttention``:
-
-* ``query``: ``(batch, query_dim)`` for one decoder step, or ``(batch, Tq, query_dim)`` for all
-  steps at once (training with teacher forcing);
-* ``values``: ``(batch, Tv, value_dim)``;
-* ``padding_mask``: ``(batch, Tv)``, true/1 at real source positions (the package's name for a
-  padding mask, as in keras-hub). Padded positions get exactly zero weight, and the weights of
-  each query sum to 1 over the real positions (all zero for a source with no real position).
-  When ``padding_mask`` is ``None`` the values' Keras mask (from ``Embedding(mask_zero=True)``),
-  which Keras itself passes as ``values_mask`` (its ``<argument>_mask`` rule), is used if they
-  have one.
-* ``keys``: optional, the layer's ``project_values(values)`` computed beforehand (a decoder
-  that attends once per step, like :class:`seqlab.layers.BahdanauDecoder`, projects the values
-  once per sequence instead of once per step); computed from ``values`` when ``None``.
-* returns ``context``, ``(batch, value_dim)`` or ``(batch, Tq, value_dim)``; with
-  ``return_attention_scores=True``, ``(context, weights)`` with ``weights`` ``(batch, Tv)`` or
-  ``(batch, Tq, Tv)`` (the normalised weights of eq. 13, as Keras returns them). The layers keep
-  nothing from a call: the weights exist only as this return value.
+Both layers are called like ``keras.layers.Attention``: ``layer(query, values, padding_mask=None,
+return_attention_scores=False)`` (the arguments are in each class's docstring). The weights
+exist only as a return value.
 
 Where Keras has the same maths (tested in ``tests/test_layers_attention.py``):
 
@@ -51,7 +34,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from seqlab.layers.masking import masked_softmax, renamed_mask
+from seqlab.layers.masking import masked_softmax
 
 
 class _SourceAttention(keras.layers.Layer):
@@ -78,11 +61,10 @@ class _SourceAttention(keras.layers.Layer):
         raise NotImplementedError
 
     def call(self, query, values, padding_mask=None, return_attention_scores=False,
-             values_mask=None, keys=None, mask=None):
+             values_mask=None, keys=None):
         # Keras fills ``values_mask`` in by itself from the values' Keras mask (a layer whose
         # ``call`` has an ``<argument>_mask`` parameter gets that argument's mask); an explicit
-        # ``padding_mask`` wins. ``mask`` is its former name (deprecated).
-        padding_mask = renamed_mask(padding_mask, mask, "mask", "padding_mask")
+        # ``padding_mask`` wins.
         single_step = len(query.shape) == 2
         if single_step:
             query = ops.expand_dims(query, 1)  # (batch, 1, dq)
@@ -102,7 +84,7 @@ class _SourceAttention(keras.layers.Layer):
         return None  # the context carries no mask
 
     def compute_output_spec(self, query, values, padding_mask=None, return_attention_scores=False,
-                            values_mask=None, keys=None, mask=None):
+                            values_mask=None, keys=None):
         context = keras.KerasTensor(tuple(query.shape[:-1]) + (values.shape[-1],),
                                     dtype=self.compute_dtype)  # (batch, [Tq,] dv)
         if not return_attention_scores:
@@ -136,7 +118,8 @@ class BahdanauAttention(_SourceAttention):
         values_mask: Keras's slot for the values' Keras mask ``(batch, Tv)``, which Keras fills
             in itself (from ``Embedding(mask_zero=True)``); used when ``padding_mask`` is None.
             Pass ``padding_mask`` instead.
-        mask: deprecated former name of ``padding_mask`` (warns; removed in the next release).
+        keys: optional, :meth:`project_values` of ``values`` computed once beforehand (a
+            decoder that attends at every step passes them); computed here when ``None``.
 
     Returns:
         The context of eq. (14), ``(batch, value_dim)`` or ``(batch, Tq, value_dim)``; with
@@ -194,20 +177,7 @@ class LuongAttention(_SourceAttention):
         score: ``"dot"`` or ``"general"``.
         **kwargs: standard layer arguments (``name``, ``dtype``, ...).
 
-    Call arguments:
-        query: decoder state(s) ``h``, ``(batch, query_dim)`` or ``(batch, Tq, query_dim)``.
-        values: encoder outputs ``y``, ``(batch, Tv, value_dim)``.
-        padding_mask: optional ``(batch, Tv)`` boolean, True at real source positions.
-        return_attention_scores: also return the weights of eq. (13).
-        values_mask: Keras's slot for the values' Keras mask ``(batch, Tv)``, which Keras fills
-            in itself (from ``Embedding(mask_zero=True)``); used when ``padding_mask`` is None.
-            Pass ``padding_mask`` instead.
-        mask: deprecated former name of ``padding_mask`` (warns; removed in the next release).
-
-    Returns:
-        The context of eq. (14), ``(batch, value_dim)`` or ``(batch, Tq, value_dim)``; with
-        ``return_attention_scores=True``, ``(context, weights)``, weights ``(batch, Tv)`` or
-        ``(batch, Tq, Tv)``.
+    Call arguments and returns: as :class:`BahdanauAttention`.
 
     Example:
         >>> import numpy as np

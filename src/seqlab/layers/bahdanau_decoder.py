@@ -29,7 +29,6 @@ import keras
 from keras import ops
 
 from seqlab.layers.attention import BahdanauAttention
-from seqlab.layers.masking import renamed_mask
 
 RNN_KINDS = ("gru", "lstm")
 
@@ -67,8 +66,6 @@ class BahdanauDecoder(keras.layers.Layer):
             the state is carried over unchanged (as Keras's RNN layers do); the outputs there
             are computed but mean nothing.
         training: enables dropout.
-        encoder_mask, mask: deprecated former names of ``encoder_padding_mask`` and
-            ``padding_mask`` (warn; removed in the next release).
 
     Returns:
         ``outputs`` ``(batch, T, units + value_dim)``, each step's ``[h_t; c_t]``; with
@@ -159,10 +156,7 @@ class BahdanauDecoder(keras.layers.Layer):
 
     def call(self, target_embeddings, encoder_outputs, initial_state, encoder_padding_mask=None,
              return_attention_scores=False, return_state=False, padding_mask=None,
-             training=None, encoder_mask=None, mask=None):
-        encoder_padding_mask = renamed_mask(encoder_padding_mask, encoder_mask, "encoder_mask",
-                                            "encoder_padding_mask")
-        padding_mask = renamed_mask(padding_mask, mask, "mask", "padding_mask")
+             training=None):
         keys = self.attention.project_values(encoder_outputs)  # once: (batch, Tv, attention_units)
         state = [ops.cast(s, self.compute_dtype) for s in initial_state]
         outputs, weights, state = self._scanned(target_embeddings, state, encoder_outputs, keys,
@@ -185,11 +179,8 @@ class BahdanauDecoder(keras.layers.Layer):
                  training):
         """``ops.scan`` of :meth:`_step` over the time-major target.
 
-        A scan rather than a Python loop over a known length: on a 2-core CPU, at notebook 04's
-        class size (units 128, embedding 64, batch 128, length 20, 8,000 words), it traced in
-        37 s instead of 93 s and a training step took no longer (5.5 s vs 6.3 s median, a
-        shared machine); it also works when the length is unknown when traced, and under XLA.
-        The carry is ``(state, output, weights)`` and each step emits the same structure:
+        A scan rather than a Python loop: it traces faster, works when the length is unknown
+        when traced, and under XLA. The carry is ``(state, output, weights)`` and each step emits the same structure:
         TensorFlow's ``ops.scan`` needs the per-step outputs shaped like the carry.
         """
         dtype = self.compute_dtype
@@ -223,8 +214,7 @@ class BahdanauDecoder(keras.layers.Layer):
 
     def compute_output_spec(self, target_embeddings, encoder_outputs, initial_state,
                             encoder_padding_mask=None, return_attention_scores=False,
-                            return_state=False, padding_mask=None, training=None,
-                            encoder_mask=None, mask=None):
+                            return_state=False, padding_mask=None, training=None):
         batch, length = target_embeddings.shape[0], target_embeddings.shape[1]
         dtype = self.compute_dtype
         results = [keras.KerasTensor((batch, length, self.units + encoder_outputs.shape[-1]),

@@ -28,8 +28,6 @@ and :mod:`seqlab.decoding` (keras-hub's convention; ``tests/test_mask_names.py``
 
 from __future__ import annotations
 
-import warnings
-
 from keras import ops
 
 #: The score given to masked positions inside the float32 softmax. ``exp(-1e9 - max)`` is
@@ -66,18 +64,6 @@ def masked_softmax(scores, attention_mask=None, axis=-1):
     weights = ops.softmax(ops.where(keep, scores32, MASKED_SCORE), axis=axis)
     weights = ops.where(keep, weights, 0.0)
     return ops.cast(weights, dtype)
-
-
-def renamed_mask(new, old, old_name: str, new_name: str):
-    """``new``, or the mask given under a keyword's former name (deprecated, one release).
-
-    For call sites outside the library that still pass ``old_name=``; warns once per call site.
-    """
-    if old is None:
-        return new
-    warnings.warn(f"`{old_name}=` is deprecated and will be removed; pass `{new_name}=`",
-                  DeprecationWarning, stacklevel=3)
-    return old if new is None else new
 
 
 def padding_mask(token_ids, padding_id=0):

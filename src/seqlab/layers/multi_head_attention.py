@@ -77,24 +77,6 @@ def scaled_dot_product_attention(q, k, v, attention_mask=None, dropout=None):
 # --------------------------------------------------------------------------------------------
 
 
-def dense_2d(layer, x):
-    """Apply a ``Dense`` layer to ``(..., d_in)`` through a 2-D ``(N, d_in)`` view.
-
-    Mathematically the same as ``layer(x)``; it exists for speed: on TensorFlow's CPU kernels a
-    2-D ``MatMul`` (which the graph optimiser fuses with the bias add) is about twice as fast as
-    the broadcasting batched product a rank-3 input gets.
-
-    Example:
-        >>> import numpy as np
-        >>> layer = keras.layers.Dense(5)
-        >>> tuple(dense_2d(layer, np.zeros((2, 3, 4), "float32")).shape)
-        (2, 3, 5)
-    """
-    leading = ops.shape(x)[:-1]
-    flat = layer(ops.reshape(x, (-1, ops.shape(x)[-1])))  # (N, d_out)
-    return ops.reshape(flat, (*leading, ops.shape(flat)[-1]))  # (..., d_out)
-
-
 @keras.saving.register_keras_serializable(package=_PACKAGE)
 class MultiHeadAttention(keras.layers.Layer):
     """Multi-head attention built from :func:`scaled_dot_product_attention` (fig. 18, eq. 16).
@@ -107,6 +89,8 @@ class MultiHeadAttention(keras.layers.Layer):
 
     The call signature follows ``keras.layers.MultiHeadAttention``, so the two are
     interchangeable; :func:`copy_keras_attention_weights` maps Keras's weights onto this layer.
+    The Transformer blocks use :class:`seqlab.layers.flat_dense.FastMultiHeadAttention`, the
+    same computation with faster projections.
 
     Args:
         num_heads: ``H``.
@@ -202,14 +186,14 @@ class MultiHeadAttention(keras.layers.Layer):
         What a ``cache`` holds; a decoder computes it once for the encoder output.
         """
         key = value if key is None else key
-        keys = self._split_heads(dense_2d(self.key_dense, key), self.key_dim)  # (B, H, S, dk)
-        values = self._split_heads(dense_2d(self.value_dense, value), self.value_dim)
+        keys = self._split_heads(self.key_dense(key), self.key_dim)  # (B, H, S, dk)
+        values = self._split_heads(self.value_dense(value), self.value_dim)
         return keys, values  # values: (B, H, S, dv)
 
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
              attention_mask=None, use_causal_mask=False, return_attention_scores=False,
              training=None, cache=None, cache_update_index=None):
-        q = self._split_heads(dense_2d(self.query_dense, query), self.key_dim)  # (B, H, T, dk)
+        q = self._split_heads(self.query_dense(query), self.key_dim)  # (B, H, T, dk)
         if cache is None:
             k, v = self.project_key_value(value, key)  # (B, H, S, dk), (B, H, S, dv)
         elif cache_update_index is None:
@@ -230,7 +214,7 @@ class MultiHeadAttention(keras.layers.Layer):
         heads, weights = scaled_dot_product_attention(
             q, k, v, mask, dropout=dropout if self.dropout > 0 else None
         )  # (B, H, T, dv), (B, H, T, S)
-        output = dense_2d(self.output_dense, self._merge_heads(heads))  # (B, T, d_out)
+        output = self.output_dense(self._merge_heads(heads))  # (B, T, d_out)
         results = (output,)
         if return_attention_scores:
             results += (weights,)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import keras
 
-from seqlab.layers.multi_head_attention import MultiHeadAttention, dense_2d
+from seqlab.layers.flat_dense import FastMultiHeadAttention, FlatDense
 
 _PACKAGE = "seqlab"
 
@@ -46,9 +46,10 @@ class PositionwiseFeedForward(keras.layers.Layer):
         super().__init__(**kwargs)
         self.d_model = int(d_model)
         self.dff = int(dff)
-        self.inner_dense = keras.layers.Dense(self.dff, activation="relu", name="inner",
-                                              dtype=self.dtype_policy)
-        self.outer_dense = keras.layers.Dense(self.d_model, name="outer", dtype=self.dtype_policy)
+        # FlatDense: keras.layers.Dense through a 2-D view, the same numbers, faster on a CPU.
+        self.inner_dense = FlatDense(self.dff, activation="relu", name="inner",
+                                     dtype=self.dtype_policy)
+        self.outer_dense = FlatDense(self.d_model, name="outer", dtype=self.dtype_policy)
 
     def build(self, input_shape):
         self.inner_dense.build(input_shape)
@@ -56,8 +57,8 @@ class PositionwiseFeedForward(keras.layers.Layer):
         self.built = True
 
     def call(self, x):
-        hidden = dense_2d(self.inner_dense, x)  # (B, T, dff), through 2-D views (dense_2d)
-        return dense_2d(self.outer_dense, hidden)  # (B, T, d)
+        hidden = self.inner_dense(x)  # (B, T, dff)
+        return self.outer_dense(hidden)  # (B, T, d)
 
     def compute_output_shape(self, input_shape):
         return (*input_shape[:-1], self.d_model)
@@ -91,8 +92,9 @@ def residual_parts(layer, name):
 
 
 def attention_sublayer(layer, name):
-    """A :class:`MultiHeadAttention` with ``layer``'s heads, head size, attention dropout, dtype."""
-    return MultiHeadAttention(layer.num_heads, head_size(layer.d_model, layer.num_heads),
+    """A :class:`seqlab.layers.flat_dense.FastMultiHeadAttention` (multi-head attention with
+    faster projections) with ``layer``'s heads, head size, attention dropout, dtype."""
+    return FastMultiHeadAttention(layer.num_heads, head_size(layer.d_model, layer.num_heads),
                               dropout=layer.attention_dropout, name=name,
                               dtype=layer.dtype_policy)
 

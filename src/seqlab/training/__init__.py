@@ -11,7 +11,6 @@ re-exported here because a notebook's training cells use them. Import from here:
 from seqlab.distribute import (
     batch_and_learning_rate,
     choose_strategy,
-    fixed_shape_batches,
     global_batch_size,
     scale_learning_rate,
     scale_warmup_steps,
@@ -20,7 +19,7 @@ from seqlab.results import read_imdb_results, write_imdb_result
 from seqlab.training.callbacks import EpochTimer, TimeBudget, standard_callbacks
 from seqlab.training.compiling import compile_sentiment_classifier, compile_translator
 from seqlab.training.losses import MaskedAccuracy, MaskedSparseCategoricalCrossentropy
-from seqlab.training.optimizers import FusedAdam, LazyAdam, SummedRowsAdam
+from seqlab.training.optimizers import FusedAdam, LazyAdam
 from seqlab.training.resume import ResumableBackup, TrainingRun, backup_root
 from seqlab.training.schedules import TransformerSchedule, transformer_optimizer
 from seqlab.training.stages import count_parameters, load_frozen_stage, stage_weights_path
@@ -28,7 +27,6 @@ from seqlab.training.stages import count_parameters, load_frozen_stage, stage_we
 __all__ = [
     # compiling, losses, optimizers, schedules
     "FusedAdam", "LazyAdam", "MaskedAccuracy", "MaskedSparseCategoricalCrossentropy",
-    "SummedRowsAdam",
     "TransformerSchedule", "compile_sentiment_classifier", "compile_translator",
     "transformer_optimizer",
     # callbacks
@@ -36,7 +34,7 @@ __all__ = [
     # training that survives a disconnect (seqlab.training.resume)
     "ResumableBackup", "TrainingRun", "backup_root",
     # one or several devices (seqlab.distribute)
-    "batch_and_learning_rate", "choose_strategy", "fixed_shape_batches", "global_batch_size", "scale_learning_rate",
+    "batch_and_learning_rate", "choose_strategy", "global_batch_size", "scale_learning_rate",
     "scale_warmup_steps",
     # the sentiment results file (seqlab.results)
     "read_imdb_results", "write_imdb_result",

@@ -50,9 +50,8 @@ def compile_sentiment_classifier(model: keras.Model, learning_rate: float = 1e-3
     it compiles. Compiles inside the model's ``tf.distribute`` strategy scope, so a model
     built there needs nothing more. A model with a TF-Hub embedding gets
     :class:`seqlab.training.optimizers.LazyAdam`: Adam for the dense layers, and for the
-    embedding table Adam's update of the rows the batch used only (Keras's Adam rewrites every
-    row of the table and of both moment tables on every step). While the table is frozen it is
-    exactly Keras's Adam. Any other model gets Keras's Adam.
+    embedding table an update of the rows the batch used only. While the table is frozen it
+    is exactly Keras's Adam. Any other model gets Keras's Adam.
 
     Example: ``compile_sentiment_classifier(model, 1e-3 / 10)`` after unfreezing the embedding.
     """

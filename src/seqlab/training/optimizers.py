@@ -1,29 +1,12 @@
-"""Optimizers the course needs beyond Keras's own.
+"""Two Adams for embedding tables, each measured against Keras's Adam in the same run
+(``python -m benchmarks.embedding_updates``, table in ``benchmarks/README.md``).
 
-What Keras 3 (TensorFlow backend) does with an embedding table's gradient: the lookup's
-gradient arrives as ``tf.IndexedSlices``, the rows of the table a batch used, by index (one row
-per occurrence, so a word used twice comes twice). ``keras.optimizers.SGD`` without momentum
-keeps it sparse (``ops.multiply`` keeps the slices, ``assign_sub`` becomes a
-``scatter_sub``): only the used rows change. ``keras.optimizers.Adam`` squares the rows one by
-one (``ops.square`` keeps them sparse), then ``ops.subtract(gradient, m)`` with the dense
-moment densifies the gradient: every step reads and rewrites the whole table and both moment
-tables, however few rows the batch used (``keras/optimizers/adam.py``,
-``keras/backend/tensorflow/sparse.py``), in five or so separate passes over each table
-(subtract, multiply, add, square, divide, each a TensorFlow kernel of its own).
-
-Two cuts, measured by ``python -m benchmarks.embedding_updates`` (table in
-``benchmarks/README.md``):
-
-- :class:`LazyAdam` updates the used rows only: the choice for nnlm-en-dim50's 963,812-row
-  table (notebook 02), where a batch uses a few thousand rows;
-- :class:`FusedAdam` is Adam on the whole table, exactly, in one pass: TensorFlow's fused
-  ``ResourceApplyAdam`` kernel, the one Keras 2's Adam used. The choice for the skip-gram's two
-  20,000-row tables (notebook 06), which a batch of 4,096 pairs covers widely, and where lazy
-  Adam's slower-moving rare words showed in the loss.
-
-XLA (``jit_compile=True``) compiles the skip-gram with Keras's Adam (Keras 3.10 and 3.13), but
-on the 2-core CPU measured its step was slower, not faster (0.79 times the pairs per second);
-on a GPU Keras turns XLA on by itself (``jit_compile="auto"``).
+An embedding lookup's gradient is a ``tf.IndexedSlices`` (the rows a batch used, one per
+occurrence). Keras 3's Adam densifies it and rewrites the whole table and both moment tables
+in several passes on every step. :class:`LazyAdam` updates the used rows only (notebook 02's
+963,812-row TF-Hub table); :class:`FusedAdam` is exactly Adam, in TensorFlow's fused kernel
+(notebook 06's skip-gram tables). Both first add up the rows of the same index, as Adam on the
+dense gradient does, so several replicas match one device.
 """
 
 from __future__ import annotations
@@ -45,28 +28,6 @@ def sum_rows_per_index(gradient: tf.IndexedSlices) -> tf.IndexedSlices:
     return tf.IndexedSlices(rows, words, gradient.dense_shape)       # rows: (unique, ...)
 
 
-@keras.saving.register_keras_serializable(package="seqlab")
-class SummedRowsAdam(keras.optimizers.Adam):
-    """Adam (Kingma & Ba, 2015) that adds up a sparse gradient's rows for the same word first.
-
-    An embedding table's gradient arrives as ``tf.IndexedSlices``: rows of the table, by
-    index. Keras's Adam squares those rows one by one (``ops.square`` keeps them sparse)
-    before adding them into the second moment, so a word whose gradient comes in two rows
-    gets ``g1² + g2²`` where the algorithm asks for ``(g1 + g2)²``. The TF-Hub module sums
-    each batch's rows per word itself, so on one device the two agree; under a strategy with
-    several replicas each replica sends its own row for a word and the all-reduce puts them
-    side by side, so the fine-tuned embedding would drift from the one-device run. Summing
-    rows with the same index before the update (nothing else changes) makes several replicas
-    match one device (``tests/test_distribute.py``) and is exactly what Adam computes on the
-    dense gradient.
-    """
-
-    def update_step(self, gradient, variable, learning_rate):
-        if isinstance(gradient, tf.IndexedSlices):
-            gradient = sum_rows_per_index(gradient)
-        super().update_step(gradient, variable, learning_rate)
-
-
 class _MomentsByVariable:
     """Adam's moment tables of each model variable, by the variable's ``ref()`` (not tracked:
     the optimizer tracks and saves the moments itself)."""
@@ -75,7 +36,7 @@ class _MomentsByVariable:
         self.by_variable = {}
 
 
-class _AdamWithMomentLookup(SummedRowsAdam):
+class _AdamWithMomentLookup(keras.optimizers.Adam):
     """Keras's Adam that knows, from public API, which moment tables belong to which variable.
 
     Keras creates Adam's moments with the public :meth:`add_variable_from_reference`; this
@@ -113,6 +74,12 @@ class _AdamWithMomentLookup(SummedRowsAdam):
             return None
         return slots["momentum"], slots["velocity"]
 
+    def update_step(self, gradient, variable, learning_rate):
+        """Keras's Adam, on a sparse gradient whose rows of the same index are added up."""
+        if isinstance(gradient, tf.IndexedSlices):
+            gradient = sum_rows_per_index(gradient)
+        super().update_step(gradient, variable, learning_rate)
+
     def step_size(self, learning_rate, dtype):
         """Adam's ``α_t = η √(1 − β₂ᵗ) / (1 − β₁ᵗ)`` for this step."""
         step = tf.cast(self.iterations + 1, dtype)
@@ -124,35 +91,19 @@ class _AdamWithMomentLookup(SummedRowsAdam):
 class LazyAdam(_AdamWithMomentLookup):
     """Adam that updates only the rows of an embedding table that the batch used ("lazy" Adam).
 
-    For a dense gradient this is Keras's Adam. For a sparse one (``tf.IndexedSlices``, the
-    gradient of an embedding lookup) the rows of the same word are first added up (as
-    :class:`SummedRowsAdam` does), then Adam's update runs on the used rows only:
+    For a dense gradient this is Keras's Adam. For a sparse one (``tf.IndexedSlices``, an
+    embedding lookup's gradient) the rows of the same index are added up, then Adam's update
+    runs on the used rows only:
 
         m[i] ← β₁ m[i] + (1 − β₁) g[i],    v[i] ← β₂ v[i] + (1 − β₂) g[i]²,
         θ[i] ← θ[i] − α_t m[i] / (√v[i] + ε),    α_t = η √(1 − β₂ᵗ) / (1 − β₁ᵗ),
 
-    for each used row ``i``, with ``t`` the optimizer's step count; the other rows of ``θ``,
-    ``m`` and ``v`` are left as they are. This is the update of TF Addons' ``LazyAdam``
-    (``tfa.optimizers.LazyAdam``, which tf.keras users took for large embeddings; TF Addons is
-    no longer maintained and has no Keras 3 version) and of PyTorch's
-    ``torch.optim.SparseAdam``, written here for Keras 3.
-
-    Why: Keras's Adam turns an embedding's sparse gradient into a dense one (see the module's
-    docstring), so fine-tuning nnlm-en-dim50 (963,812 × 50) reads and rewrites 48 million
-    weights and both moment tables on every step, although a batch of 128 reviews uses a few
-    thousand rows. Here a step costs what the used rows cost.
-
-    What changes: dense Adam also moves a row on the steps that do not use it (its ``m``
-    decays by β₁ a step but is not zero), about ten more steps' worth after each use; lazy
-    Adam does not, so a rarely used row moves less. Rows used on every step, and every dense
-    weight, get exactly Adam's update. Fine-tuning the nnlm-sized table at notebook 02's rate
-    (1e-4), the loss after the same steps matched Adam's to four digits; on the skip-gram,
-    where most of the 20,000 words are rare and the rate is 0.005, it was measurably higher
-    than Adam's: use :class:`FusedAdam` there.
-
-    Not with ``amsgrad=True``. Use it without ``jit_compile`` (``tf.unique`` has dynamic
-    shapes). Works under a ``tf.distribute`` strategy (each replica's copy of the table is
-    updated in place, ``tests/test_distribute.py``).
+    for each used row ``i`` (``t`` the step count); the other rows of ``θ``, ``m`` and ``v``
+    stay as they are, so a rarely used row moves less than under dense Adam, whose momentum
+    keeps moving it. The update of TF Addons' ``LazyAdam`` and PyTorch's ``SparseAdam``.
+    Fine-tuning notebook 02's TF-Hub table it trains 8.8 times as many reviews per second as
+    Keras's Adam in the same run (``benchmarks/README.md``). Not with ``amsgrad=True`` nor
+    ``jit_compile`` (``tf.unique`` has dynamic shapes).
 
     Args:
         learning_rate, beta_1, beta_2, epsilon, **kwargs: as ``keras.optimizers.Adam``.
@@ -198,21 +149,11 @@ class LazyAdam(_AdamWithMomentLookup):
 class FusedAdam(_AdamWithMomentLookup):
     """Adam on every weight, each variable updated in one pass by TensorFlow's fused kernel.
 
-    The same update as Keras's Adam (and, for a sparse gradient, as :class:`SummedRowsAdam`:
-    rows of the same word added up, as Adam on the dense gradient asks), computed by
-    ``tf.raw_ops.ResourceApplyAdam``: one multi-threaded kernel that reads ``θ``, ``m``, ``v``
-    and the gradient once and writes them once, where Keras 3's Adam, written with
-    ``keras.ops`` for every backend, makes several passes with a temporary table each. Keras 2's
-    ``tf.keras.optimizers.Adam`` used this kernel. Nothing is approximated: the results equal
-    Keras's Adam's up to float32 rounding (``tests/test_optimizers.py``).
-
-    Why: notebook 06's skip-gram trains two 20,000 × 100 tables with Adam; a batch of 4,096
-    pairs uses a wide part of them, so the whole-table update is most of the step. Lazy Adam
-    would cut the same time but moves rare words less (see :class:`LazyAdam`); this keeps
-    Adam's loss curve. TensorFlow only (the project's optimizers are; a Keras 3 model on
-    another backend would use ``keras.optimizers.Adam``).
-
-    Not with ``amsgrad=True``. Runs with or without ``jit_compile`` (XLA compiles the kernel).
+    The same update as Keras's Adam on the dense gradient (a sparse gradient's rows of the
+    same index added up), computed by ``tf.raw_ops.ResourceApplyAdam``, which reads and writes
+    each table once. On notebook 06's skip-gram it trains 1.96 times as many pairs per second as
+    Keras's Adam in the same run (``benchmarks/README.md``). TensorFlow only; not with
+    ``amsgrad=True``; runs with or without ``jit_compile``.
 
     Args:
         learning_rate, beta_1, beta_2, epsilon, **kwargs: as ``keras.optimizers.Adam``.

@@ -6,14 +6,6 @@ The rate grows linearly for ``warmup_steps`` steps, peaks at ``(d_model · warmu
 and then decays as ``1/√step``. The paper uses ``warmup_steps = 4000`` with
 ``Adam(β₁=0.9, β₂=0.98, ε=1e-9)``: :func:`transformer_optimizer` builds exactly that, with Keras's
 own ``Adam``.
-
-(An earlier ``FusedAdam`` replaced Keras's update with TensorFlow's ``ResourceApplyAdam`` through
-private optimizer attributes. Measured on the reference model of ``benchmarks/transformer.py``,
-both optimizers in the same run taking turns (4 rounds of 5 steps), 2-core CPU shared with other
-jobs (load 12-15), TensorFlow 2.21 / Keras 3.15 — FusedAdam ÷ Adam: without XLA 0.98× best
-steps/s and 0.97× CPU per step; with XLA 1.05× best steps/s and 0.99× CPU per step; only the
-first ``fit`` (tracing) used less CPU, 11.4 s vs 15.9 s (19.0 vs 22.6 s with XLA). Not clearly
-faster per step, so it was dropped for the public API.)
 """
 
 from __future__ import annotations

@@ -1,0 +1,44 @@
+"""seqlab.layers.flat_dense: the speed path computes what the plain layers compute.
+Config round trip, save/load, mixed precision: tests/test_layer_contract.py."""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+
+from seqlab.layers import FastMultiHeadAttention, FlatDense, MultiHeadAttention
+from seqlab.layers.multi_head_attention import write_into_cache
+
+RNG = np.random.default_rng(5)
+
+
+def test_flat_dense_equals_dense():
+    x = RNG.normal(size=(2, 3, 4)).astype("float32")
+    plain, flat = keras.layers.Dense(5, activation="relu"), FlatDense(5, activation="relu")
+    plain(x), flat(x)
+    flat.set_weights(plain.get_weights())
+    np.testing.assert_allclose(flat(x), plain(x), atol=1e-6)
+    assert FlatDense(5)(RNG.normal(size=(2, 3, 6, 4)).astype("float32")).shape == (2, 3, 6, 5)
+
+
+def test_fast_multi_head_attention_equals_the_plain_layer():
+    query = RNG.normal(size=(2, 3, 8)).astype("float32")
+    value = RNG.normal(size=(2, 5, 8)).astype("float32")
+    value_mask = np.array([[True] * 5, [True, True, False, False, False]])
+    plain, fast = MultiHeadAttention(2, 4, value_dim=3), FastMultiHeadAttention(2, 4, value_dim=3)
+    plain(query, value), fast(query, value)
+    fast.set_weights(plain.get_weights())
+    for kwargs in ({"value_mask": value_mask}, {"use_causal_mask": True}):
+        ours, weights = fast(query, value, return_attention_scores=True, **kwargs)
+        theirs, their_weights = plain(query, value, return_attention_scores=True, **kwargs)
+        np.testing.assert_allclose(ours, theirs, atol=1e-5)
+        np.testing.assert_allclose(weights, their_weights, atol=1e-6)
+    # Step-by-step decoding with a cache: the same keys, values and output.
+    cache = plain.project_key_value(value)
+    for layer in (plain, fast):
+        cache_after = layer(query[:, :1], query[:, :1], cache=cache, cache_update_index=2)
+        if layer is plain:
+            expected = cache_after
+    np.testing.assert_allclose(cache_after[0], expected[0], atol=1e-5)
+    np.testing.assert_allclose(cache_after[1][0], write_into_cache(
+        cache[0], fast.project_key_value(query[:, :1])[0], 2), atol=1e-5)

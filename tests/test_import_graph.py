@@ -54,6 +54,7 @@ COURSE_ORDER = (
     "seqlab_instructor.cells",            # tag and metadata names
     "seqlab_instructor.notebook_files",   # the generated setup cell, badges: sync/check
     "seqlab_instructor.lessons",          # lesson modules exported from #@save cells
+    "seqlab_instructor.record",           # the record's minutes into seqlab.recorded_minutes
     "seqlab_instructor.runner",           # notebooks executed headless
     "seqlab_instructor.homework",         # student copies, grading
     "seqlab_instructor.site",             # the course book

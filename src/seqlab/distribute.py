@@ -135,6 +135,27 @@ def scale_learning_rate(learning_rate: float, global_batch_size: int, tuned_batc
     return float(learning_rate) * math.sqrt(global_batch_size / tuned_batch_size)
 
 
+def batch_and_rate(per_replica_batch_size: int | None, learning_rate: float, tuned_batch_size: int,
+                   strategy: tf.distribute.Strategy | None = None) -> tuple[int, float]:
+    """The global batch and Adam's rate for it: a notebook's batch setting under ``strategy``.
+
+    Args:
+        per_replica_batch_size: the batch per replica; None: ``tuned_batch_size``.
+        learning_rate: the rate tuned for a global batch of ``tuned_batch_size``.
+        tuned_batch_size: that batch.
+        strategy: None: the current strategy.
+
+    Returns:
+        ``(global batch, rate)``: :func:`global_batch_size` and :func:`scale_learning_rate`.
+
+    Example:
+        >>> batch_and_rate(None, 2e-3, 128)
+        (128, 0.002)
+    """
+    batch = global_batch_size(per_replica_batch_size or tuned_batch_size, strategy)
+    return batch, scale_learning_rate(learning_rate, batch, tuned_batch_size)
+
+
 def scale_warmup_steps(warmup_steps: int, global_batch_size: int, tuned_batch_size: int) -> int:
     """Warm-up over the same number of examples: ``warmup_steps × tuned / global`` (at least 1)."""
     _check_batch_sizes(global_batch_size, tuned_batch_size)

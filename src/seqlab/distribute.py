@@ -9,7 +9,8 @@ In a notebook the setup cell chooses the strategy once (``setup(strategy=STRATEG
     strategy = RUN.strategy                                # what the setup cell chose
     BATCH_SIZE = global_batch_size(BATCH_SIZE, strategy)   # BATCH_SIZE is per replica
     LEARNING_RATE = scale_learning_rate(LEARNING_RATE, BATCH_SIZE, 128)  # tuned for 128
-    model = build_rnn_translator(..., strategy=strategy)    # variables live on every replica
+    with strategy.scope():                                 # variables live on every replica
+        model = build_rnn_translator(...)
 
 What ``"auto"`` picks: ``TPUStrategy`` on a TPU runtime (Colab "TPU"), ``MirroredStrategy``
 over all GPUs when there are several, and TensorFlow's default strategy (one device)

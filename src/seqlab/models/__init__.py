@@ -1,10 +1,10 @@
-"""Models assembled from :mod:`seqlab.layers`: the sentiment classifiers, the RNN and Transformer
-translators, word2vec and the language models.
+"""Models assembled from :mod:`seqlab.layers`: the sentiment classifiers, the Transformer
+translator, word2vec and the language models (notebook 04's RNN translator is
+:mod:`seqlab.lessons.nb04`).
 
-One module per model family: ``sentiment`` (notebooks 01-03), ``seq2seq`` (04; its encoder and
-decoder layers in ``seq2seq_layers``), ``transformer`` (05), ``word2vec`` (06), ``language_model``
-(07). Import from here:
-``from seqlab.models import build_rnn_translator``. Compiling them is :mod:`seqlab.training`'s job.
+One module per model family: ``sentiment`` (notebooks 01-03), ``transformer`` (05),
+``word2vec`` (06), ``language_model`` (07). Import from here:
+``from seqlab.models import build_transformer_translator``. Compiling them is :mod:`seqlab.training`'s job.
 """
 
 from seqlab.models import (
@@ -26,8 +26,6 @@ from seqlab.models.sentiment import (
     predict_sentiment,
     stage_weights_path,
 )
-from seqlab.models.seq2seq import Seq2SeqTranslator, build_rnn_translator
-from seqlab.models.seq2seq_layers import Seq2SeqDecoder, Seq2SeqEncoder
 from seqlab.models.transformer import (
     TRANSFORMER_PRESETS,
     TransformerTranslator,
@@ -48,8 +46,7 @@ __all__ = [
     # sentiment (notebooks 01-03)
     "build_recurrent_classifier", "build_sentiment_classifier", "count_parameters",
     "embedding_layer", "predict_sentiment", "stage_weights_path",
-    # translators (notebooks 04, 05)
-    "Seq2SeqDecoder", "Seq2SeqEncoder", "Seq2SeqTranslator", "build_rnn_translator",
+    # translator (notebook 05; 04's is seqlab.lessons.nb04)
     "TRANSFORMER_PRESETS", "TransformerTranslator", "build_transformer_translator",
     # word2vec (notebook 06)
     "SkipGram", "analogy", "analogy_rank", "build_word2vec_classifier", "nearest_neighbours",

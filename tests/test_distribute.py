@@ -55,7 +55,6 @@ def _run_family(family, strategy, default, out_dir):
     from seqlab.distribute import text_as_codepoints
     from seqlab.models import (
         build_recurrent_classifier,
-        build_rnn_translator,
         build_sentiment_classifier,
         build_transformer_translator,
     )
@@ -87,8 +86,11 @@ def _run_family(family, strategy, default, out_dir):
 
         def build(s):
             if family == "rnn_translator":
-                model = build_rnn_translator(23, 19, embedding_dim=8, units=16,
-                                             attention="bahdanau", strategy=s)
+                from seqlab.lessons.nb04 import build_rnn_translator
+
+                with (s or tf.distribute.get_strategy()).scope():
+                    model = build_rnn_translator(23, 19, embedding_dim=8, units=16,
+                                                 attention="bahdanau")
             else:
                 model = build_transformer_translator(23, 19, preset="tiny", strategy=s)
             # SGD: a gradient scaled by the replica count moves the weights that much further

@@ -64,8 +64,7 @@ class Decoder(keras.layers.Layer):
 
 @keras.saving.register_keras_serializable(package="seqlab.nb04")
 class Translator(keras.Model):
-    """(source ids, decoder input) -> logits (batch, T, target vocabulary): teacher forcing.
-    attention: "none", "bahdanau" (§ Bahdanau Attention), "luong-dot", "-general", "-concat"."""
+    """(source ids, decoder input) -> logits (batch, T, target vocabulary); a decoding Translator."""
 
     def __init__(self, source_vocab_size, target_vocab_size, embedding_dim, units,
                  attention="none", output_norm=False, **kwargs):

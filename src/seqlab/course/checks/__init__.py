@@ -10,8 +10,8 @@ The check functions live in per-notebook modules and are re-exported here, so no
 """
 
 from seqlab.course.checks.attention import (
-    check_loss_mask_experiment,
     check_general_score_scale,
+    check_loss_mask_experiment,
 )
 from seqlab.course.checks.bert import (
     check_frozen_probe,

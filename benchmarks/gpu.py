@@ -47,8 +47,8 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from seqlab.distribute import choose_strategy, global_batch_size  # noqa: E402
+from seqlab.lessons.nb04 import build_rnn_translator  # noqa: E402
 from seqlab.models import (  # noqa: E402
-    build_rnn_translator,
     build_sentiment_classifier,
     build_transformer_translator,
     embedding_layer,
@@ -154,9 +154,10 @@ def translator_rows(sizes, strategy, data, settings, steps, warmup):
                                                      strategy=strategy)
                 optimizer = transformer_optimizer(model.d_model, sizes["warmup_steps"])
             else:
-                model = build_rnn_translator(vocab, vocab, embedding_dim=sizes["embedding_dim"],
-                                             units=sizes["units"], attention=variant,
-                                             strategy=strategy)
+                with strategy.scope():
+                    model = build_rnn_translator(vocab, vocab,
+                                                 embedding_dim=sizes["embedding_dim"],
+                                                 units=sizes["units"], attention=variant)
                 optimizer = keras.optimizers.Adam(sizes["learning_rate"])
             compile_translator(model, optimizer, jit_compile=xla)
             seconds = time_training(model, dataset, steps, warmup)

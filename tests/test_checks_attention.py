@@ -38,17 +38,22 @@ def test_the_entropy_at_scale_zero_is_that_of_uniform_weights_over_the_real_word
 
 
 def test_a_missing_prediction_is_refused():
-    with pytest.raises(CheckFailed, match="PREDICTION"):
+    with pytest.raises(CheckFailed, match="prediction is None"):
         checks.check_general_score_scale(None, attention_entropy, H, Y, MASK)
+
+
+def test_a_prediction_function_is_called():
+    checks.check_general_score_scale(lambda: "sharper", attention_entropy, H, Y, MASK)
 
 
 def stub(*args):
     raise NotImplementedError("replace this with your code")
 
 
-def test_the_placeholder_is_not_accepted():
+@pytest.mark.parametrize("prediction, entropy", [("sharper", stub), (stub, attention_entropy)])
+def test_the_placeholders_are_not_accepted(prediction, entropy):
     with pytest.raises(CheckFailed, match="placeholder"):
-        checks.check_general_score_scale("sharper", stub, H, Y, MASK)
+        checks.check_general_score_scale(prediction, entropy, H, Y, MASK)
 
 
 def test_a_w_that_is_never_set_is_named():

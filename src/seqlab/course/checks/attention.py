@@ -2,7 +2,7 @@
 
 * Exercise 1 — predict, measure, explain: with ``W = s I`` the general score of eq. (12) is
   ``s`` times the dot score. The student predicts whether ``s = 4`` makes the weights of eq. (13)
-  ``"sharper"`` or ``"flatter"`` than ``s = 1``, then writes ``attention_entropy(scale)``, the
+  ``"sharper"`` or ``"flatter"`` than ``s = 1`` (``predict()``), then writes ``attention_entropy(scale)``, the
   entropy of a ``LuongAttention("general")`` layer's weights on given ``h``, ``y``, ``mask`` with
   ``W = scale * I`` (:func:`check_general_score_scale`, which grades the prediction against the
   measurement).
@@ -63,7 +63,8 @@ def check_general_score_scale(prediction, attention_entropy, h, y, mask) -> None
     """Exercise 1: measure ``attention_entropy`` at :data:`SCALES`, then grade ``prediction``.
 
     Args:
-        prediction: ``"sharper"`` or ``"flatter"``, written before measuring.
+        prediction: ``"sharper"`` or ``"flatter"``, written before measuring, or the student's
+            ``predict()`` that returns it.
         attention_entropy: the student's ``attention_entropy(scale) -> float``.
         h, y, mask: the inputs it uses, ``(batch, units)``, ``(batch, S, units)``, ``(batch, S)``.
 
@@ -73,9 +74,11 @@ def check_general_score_scale(prediction, attention_entropy, h, y, mask) -> None
     """
     exercise = GENERAL_SCALE
     refuse_package_calls(exercise, attention_entropy, ("attention_entropy_reference",))
+    if callable(prediction):
+        prediction = run_student_code(exercise, prediction)
     if prediction not in PREDICTIONS:
-        raise CheckFailed(exercise, f"PREDICTION is {prediction!r}; set it to \"sharper\" or "
-                          "\"flatter\" before you measure.")
+        raise CheckFailed(exercise, f"your prediction is {prediction!r}; make it \"sharper\" or "
+                          "\"flatter\", written before you measure.")
     measured = {}
     for scale in SCALES:
         got = as_array(exercise, run_student_code(exercise, attention_entropy, scale),

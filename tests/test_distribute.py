@@ -291,7 +291,12 @@ class _Replicas:
 
 
 def test_batch_size_and_learning_rate_rules():
-    from seqlab.distribute import global_batch_size, scale_learning_rate, scale_warmup_steps
+    from seqlab.distribute import (
+        batch_and_rate,
+        global_batch_size,
+        scale_learning_rate,
+        scale_warmup_steps,
+    )
 
     assert global_batch_size(128) == 128  # one device: unchanged
     assert global_batch_size(128, _Replicas(8)) == 1024
@@ -300,6 +305,10 @@ def test_batch_size_and_learning_rate_rules():
     assert scale_warmup_steps(4000, 1024, 128) == 500
     assert scale_warmup_steps(4000, 128, 128) == 4000
     assert scale_warmup_steps(1, 1024, 128) == 1
+    assert batch_and_rate(None, 2e-3, 128) == (128, 2e-3)  # the tuned batch on one device
+    batch, rate = batch_and_rate(None, 2e-3, 128, _Replicas(8))
+    assert batch == 1024 and math.isclose(rate, 2e-3 * math.sqrt(8))
+    assert batch_and_rate(64, 2e-2, 256)[0] == 64
     with pytest.raises(ValueError, match="positive"):
         global_batch_size(0)
     with pytest.raises(ValueError, match="positive"):

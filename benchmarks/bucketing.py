@@ -59,7 +59,8 @@ from keras import ops  # noqa: E402
 from seqlab import config  # noqa: E402
 from seqlab.data import load_translation  # noqa: E402
 from seqlab.data.translation_batches import make_bucketed_dataset, vectorize_pairs  # noqa: E402
-from seqlab.models import build_rnn_translator, build_transformer_translator  # noqa: E402
+from seqlab.lessons.nb04 import build_rnn_translator  # noqa: E402
+from seqlab.models import build_transformer_translator  # noqa: E402
 from seqlab.training import (  # noqa: E402
     MaskedAccuracy,
     MaskedSparseCategoricalCrossentropy,

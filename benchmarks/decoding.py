@@ -9,7 +9,7 @@ The Transformer now keeps a key/value cache (``TransformerTranslator.init_cache`
 runs only the newest token through the decoder. This benchmark prints, in one run and on one
 synthetic source batch, greedy sentences/s for
 
-- ``rnn``: :class:`seqlab.models.Seq2SeqTranslator` (GRU, Bahdanau attention, notebook 04's
+- ``rnn``: :class:`seqlab.lessons.nb04.Translator` (GRU, Bahdanau attention, notebook 04's
   full-mode sizes: embedding 128, units 256);
 - ``transformer (cached)``: :class:`seqlab.models.TransformerTranslator`, preset ``"small"``
   (notebook 05's full mode), with the cache — what ``greedy_decode`` does by default;
@@ -38,7 +38,8 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from seqlab.decoding import greedy_decode  # noqa: E402
-from seqlab.models import Seq2SeqTranslator, TransformerTranslator  # noqa: E402
+from seqlab.lessons.nb04 import build_rnn_translator  # noqa: E402
+from seqlab.models import TransformerTranslator  # noqa: E402
 
 START_ID = 1
 
@@ -84,8 +85,8 @@ def measure_greedy_decoding(model, source_ids, max_length: int, *, use_cache: bo
 
 def build_models(vocab_size: int, quick: bool):
     keras.utils.set_random_seed(0)
-    rnn = Seq2SeqTranslator(vocab_size, vocab_size, embedding_dim=128, units=256,
-                            attention="bahdanau")
+    rnn = build_rnn_translator(vocab_size, vocab_size, embedding_dim=128, units=256,
+                               attention="bahdanau")
     transformer = TransformerTranslator.from_preset(
         "tiny" if quick else "small", source_vocab_size=vocab_size, target_vocab_size=vocab_size)
     transformer.build()

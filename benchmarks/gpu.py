@@ -48,7 +48,8 @@ import tensorflow as tf  # noqa: E402
 from benchmarks.full_mode_timing import StepTimer  # noqa: E402
 from seqlab.distribute import choose_strategy, global_batch_size  # noqa: E402
 from seqlab.lessons.nb01 import build_sentiment_classifier  # noqa: E402
-from seqlab.models import build_rnn_translator, build_transformer_translator  # noqa: E402
+from seqlab.lessons.nb04 import build_rnn_translator  # noqa: E402
+from seqlab.models import build_transformer_translator  # noqa: E402
 from seqlab.training import compile_sentiment_classifier, compile_translator, transformer_optimizer  # noqa: E402
 
 #: Notebook 04's and 05's full-mode sizes (their parameters cells; per replica).
@@ -131,9 +132,10 @@ def translator_rows(sizes, strategy, data, settings, steps, warmup):
                                                      strategy=strategy)
                 optimizer = transformer_optimizer(model.d_model, sizes["warmup_steps"])
             else:
-                model = build_rnn_translator(vocab, vocab, embedding_dim=sizes["embedding_dim"],
-                                             units=sizes["units"], attention=variant,
-                                             strategy=strategy)
+                with strategy.scope():
+                    model = build_rnn_translator(vocab, vocab,
+                                                 embedding_dim=sizes["embedding_dim"],
+                                                 units=sizes["units"], attention=variant)
                 optimizer = keras.optimizers.Adam(sizes["learning_rate"])
             compile_translator(model, optimizer, jit_compile=xla)
             seconds = time_training(model, dataset, steps, warmup)

@@ -1,5 +1,5 @@
 """Training speed and early BLEU of the RNN translators, every attention variant in one run
-(``ATTENTION_CHOICES``: ``bahdanau`` is Bahdanau's decoder, a step loop in training; the
+(notebook 04's translator, ``seqlab.lessons.nb04``; ``bahdanau`` is Bahdanau's decoder, a step loop in training; the
 ``luong-*`` variants run Keras's fused GRU/LSTM over the whole target first).
 
     python -m benchmarks.nmt                      # reference size, 150 steps per model
@@ -40,10 +40,10 @@ import tensorflow as tf  # noqa: E402
 from benchmarks.full_mode_timing import StepTimer  # noqa: E402
 from seqlab.decoding import greedy_decode  # noqa: E402
 from seqlab.evaluation import bleu  # noqa: E402
-from seqlab.models import Seq2SeqTranslator  # noqa: E402
-from seqlab.models.seq2seq import ATTENTION_CHOICES, build_for_training  # noqa: E402
+from seqlab.lessons.nb04 import build_rnn_translator  # noqa: E402
 from seqlab.training import MaskedSparseCategoricalCrossentropy  # noqa: E402
 
+ATTENTION_CHOICES = ("none", "bahdanau", "luong-dot", "luong-general", "luong-concat")
 PAD, START, END, FIRST_WORD = 0, 1, 2, 3
 
 
@@ -89,12 +89,10 @@ def build(variant: str, vocab_size: int, units: int, jit_compile):
     if variant == "tutorial":
         model = TutorialTranslator(vocab_size, units)
     else:
-        model = Seq2SeqTranslator(vocab_size, vocab_size, embedding_dim=units, units=units,
-                                  attention=variant)
+        model = build_rnn_translator(vocab_size, vocab_size, embedding_dim=units, units=units,
+                                     attention=variant)
     model.compile(optimizer=keras.optimizers.Adam(5e-3), loss=MaskedSparseCategoricalCrossentropy(),
                   jit_compile=jit_compile)
-    dummy = np.ones((1, 2), np.int32)
-    build_for_training(model, (dummy, dummy), dummy)
     return model
 
 

@@ -41,7 +41,7 @@ from benchmarks.full_mode_record import record_entry  # noqa: E402
 from benchmarks.full_mode_timing import Part, mean_seconds, median_seconds  # noqa: E402
 from seqlab import config, sizes  # noqa: E402
 from seqlab.data import load_translation  # noqa: E402
-from seqlab.models import build_rnn_translator  # noqa: E402
+from seqlab.lessons.nb04 import build_rnn_translator  # noqa: E402
 from seqlab.training import compile_translator  # noqa: E402
 
 VARIANTS = ("none", "bahdanau", "luong-dot", "luong-general")   # notebook 04's VARIANTS

@@ -14,7 +14,7 @@ notebook does (same pairs, same 80/10/10 split, same vectorisation). ``--corpus 
 ``--corpus dates`` use the package's offline data instead (the smoke test does).
 
 Each model is built and compiled as the notebooks do in full mode: notebook 04's
-``Seq2SeqTranslator`` (embedding 128, units 256, batch 128, ``Adam(2e-3)``, ``output_norm=True``,
+translator (``seqlab.lessons.nb04``; embedding 128, units 256, batch 128, ``Adam(2e-3)``, ``output_norm=True``,
 max length 20)
 and notebook 05's ``"small"`` Transformer preset (warm-up 1,000, label smoothing 0.1; the paper's
 4,000 is compared in benchmarks/README.md).
@@ -26,15 +26,14 @@ end the test split's first ``--test`` sentences are decoded greedily and with be
 ``tutorial`` adds the public TensorFlow NMT tutorial's architecture (``benchmarks.nmt``'s
 ``TutorialTranslator``; no decoding loop, so validation accuracy only) as a baseline.
 ``--rnn KEY=VALUE`` changes the RNN training recipe for experiments (see ``RNN_RECIPE``):
-``lr``, ``warmup`` (linear warm-up steps), ``clipnorm``, ``dropout``, ``combine_init``
+``lr``, ``warmup`` (linear warm-up steps), ``clipnorm``, ``combine_init``
 (``"glorot"``: Keras's default for the ``tanh(W_c [h; c])`` layer; ``"identity"``: that layer
 starts as ``tanh(h)``, i.e. the model starts as the one without attention), and, as a
 ``output_norm=1``: the translator's ``output_norm=True`` (a ``LayerNormalization`` before the
-output layer, as the tutorial's decoder has); as a diagnostic, ``feed_context=1``: the
-``luong-*`` variants in Bahdanau's order, querying with ``h_{t-1}`` and feeding the context into
-the RNN's input (a step loop; validation accuracy only, since ``decode_step`` does not know it).
-The ``bahdanau`` model is that order with the concat score, in the package
-(:class:`seqlab.layers.BahdanauDecoder`), decoding included; ``feed_context`` leaves it as it is.
+output layer, as the tutorial's decoder has). The ``bahdanau`` model is Bahdanau's order with
+the concat score (:class:`seqlab.layers.BahdanauDecoder`). The earlier diagnostics ``dropout``
+and ``feed_context`` (the ``luong-*`` scores in Bahdanau's order) went with the package's second
+copy of the translator; their results stay in benchmarks/README.md.
 """
 
 from __future__ import annotations
@@ -52,25 +51,25 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-from keras import ops  # noqa: E402
 
 from seqlab import config  # noqa: E402
 from seqlab.data import load_translation, standardize_reference  # noqa: E402
 from seqlab.decoding import translate  # noqa: E402
 from seqlab.evaluation import bleu, diagnose_translations  # noqa: E402
-from seqlab.models import Seq2SeqTranslator, TransformerTranslator  # noqa: E402
-from seqlab.models.seq2seq import ATTENTION_CHOICES, Seq2SeqDecoder  # noqa: E402
+from seqlab.lessons.nb04 import build_rnn_translator  # noqa: E402
+from seqlab.models import TransformerTranslator  # noqa: E402
 from seqlab.training import compile_translator, transformer_optimizer  # noqa: E402
 
 DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "spa-eng.zip"
+ATTENTION_CHOICES = ("none", "bahdanau", "luong-dot", "luong-general", "luong-concat")
 MODELS = (*ATTENTION_CHOICES, "transformer")
 
 # Notebook 04's full mode (parameters cell and its constants).
 RNN_FULL = {"embedding_dim": 128, "units": 256, "batch_size": 128}
 # The RNN training recipe: notebook 04's full mode is Adam(2e-3) and output_norm=True
 # (OUTPUT_NORM); ``--rnn output_norm=0`` gives the slides' model without the LayerNorm.
-RNN_RECIPE = {"lr": 2e-3, "warmup": 0, "clipnorm": 0.0, "dropout": 0.0, "combine_init": "glorot",
-              "output_norm": 1.0, "feed_context": 0.0}
+RNN_RECIPE = {"lr": 2e-3, "warmup": 0, "clipnorm": 0.0, "combine_init": "glorot",
+              "output_norm": 1.0}
 # Notebook 05's full mode.
 TRANSFORMER_FULL = {"preset": "small", "warmup": 1000, "lr_scale": 1.0, "label_smoothing": 0.1}
 MAX_LENGTH, VOCAB_SIZE = 20, 8000
@@ -126,36 +125,6 @@ def load_corpus(corpus: str, pairs: int | None, batch_size: int, bucket: bool | 
                             bucket=bucket)
 
 
-class ContextFeedingDecoder(Seq2SeqDecoder):
-    """Diagnostic: a ``luong-*`` score in Bahdanau et al.'s order -- ``context_t`` from
-    ``h_{t-1}``, the RNN reads ``[embedding; context_t]``, then ``tanh(W_c [h_t; context_t])``
-    -> logits. Teacher forcing only (``step`` is the parent's, so no decoding)."""
-
-    def build(self, input_shape=None):
-        sequence = (None, None, self.units)
-        self.embedding.build((None, None))
-        self.rnn.build((None, None, self.embedding_dim + self.units))  # reads [embedding; context]
-        self.attention.build(sequence, sequence)
-        self.combine.build((None, None, 2 * self.units))
-        if self.norm is not None:
-            self.norm.build(sequence)
-        self.output_layer.build(sequence)
-        self.built = True
-
-    def call(self, target_ids, encoder_outputs, source_mask, initial_state, training=None):
-        embedded = self.embedding(target_ids)  # (batch, T, embedding_dim)
-        states, hidden = list(initial_state), []
-        for t in range(target_ids.shape[1]):  # the padded length is static here
-            context = self.attention(states[0], encoder_outputs, padding_mask=source_mask)
-            context = context[0] if isinstance(context, (tuple, list)) else context  # (batch, units)
-            h, states = self.rnn.cell(ops.concatenate([embedded[:, t], context], axis=-1), states)
-            states = list(states) if isinstance(states, (list, tuple)) else [states]
-            hidden.append(self.combine(ops.concatenate([h, context], axis=-1)))  # (batch, units)
-        hidden = self.normalise(ops.stack(hidden, axis=1))  # (batch, T, units)
-        logits = self.output_layer(self.output_dropout(hidden, training=training))
-        return logits, states, None
-
-
 def random_training_subset(data, count: int, seed: int = config.SEED):
     """Train on ``count`` pairs drawn at random from the whole training split (vocabularies,
     validation and test splits unchanged). ``--pairs`` takes the corpus's *first* pairs, and
@@ -179,7 +148,7 @@ def set_identity_combine(model) -> None:
     combine = model.decoder.combine
     if combine is None:
         return
-    units = model.units
+    units = model.get_config()["units"]
     kernel = np.zeros((2 * units, units), "float32")
     kernel[:units] = np.eye(units, dtype="float32")
     combine.kernel.assign(kernel)
@@ -204,15 +173,9 @@ def build_model(name: str, data, sizes: dict, recipe: dict, transformer: dict):
         model = TutorialTranslator(max(data.source_vocab_size, data.target_vocab_size),
                                    sizes["units"])
     else:
-        model = Seq2SeqTranslator(data.source_vocab_size, data.target_vocab_size,
-                                  embedding_dim=sizes["embedding_dim"], units=sizes["units"],
-                                  attention=name, dropout=recipe["dropout"],
-                                  output_norm=bool(recipe["output_norm"]))
-        if recipe["feed_context"] and name.startswith("luong"):
-            model.decoder = ContextFeedingDecoder(
-                data.target_vocab_size, sizes["embedding_dim"], sizes["units"], "gru", name,
-                None, recipe["dropout"], output_norm=bool(recipe["output_norm"]), name="decoder")
-        model.build()
+        model = build_rnn_translator(data.source_vocab_size, data.target_vocab_size,
+                                     embedding_dim=sizes["embedding_dim"], units=sizes["units"],
+                                     attention=name, output_norm=bool(recipe["output_norm"]))
         if recipe["combine_init"] == "identity":
             set_identity_combine(model)
     rate = (WarmupThenConstant(recipe["lr"], recipe["warmup"]) if recipe["warmup"] > 0
@@ -240,7 +203,7 @@ def run_one(name: str, data, args, sizes, recipe, transformer) -> dict:
            "train_acc": history.history["masked_accuracy"][-1],
            "steps": per_epoch * args.epochs, "seconds": seconds,
            "greedy": float("nan"), "beam": float("nan"), "note": ""}
-    if name == "tutorial" or (recipe["feed_context"] and name.startswith("luong")):
+    if name == "tutorial":
         return row  # no decoding protocol: validation accuracy only
     pairs = data.test_pairs[: args.test]
     sources = [source for source, _ in pairs]

@@ -8,62 +8,68 @@ from keras import ops
 
 from seqlab.course import checks
 from seqlab.course.checks import CheckFailed
-from seqlab.course.checks.attention import general_score_reference
 from seqlab.layers import LuongAttention
 
-
-def general_score(h, y, W):
-    return ops.matmul(ops.matmul(h, W), ops.transpose(y, (0, 2, 1)))
-
-
-def test_reference_answers_pass(capsys):
-    checks.check_luong_general_score(general_score)
-    assert capsys.readouterr().out.count("passed") == 1
+H = np.random.default_rng(4).normal(size=(1, 4)).astype("float32")
+Y = np.random.default_rng(5).normal(size=(1, 3, 4)).astype("float32")
+MASK = np.array([[True, True, False]])
 
 
-def test_numpy_answers_pass_too():
-    checks.check_luong_general_score(lambda h, y, W: np.einsum("btq,qv,biv->bti", h, W, y))
+def attention_entropy(scale, h=H, y=Y, mask=MASK):
+    layer = LuongAttention("general")
+    layer(h, y, padding_mask=mask)
+    layer.set_weights([scale * np.eye(4, dtype="float32")])
+    _, alpha = layer(h, y, padding_mask=mask, return_attention_scores=True)
+    alpha = np.asarray(alpha)
+    return float(-np.sum(np.where(alpha > 0, alpha * np.log(np.maximum(alpha, 1e-30)), 0.0)))
 
 
-@pytest.mark.parametrize("delegating, name", [
-    (lambda h, y, W: LuongAttention("general").score(h, y), "LuongAttention"),
-    (lambda h, y, W: general_score_reference(h, y, W), "general_score_reference"),
-    (lambda h, y, W: checks.attention.general_score_reference(h, y, W), "general_score_reference"),
-])
-def test_calling_the_package_is_not_an_answer(delegating, name):
-    with pytest.raises(CheckFailed, match=f"calls seqlab's {name}"):
-        checks.check_luong_general_score(delegating)
+@pytest.mark.parametrize("prediction, verdict", [("sharper", "was right"),
+                                                 ("flatter", "was wrong")])
+def test_the_measurement_passes_and_the_prediction_is_graded(prediction, verdict, capsys):
+    checks.check_general_score_scale(prediction, attention_entropy, H, Y, MASK)
+    out = capsys.readouterr().out
+    assert "passed" in out and verdict in out and ": sharper." in out
+
+
+def test_the_entropy_at_scale_zero_is_that_of_uniform_weights_over_the_real_words():
+    assert checks.attention.attention_entropy_reference(H, Y, MASK, 0.0) == pytest.approx(
+        np.log(2.0))
+
+
+def test_a_missing_prediction_is_refused():
+    with pytest.raises(CheckFailed, match="prediction is None"):
+        checks.check_general_score_scale(None, attention_entropy, H, Y, MASK)
+
+
+def test_a_prediction_function_is_called():
+    checks.check_general_score_scale(lambda: "sharper", attention_entropy, H, Y, MASK)
 
 
 def stub(*args):
     raise NotImplementedError("replace this with your code")
 
 
-@pytest.mark.parametrize("check", [checks.check_luong_general_score])
-def test_the_placeholder_is_not_accepted(check):
+@pytest.mark.parametrize("prediction, entropy", [("sharper", stub), (stub, attention_entropy)])
+def test_the_placeholders_are_not_accepted(prediction, entropy):
     with pytest.raises(CheckFailed, match="placeholder"):
-        check(stub)
+        checks.check_general_score_scale(prediction, entropy, H, Y, MASK)
 
 
-@pytest.mark.parametrize("wrong, message", [
-    (lambda h, y, W: ops.matmul(h, ops.transpose(y, (0, 2, 1))), "raised|dot score"),  # no W
-    (lambda h, y, W: ops.matmul(ops.matmul(h, ops.transpose(W)), ops.transpose(y, (0, 2, 1))),
-     "raised|transposed"),
-    (lambda h, y, W: ops.transpose(general_score(h, y, W), (0, 2, 1)), "Tv, Tq"),
-    (lambda h, y, W: ops.tanh(general_score(h, y, W)), "differs"),
+def test_a_w_that_is_never_set_is_named():
+    def unscaled(scale):
+        return attention_entropy(1.0)
+    with pytest.raises(CheckFailed, match="does not change with the scale"):
+        checks.check_general_score_scale("sharper", unscaled, H, Y, MASK)
+
+
+@pytest.mark.parametrize("wrong", [
+    lambda scale: attention_entropy(scale, mask=np.ones((1, 3), bool)),  # padding counted
+    lambda scale: -attention_entropy(scale),                              # sign
 ])
-def test_plausible_wrong_scores_are_rejected(wrong, message):
-    with pytest.raises(CheckFailed, match=message):
-        checks.check_luong_general_score(wrong)
-
-
-def test_missing_w_on_square_inputs_is_named():
-    def dot_when_possible(h, y, W):
-        if h.shape[-1] != y.shape[-1]:
-            return general_score(h, y, W)  # right on the first inputs, dot on the square ones
-        return ops.matmul(h, ops.transpose(y, (0, 2, 1)))
-    with pytest.raises(CheckFailed, match="dot score"):
-        checks.check_luong_general_score(dot_when_possible)
+def test_plausible_wrong_entropies_are_rejected(wrong):
+    with pytest.raises(CheckFailed):
+        checks.check_general_score_scale("sharper", wrong, H, Y, MASK)
 
 
 def unmasked_loss(labels, logits):

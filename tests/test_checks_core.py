@@ -106,7 +106,6 @@ def test_refuse_package_calls_reads_only_the_forbidden_names():
 #: check's reference) that computes the answer: handing the exercise to it must be refused.
 DELEGATIONS = [
     ("check_scaled_dot_product_attention", "seqlab.layers", "scaled_dot_product_attention", 1),
-    ("check_luong_general_score", "seqlab.course.checks.attention", "general_score_reference", 1),
     ("check_loss_mask_experiment", "seqlab.course.checks.attention", "unmasked_loss_reference", 2),
     ("check_noise_and_subsampling", "seqlab.data.corpus", "unigram_noise_probabilities", 2),
     ("check_cbow_probabilities", "seqlab.course.checks.embeddings", "cbow_probabilities_reference", 1),

@@ -56,7 +56,8 @@ def _run_family(family, strategy, default, out_dir):
     from seqlab.layers import TextFromCodepoints
     from seqlab.lessons.nb01 import build_sentiment_classifier
     from seqlab.lessons.nb03 import build_recurrent_classifier
-    from seqlab.models import build_rnn_translator, build_transformer_translator
+    from seqlab.lessons.nb04 import build_rnn_translator
+    from seqlab.models import build_transformer_translator
     from seqlab.training import compile_sentiment_classifier, compile_translator
 
     rng = np.random.default_rng(0)
@@ -86,8 +87,11 @@ def _run_family(family, strategy, default, out_dir):
 
         def build(s):
             if family == "rnn_translator":
-                model = build_rnn_translator(23, 19, embedding_dim=8, units=16,
-                                             attention="bahdanau", strategy=s)
+                from seqlab.lessons.nb04 import build_rnn_translator
+
+                with (s or tf.distribute.get_strategy()).scope():
+                    model = build_rnn_translator(23, 19, embedding_dim=8, units=16,
+                                                 attention="bahdanau")
             else:
                 model = build_transformer_translator(23, 19, preset="tiny", strategy=s)
             # SGD: a gradient scaled by the replica count moves the weights that much further
@@ -279,7 +283,12 @@ class _Replicas:
 
 
 def test_batch_size_and_learning_rate_rules():
-    from seqlab.distribute import global_batch_size, scale_learning_rate, scale_warmup_steps
+    from seqlab.distribute import (
+        batch_and_rate,
+        global_batch_size,
+        scale_learning_rate,
+        scale_warmup_steps,
+    )
 
     assert global_batch_size(128) == 128  # one device: unchanged
     assert global_batch_size(128, _Replicas(8)) == 1024
@@ -288,6 +297,10 @@ def test_batch_size_and_learning_rate_rules():
     assert scale_warmup_steps(4000, 1024, 128) == 500
     assert scale_warmup_steps(4000, 128, 128) == 4000
     assert scale_warmup_steps(1, 1024, 128) == 1
+    assert batch_and_rate(None, 2e-3, 128) == (128, 2e-3)  # the tuned batch on one device
+    batch, rate = batch_and_rate(None, 2e-3, 128, _Replicas(8))
+    assert batch == 1024 and math.isclose(rate, 2e-3 * math.sqrt(8))
+    assert batch_and_rate(64, 2e-2, 256)[0] == 64
     with pytest.raises(ValueError, match="positive"):
         global_batch_size(0)
     with pytest.raises(ValueError, match="positive"):

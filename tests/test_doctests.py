@@ -22,7 +22,7 @@ OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 
 def test_every_module_is_collected():
-    assert {"seqlab.layers.attention", "seqlab.layers.masking", "seqlab.models.seq2seq"} <= set(
+    assert {"seqlab.layers.attention", "seqlab.layers.masking", "seqlab.models.transformer"} <= set(
         MODULES)
 
 

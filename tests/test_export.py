@@ -11,7 +11,7 @@ from seqlab.data import load_translation
 from seqlab.data.translation_text import END, START, detokenize
 from seqlab.decoding import translate
 from seqlab.export import detokenize_tensor, export_translator, translate_with_export
-from seqlab.models import Seq2SeqTranslator
+from seqlab.lessons.nb04 import build_rnn_translator
 from seqlab.training import MaskedSparseCategoricalCrossentropy
 
 
@@ -19,8 +19,8 @@ from seqlab.training import MaskedSparseCategoricalCrossentropy
 def trained():
     data = load_translation("sample", batch_size=64, max_length=16)
     keras.utils.set_random_seed(5)
-    model = Seq2SeqTranslator(data.source_vocab_size, data.target_vocab_size, embedding_dim=16,
-                              units=32, attention="luong-general", reverse_source=True)
+    model = build_rnn_translator(data.source_vocab_size, data.target_vocab_size, embedding_dim=16,
+                                 units=32, attention="luong-general")
     model.compile(optimizer=keras.optimizers.Adam(0.02), loss=MaskedSparseCategoricalCrossentropy())
     model.fit(data.train, epochs=3, verbose=0)
     return model, data

@@ -366,7 +366,7 @@ def test_notebook_04_full_mode(anki_zip, tmp_path):
     from seqlab.distribute import choose_strategy, global_batch_size
     from seqlab.evaluation import bleu
     from seqlab.export import export_translator, translate_with_export
-    from seqlab.models import build_rnn_translator
+    from seqlab.lessons.nb04 import build_rnn_translator
     from seqlab.training import compile_translator
 
     strategy = choose_strategy(None, quiet=True)
@@ -374,8 +374,10 @@ def test_notebook_04_full_mode(anki_zip, tmp_path):
                             vocab_size=8000, num_examples=None, cache_dir=anki_zip)
     assert data.source == "anki" and len(data.train_pairs) == 48 and len(data.test_pairs) == 6
     keras.utils.set_random_seed(config.SEED)
-    model = build_rnn_translator(data.source_vocab_size, data.target_vocab_size, strategy=strategy,
-                                 embedding_dim=8, units=8, attention="bahdanau", output_norm=True)
+    with strategy.scope():
+        model = build_rnn_translator(data.source_vocab_size, data.target_vocab_size,
+                                     embedding_dim=8, units=8, attention="bahdanau",
+                                     output_norm=True)
     compile_translator(model, keras.optimizers.Adam(2e-3))
     history = model.fit(data.train, validation_data=data.valid, epochs=1, verbose=0,
                         shuffle=False)

@@ -26,10 +26,10 @@ import tensorflow as tf
 from seqlab.data import load_translation
 from seqlab.decoding import beam_search, greedy_decode, translate
 from seqlab.export import export_translator, translate_with_export
-from seqlab.models import Seq2SeqTranslator
-from seqlab.models.seq2seq import ATTENTION_CHOICES
+from seqlab.lessons.nb04 import build_rnn_translator
 from seqlab.training import MaskedSparseCategoricalCrossentropy
 
+ATTENTION_CHOICES = ("none", "bahdanau", "luong-dot", "luong-general", "luong-concat")
 EPS = {"float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
 POLICIES = ["mixed_float16", "mixed_bfloat16"]
 
@@ -72,7 +72,7 @@ TARGET_OUT = np.array([[5, 6, 2, 0], [7, 2, 0, 0], [2, 0, 0, 0]], "int32")
 
 def tiny(attention):
     keras.utils.set_random_seed(0)
-    return Seq2SeqTranslator(12, 10, embedding_dim=8, units=16, attention=attention)
+    return build_rnn_translator(12, 10, embedding_dim=8, units=16, attention=attention)
 
 
 @pytest.mark.parametrize("attention", ATTENTION_CHOICES)
@@ -126,8 +126,8 @@ def sample():
 
 def test_decoding_and_export_work_under_the_policy(policy, sample, tmp_path):
     keras.utils.set_random_seed(3)
-    model = Seq2SeqTranslator(sample.source_vocab_size, sample.target_vocab_size,
-                              embedding_dim=8, units=16, attention="bahdanau")
+    model = build_rnn_translator(sample.source_vocab_size, sample.target_vocab_size,
+                                 embedding_dim=8, units=16, attention="bahdanau")
     (source, _), _ = next(iter(sample.test))
     source = np.concatenate([np.asarray(source)[:4], np.zeros((1, source.shape[1]), "int32")])
     tokens, attention = greedy_decode(model, source, sample.start_id, sample.end_id, 6)

@@ -14,6 +14,7 @@ import keras
 import pytest
 
 import seqlab.data.translation_text
+import seqlab.lessons.nb04
 import seqlab.lessons.nb06
 import seqlab.lessons.nb07
 import seqlab.models
@@ -23,9 +24,10 @@ import seqlab.training
 #: The layers' names: tests/test_layer_contract.py (REGISTERED).
 REGISTERED = {
     "seqlab.nb07>MiniGPT": seqlab.lessons.nb07.MiniGPT,
-    "seqlab>Seq2SeqDecoder": seqlab.models.Seq2SeqDecoder,
-    "seqlab>Seq2SeqEncoder": seqlab.models.Seq2SeqEncoder,
-    "seqlab>Seq2SeqTranslator": seqlab.models.Seq2SeqTranslator,
+    "seqlab.nb04>Encoder": seqlab.lessons.nb04.Encoder,
+    "seqlab.nb04>Decoder": seqlab.lessons.nb04.Decoder,
+    "seqlab.nb04>BahdanauTranslatorDecoder": seqlab.lessons.nb04.BahdanauTranslatorDecoder,
+    "seqlab.nb04>Translator": seqlab.lessons.nb04.Translator,
     "seqlab.nb06>SkipGram": seqlab.lessons.nb06.SkipGram,
     "seqlab>TransformerTranslator": seqlab.models.TransformerTranslator,
     "seqlab>MaskedAccuracy": seqlab.training.MaskedAccuracy,
@@ -41,35 +43,3 @@ REGISTERED = {
 def test_registered_name_is_unchanged(name):
     assert keras.saving.get_registered_name(REGISTERED[name]) == name
     assert keras.saving.get_registered_object(name) is REGISTERED[name]
-
-
-def test_a_translator_saved_before_bahdanau_had_its_own_decoder_loads_as_luong_concat(tmp_path):
-    """Until configuration version 2, ``attention="bahdanau"`` named Luong's decoder with the
-    concat score; such a file (its config without ``config_version``) loads as ``luong-concat``,
-    whose weights have the same layout, and computes what it computed."""
-    import json
-    import zipfile
-
-    import numpy as np
-
-    keras.utils.set_random_seed(0)
-    model = seqlab.models.Seq2SeqTranslator(12, 10, embedding_dim=8, units=16,
-                                            attention="luong-concat")
-    source, target_in = np.array([[5, 6, 7, 0]]), np.array([[1, 4, 3]])
-    expected = np.asarray(model((source, target_in)))
-    model.save(tmp_path / "new.keras")
-    old = tmp_path / "old.keras"
-    with zipfile.ZipFile(tmp_path / "new.keras") as new, zipfile.ZipFile(old, "w") as out:
-        for item in new.infolist():
-            data = new.read(item.filename)
-            if item.filename == "config.json":
-                config = json.loads(data)
-                assert config["config"].pop("config_version") == 2
-                config["config"]["attention"] = "bahdanau"  # what the old version wrote
-                data = json.dumps(config).encode()
-            out.writestr(item, data)
-    reloaded = keras.models.load_model(old)
-    assert reloaded.attention_kind == "luong-concat" and reloaded.decoder.bahdanau is None
-    np.testing.assert_allclose(reloaded((source, target_in)), expected, atol=1e-6)
-    # A file of today says which decoder it holds.
-    assert keras.models.load_model(tmp_path / "new.keras").attention_kind == "luong-concat"

@@ -332,7 +332,8 @@ def test_only_the_real_corpus_is_bucketed_by_default(sample):
 
 @pytest.mark.parametrize("kind", ["rnn", "transformer"])
 def test_a_bucketed_batch_has_the_loss_of_the_same_batch_padded_to_full_length(kind, bucketed):
-    from seqlab.models import build_rnn_translator, build_transformer_translator
+    from seqlab.lessons.nb04 import build_rnn_translator
+    from seqlab.models import build_transformer_translator
     from seqlab.training import MaskedSparseCategoricalCrossentropy
 
     keras.utils.set_random_seed(0)

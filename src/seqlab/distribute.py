@@ -9,7 +9,8 @@ In a notebook the setup cell chooses the strategy once (``setup(strategy=STRATEG
     strategy = RUN.strategy                                # what the setup cell chose
     BATCH_SIZE = global_batch_size(BATCH_SIZE, strategy)   # BATCH_SIZE is per replica
     LEARNING_RATE = scale_learning_rate(LEARNING_RATE, BATCH_SIZE, 128)  # tuned for 128
-    model = build_rnn_translator(..., strategy=strategy)    # variables live on every replica
+    with strategy.scope():                                 # variables live on every replica
+        model = build_rnn_translator(...)
 
 What ``"auto"`` picks: ``MirroredStrategy`` over all GPUs when there are several, and
 TensorFlow's default strategy (one device) otherwise (Colab's TPU runtimes ship no TensorFlow:
@@ -134,21 +135,25 @@ def scale_learning_rate(learning_rate: float, global_batch_size: int, tuned_batc
     return float(learning_rate) * math.sqrt(global_batch_size / tuned_batch_size)
 
 
-def batch_and_learning_rate(batch_size: int, strategy: tf.distribute.Strategy | None = None, *,
-                            learning_rate: float = 1e-3,
-                            tuned_batch_size: int | None = None) -> tuple[int, float]:
-    """``(global batch, learning rate)`` for a per-replica ``batch_size`` under ``strategy``.
+def batch_and_rate(per_replica_batch_size: int | None, learning_rate: float, tuned_batch_size: int,
+                   strategy: tf.distribute.Strategy | None = None) -> tuple[int, float]:
+    """The global batch and Adam's rate for it: a notebook's batch setting under ``strategy``.
 
-    The global batch is :func:`global_batch_size`; the rate is ``learning_rate`` scaled from
-    the global batch it was tuned with (``tuned_batch_size``, default ``batch_size``) by
-    :func:`scale_learning_rate`. One device, the tuned batch: ``learning_rate`` unchanged.
+    Args:
+        per_replica_batch_size: the batch per replica; None: ``tuned_batch_size``.
+        learning_rate: the rate tuned for a global batch of ``tuned_batch_size``.
+        tuned_batch_size: that batch.
+        strategy: None: the current strategy.
+
+    Returns:
+        ``(global batch, rate)``: :func:`global_batch_size` and :func:`scale_learning_rate`.
 
     Example:
-        >>> batch_and_learning_rate(128)
-        (128, 0.001)
+        >>> batch_and_rate(None, 2e-3, 128)
+        (128, 0.002)
     """
-    batch = global_batch_size(batch_size, strategy)
-    return batch, scale_learning_rate(learning_rate, batch, tuned_batch_size or batch_size)
+    batch = global_batch_size(per_replica_batch_size or tuned_batch_size, strategy)
+    return batch, scale_learning_rate(learning_rate, batch, tuned_batch_size)
 
 
 def scale_warmup_steps(warmup_steps: int, global_batch_size: int, tuned_batch_size: int) -> int:

@@ -2,8 +2,8 @@
 
 Translation only: sampling text from a language model (notebook 07) is :mod:`seqlab.sampling`.
 
-Works with any model that is a :class:`Translator` (the RNN translator of
-:mod:`seqlab.models.seq2seq` and the Transformer alike): :class:`Translator` states what the
+Works with any model that is a :class:`Translator` (notebook 04's RNN translator,
+:mod:`seqlab.lessons.nb04`, and the Transformer alike): :class:`Translator` states what the
 decoders need of a model. Both decoders stop at ``[END]`` or after ``max_length`` generated
 tokens, whichever comes first, so they always terminate. Output ids are ``(batch, T)`` with
 ``T <= max_length``, ``[START]`` left out, ``[END]`` kept, 0 after it. TensorFlow only

@@ -9,7 +9,7 @@ re-exported here because a notebook's training cells use them. Import from here:
 """
 
 from seqlab.distribute import (
-    batch_and_learning_rate,
+    batch_and_rate,
     choose_strategy,
     global_batch_size,
     scale_learning_rate,
@@ -34,7 +34,7 @@ __all__ = [
     # training that survives a disconnect (seqlab.training.resume)
     "ResumableBackup", "TrainingRun", "backup_root",
     # one or several devices (seqlab.distribute)
-    "batch_and_learning_rate", "choose_strategy", "global_batch_size", "scale_learning_rate",
+    "batch_and_rate", "choose_strategy", "global_batch_size", "scale_learning_rate",
     "scale_warmup_steps",
     # the sentiment results file (seqlab.results)
     "read_imdb_results", "write_imdb_result",

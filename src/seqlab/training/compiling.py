@@ -16,7 +16,7 @@ def compile_translator(model: keras.Model, optimizer="adam", *, label_smoothing:
     """Compile an RNN or Transformer translator: masked cross-entropy and masked token accuracy.
 
     Runs in the model's ``tf.distribute`` strategy scope (the one it was built in, see
-    :func:`seqlab.models.build_rnn_translator`), where the metric's and the optimizer's
+    :func:`seqlab.lessons.nb04.build_rnn_translator`), where the metric's and the optimizer's
     variables must be created. An optimizer object keeps the strategy it was created under, so
     one that is not built yet is re-created from its configuration inside the scope (same
     class, learning rate or schedule, and settings): ``model.optimizer`` is then that copy.

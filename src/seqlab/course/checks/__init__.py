@@ -10,8 +10,8 @@ The check functions live in per-notebook modules and are re-exported here, so no
 """
 
 from seqlab.course.checks.attention import (
+    check_general_score_scale,
     check_loss_mask_experiment,
-    check_luong_general_score,
 )
 from seqlab.course.checks.bert import (
     check_frozen_probe,
@@ -51,7 +51,7 @@ __all__ = ["CheckFailed", "assert_close", "passed", "run_student_code",
            # notebook 03
            "check_coupled_lstm_cell", "check_gradient_ratios", "check_gru_without_reset_gate", "check_reset_gate_comparison",
            # notebook 04
-           "check_loss_mask_experiment", "check_luong_general_score",
+           "check_loss_mask_experiment", "check_general_score_scale",
            # notebook 05
            "check_causal_mask", "check_causal_mask_experiment", "check_one_head", "check_scaled_dot_product_attention",
            # notebook 06

@@ -1,19 +1,22 @@
-"""Checks for notebook 04's exercises: Luong's "general" score and the loss-mask experiment.
+"""Checks for notebook 04's exercises: the general score's scale and the loss-mask experiment.
 
-* Exercise 1 — ``general_score(h, y, W)``: eq. (12), ``e_ti = h_t^T W y_i`` for every decoder
-  step ``t`` and source position ``i``; ``h`` ``(batch, Tq, dq)``, ``y`` ``(batch, Tv, dv)``,
-  ``W`` ``(dq, dv)`` -> ``e`` ``(batch, Tq, Tv)``.
+* Exercise 1 — predict, measure, explain: with ``W = s I`` the general score of eq. (12) is
+  ``s`` times the dot score. The student predicts whether ``s = 4`` makes the weights of eq. (13)
+  ``"sharper"`` or ``"flatter"`` than ``s = 1`` (``predict()``), then writes ``attention_entropy(scale)``, the
+  entropy of a ``LuongAttention("general")`` layer's weights on given ``h``, ``y``, ``mask`` with
+  ``W = scale * I`` (:func:`check_general_score_scale`, which grades the prediction against the
+  measurement).
 * Exercise 2 — the loss-mask experiment: ``unmasked_loss(labels, logits)``, the mean
   cross-entropy over *all* target positions (padding included), and ``compare_loss_masks()``,
   which trains one translator with the masked loss and one with the unmasked loss and returns
   both losses of each on the validation batch, the padding share and the BLEU
   (:func:`check_loss_mask_experiment`).
 
-The functions are compared with NumPy versions of the equations on random inputs; the messages
-name the usual mistakes (``W`` left out or transposed, the padding still masked). A general
-score that calls ``LuongAttention`` or :func:`general_score_reference` is refused. The experiment's numbers are checked for what can be
-checked without re-running it: each model's unmasked loss is at least ``(1 - padding share)``
-times its masked loss, because the padded positions' cross-entropy is never negative.
+The measurements are compared with NumPy versions of the equations; the messages name the
+usual mistakes (``W`` not set, padding counted). The experiment's numbers are checked for what
+can be checked without re-running it: each model's unmasked loss is at least
+``(1 - padding share)`` times its masked loss, because the padded positions' cross-entropy is
+never negative.
 """
 
 from __future__ import annotations
@@ -32,48 +35,70 @@ from seqlab.course.checks.core import (
     run_student_code,
 )
 
-GENERAL_SCORE = "Exercise 1: Luong's general score"
+GENERAL_SCALE = "Exercise 1: what W does to the general score"
 LOSS_MASK = "Exercise 2: drop the loss mask"
 #: What ``compare_loss_masks()`` returns: one entry per run, each with these numbers.
 LOSS_MASK_RUNS = ("masked", "unmasked")
 LOSS_MASK_FIELDS = ("masked_loss", "unmasked_loss", "padding_share", "bleu")
-#: What an answer to Exercise 1 may not call: the package's layer (its ``score``) and the
-#: reference below.
-GENERAL_SCORE_FORBIDDEN = ("LuongAttention", "general_score_reference")
+PREDICTIONS = ("sharper", "flatter")
+#: The scales the check measures: uniform weights, the dot score, the predicted case.
+SCALES = (0.0, 1.0, 4.0)
 
 
-def general_score_reference(h, y, W):
-    """``e[b, t, i] = h[b, t] . (W @ y[b, i])``."""
-    return np.einsum("btq,qv,biv->bti", h, W, y)
+def attention_entropy_reference(h, y, mask, scale):
+    """Entropy of ``softmax(scale * h . y_i)`` over the real positions, summed over the batch
+    (and over the decoder steps when ``h`` is ``(batch, T, d)``)."""
+    h, y = np.asarray(h, "float64"), np.asarray(y, "float64")
+    scores = scale * (np.einsum("bu,biu->bi", h, y) if h.ndim == 2
+                      else np.einsum("btu,biu->bti", h, y))
+    mask = np.asarray(mask, bool)
+    mask = mask if h.ndim == 2 else mask[:, None, :]
+    scores = np.where(mask, scores, -np.inf)
+    alpha = np.exp(scores - scores.max(-1, keepdims=True))
+    alpha /= alpha.sum(-1, keepdims=True)
+    return float(-np.sum(np.where(alpha > 0, alpha * np.log(np.maximum(alpha, 1e-300)), 0.0)))
 
 
-def check_luong_general_score(general_score) -> None:
-    """Check ``general_score(h, y, W)`` against eq. (12)'s general score.
+def check_general_score_scale(prediction, attention_entropy, h, y, mask) -> None:
+    """Exercise 1: measure ``attention_entropy`` at :data:`SCALES`, then grade ``prediction``.
 
-    An answer that calls ``LuongAttention`` (its ``score``) or :func:`general_score_reference`
-    is refused (:func:`seqlab.course.checks.core.refuse_package_calls`).
+    Args:
+        prediction: ``"sharper"`` or ``"flatter"``, written before measuring, or the student's
+            ``predict()`` that returns it.
+        attention_entropy: the student's ``attention_entropy(scale) -> float``.
+        h, y, mask: the inputs it uses, ``(batch, units)``, ``(batch, S, units)``, ``(batch, S)``.
+
+    Raises :class:`CheckFailed` when the prediction is missing or the measured entropies differ
+    from eqs. (12)-(13) with ``W = scale * I``. A wrong prediction passes the measurement and is
+    reported as wrong, with the measured numbers: explaining it is the exercise's last step.
     """
-    refuse_package_calls(GENERAL_SCORE, general_score, GENERAL_SCORE_FORBIDDEN)
-    rng = np.random.default_rng(412)
-    for dq, dv in ((3, 5), (4, 4)):  # a rectangular W, then a square one (W vs W^T)
-        h = rng.normal(size=(2, 3, dq)).astype("float32")
-        y = rng.normal(size=(2, 6, dv)).astype("float32")
-        W = rng.normal(size=(dq, dv)).astype("float32")
-        got = as_array(GENERAL_SCORE, run_student_code(GENERAL_SCORE, general_score, h, y, W),
-                        "your score")
-        expected = general_score_reference(h, y, W)
-        if got.shape == expected.shape[:1] + expected.shape[:0:-1]:
-            raise CheckFailed(GENERAL_SCORE, f"the scores have shape {got.shape}: (batch, Tv, Tq) "
-                              "instead of (batch, Tq, Tv). Put the decoder steps first.")
-        if dq == dv and got.shape == expected.shape:
-            if np.allclose(got, np.einsum("btq,biq->bti", h, y), atol=1e-4):
-                raise CheckFailed(GENERAL_SCORE, "this is the dot score h^T y: the general score "
-                                  "multiplies by W in between, h^T W y.")
-            if np.allclose(got, general_score_reference(h, y, W.T), atol=1e-4):
-                raise CheckFailed(GENERAL_SCORE, "W is used transposed: with W of shape (dq, dv), "
-                                  "compute h^T W y, i.e. h @ W then the dot with y.")
-        assert_close(GENERAL_SCORE, got, expected, what="your score e", atol=1e-4, rtol=1e-4)
-    passed(GENERAL_SCORE, "e_ti = h_t^T W y_i, eq. (12).")
+    exercise = GENERAL_SCALE
+    refuse_package_calls(exercise, attention_entropy, ("attention_entropy_reference",))
+    if callable(prediction):
+        prediction = run_student_code(exercise, prediction)
+    if prediction not in PREDICTIONS:
+        raise CheckFailed(exercise, f"your prediction is {prediction!r}; make it \"sharper\" or "
+                          "\"flatter\", written before you measure.")
+    measured = {}
+    for scale in SCALES:
+        got = as_array(exercise, run_student_code(exercise, attention_entropy, scale),
+                       f"attention_entropy({scale})")
+        if got.size != 1:
+            raise CheckFailed(exercise, f"attention_entropy({scale}) returned shape {got.shape}; "
+                              "return one number, the summed entropy.")
+        measured[scale] = float(got.reshape(()))
+    expected = {scale: attention_entropy_reference(h, y, mask, scale) for scale in SCALES}
+    if math.isclose(measured[1.0], measured[4.0], rel_tol=1e-4) and not math.isclose(
+            expected[1.0], expected[4.0], rel_tol=1e-4):
+        raise CheckFailed(exercise, "the entropy does not change with the scale: set the layer's "
+                          "W to scale * I (layer.set_weights) after it is built, then call it.")
+    for scale in SCALES:
+        assert_close(exercise, measured[scale], expected[scale],
+                     what=f"your entropy at scale {scale}", atol=1e-4, rtol=1e-4)
+    answer = "sharper" if measured[4.0] < measured[1.0] else "flatter"
+    verdict = "right" if prediction == answer else "wrong: explain why"
+    passed(exercise, f"entropy {measured[0.0]:.3f} (s = 0, uniform), {measured[1.0]:.3f} (s = 1), "
+           f"{measured[4.0]:.3f} (s = 4): {answer}. Your prediction {prediction!r} was {verdict}.")
 
 
 def token_cross_entropy(labels, logits):

@@ -1,0 +1,139 @@
+"""Generated from notebooks/04_neural_machine_translation.ipynb (its #@save cells) by
+``python -m seqlab_instructor.lessons``: edit the notebook, not this file."""
+
+
+import keras
+from keras import ops
+
+from seqlab.layers import BahdanauAttention, BahdanauDecoder, LuongAttention
+
+
+@keras.saving.register_keras_serializable(package="seqlab.nb04")
+class Encoder(keras.layers.Layer):
+    """Source ids (batch, S) -> outputs y (batch, S, units), [h(0)], source mask (batch, S)."""
+
+    def __init__(self, vocab_size, embedding_dim, units, **kwargs):
+        super().__init__(**kwargs)
+        self.sizes = {"vocab_size": vocab_size, "embedding_dim": embedding_dim, "units": units}
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True)
+        self.rnn = keras.layers.Bidirectional(  # units // 2 per direction, concatenated
+            keras.layers.GRU(units // 2, return_sequences=True, return_state=True))
+
+    def call(self, source_ids):
+        mask = ops.not_equal(source_ids, 0)                      # True at real words
+        embedded = self.embedding(source_ids)                    # (batch, S, embedding_dim)
+        outputs, forward, backward = self.rnn(embedded, mask=mask)
+        state = ops.concatenate([forward, backward], axis=-1)    # (batch, units): h(0)
+        return outputs, [state], mask
+
+    def get_config(self):
+        return {**super().get_config(), **self.sizes}
+
+
+@keras.saving.register_keras_serializable(package="seqlab.nb04")
+class Decoder(keras.layers.Layer):
+    """Fig. 12's decoder; attention "luong-dot", "luong-general" or "luong-concat": Luong's."""
+
+    def __init__(self, vocab_size, embedding_dim, units, attention="none", output_norm=False,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.sizes = {"vocab_size": vocab_size, "embedding_dim": embedding_dim, "units": units,
+                      "attention": attention, "output_norm": output_norm}
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True)
+        self.rnn = keras.layers.GRU(units, return_sequences=True, return_state=True)
+        self.attention = (None if attention == "none" else BahdanauAttention(units)  # eq. (12)
+                          if attention == "luong-concat" else LuongAttention(attention[6:]))
+        self.combine = keras.layers.Dense(units, activation="tanh") if self.attention else None
+        self.norm = keras.layers.LayerNormalization() if output_norm else None
+        self.output_layer = keras.layers.Dense(vocab_size)            # one logit per word
+
+    def call(self, target_in, encoder_outputs, source_mask, state):
+        embedded = self.embedding(target_in)                          # (batch, T, embedding_dim)
+        h, *state = self.rnn(embedded, initial_state=state, mask=ops.not_equal(target_in, 0))
+        weights = None                                                # h: (batch, T, units)
+        if self.attention is not None:                                # Luong: query h(t)
+            context, weights = self.attention(h, encoder_outputs, padding_mask=source_mask,
+                                              return_attention_scores=True)  # (batch, T, units)
+            h = self.combine(ops.concatenate([h, context], axis=-1))  # tanh(W_c [h(t); c(t)])
+        h = h if self.norm is None else self.norm(h)
+        return self.output_layer(h), state, weights                   # logits (batch, T, vocab)
+
+    def get_config(self):
+        return {**super().get_config(), **self.sizes}
+
+
+@keras.saving.register_keras_serializable(package="seqlab.nb04")
+class Translator(keras.Model):
+    """(source ids, decoder input) -> logits (batch, T, target vocabulary); a decoding Translator."""
+
+    def __init__(self, source_vocab_size, target_vocab_size, embedding_dim, units,
+                 attention="none", output_norm=False, **kwargs):
+        super().__init__(**kwargs)
+        self.sizes = {"source_vocab_size": source_vocab_size, "target_vocab_size": target_vocab_size,
+                      "embedding_dim": embedding_dim, "units": units, "attention": attention,
+                      "output_norm": output_norm}
+        self.encoder = Encoder(source_vocab_size, embedding_dim, units)
+        decoder = BahdanauTranslatorDecoder if attention == "bahdanau" else Decoder
+        self.decoder = decoder(target_vocab_size, embedding_dim, units, attention, output_norm)
+
+    def build(self, input_shape=None):
+        ids = ops.ones((1, 2), "int32")                               # creates every weight
+        self.call((ids, ids))
+
+    def call(self, inputs):
+        source_ids, target_in = inputs
+        encoder_outputs, state, source_mask = self.encoder(source_ids)
+        return self.decoder(target_in, encoder_outputs, source_mask, state)[0]
+
+    def encode(self, source_ids):
+        outputs, state, mask = self.encoder(ops.cast(source_ids, "int32"))
+        return {"encoder_outputs": outputs, "source_mask": mask, "state": state}
+
+    def decode_step(self, target_prefix_ids, state):                  # the state holds the history
+        last = ops.cast(target_prefix_ids, "int32")[:, -1:]           # (batch, 1): the newest word
+        logits, new_state, weights = self.decoder(
+            last, state["encoder_outputs"], state["source_mask"], state["state"])
+        weights = None if weights is None else weights[:, -1]         # (batch, S)
+        return logits[:, -1], {**state, "state": list(new_state)}, weights
+
+    def get_config(self):
+        return {**super().get_config(), **self.sizes}
+
+
+def build_rnn_translator(source_vocab_size, target_vocab_size, *, embedding_dim, units,
+                         attention="none", output_norm=False):
+    """A built, uncompiled Translator; its weights are created in the current tf.distribute
+    scope (write `with strategy.scope():` around the call)."""
+    model = Translator(source_vocab_size, target_vocab_size, embedding_dim, units, attention,
+                       output_norm)
+    model.build()
+    return model
+
+
+@keras.saving.register_keras_serializable(package="seqlab.nb04")
+class BahdanauTranslatorDecoder(keras.layers.Layer):
+    """Bahdanau's decoder: query h(t-1), context into the GRU cell, tanh(W_c [h(t); c(t)])."""
+
+    def __init__(self, vocab_size, embedding_dim, units, attention="bahdanau", output_norm=False,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.sizes = {"vocab_size": vocab_size, "embedding_dim": embedding_dim, "units": units,
+                      "output_norm": output_norm}
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True)
+        self.recurrence = BahdanauDecoder(units)                      # eqs. (12)-(14) + GRU cell
+        self.combine = keras.layers.Dense(units, activation="tanh")
+        self.norm = keras.layers.LayerNormalization() if output_norm else None
+        self.output_layer = keras.layers.Dense(vocab_size)
+
+    def call(self, target_in, encoder_outputs, source_mask, state):
+        embedded = self.embedding(target_in)                          # (batch, T, embedding_dim)
+        both, weights, state = self.recurrence(                       # both: [h(t); c(t)]
+            embedded, encoder_outputs, state, encoder_padding_mask=source_mask,
+            padding_mask=ops.not_equal(target_in, 0), return_attention_scores=True,
+            return_state=True)
+        h = self.combine(both)                                        # (batch, T, units)
+        h = h if self.norm is None else self.norm(h)
+        return self.output_layer(h), state, weights                   # logits (batch, T, vocab)
+
+    def get_config(self):
+        return {**super().get_config(), **self.sizes}

@@ -57,7 +57,6 @@ def _run_family(family, strategy, default, out_dir):
         build_recurrent_classifier,
         build_rnn_translator,
         build_sentiment_classifier,
-        build_transformer_translator,
     )
     from seqlab.models.sentiment import reads_codepoints
     from seqlab.training import compile_sentiment_classifier, compile_translator
@@ -90,7 +89,12 @@ def _run_family(family, strategy, default, out_dir):
                 model = build_rnn_translator(23, 19, embedding_dim=8, units=16,
                                              attention="bahdanau", strategy=s)
             else:
-                model = build_transformer_translator(23, 19, preset="tiny", strategy=s)
+                from seqlab import sizes
+                from seqlab.lessons.nb05 import TransformerTranslator
+
+                with s.scope():
+                    model = TransformerTranslator(23, 19, **sizes.settings("05", "fast")["model"])
+                    model.build()
             # SGD: a gradient scaled by the replica count moves the weights that much further
             # (Adam would hide it); created outside the scope on purpose.
             return compile_translator(model, keras.optimizers.SGD(0.5))

@@ -149,7 +149,6 @@ def test_homework_has_an_experiment_and_a_written_question(path):
 TAUGHT_MODELS = {
     "03": ("build_recurrent_classifier",),
     "04": ("build_rnn_translator", "Seq2SeqTranslator"),
-    "05": ("build_transformer_translator", "TransformerTranslator"),
     "07": ("build_char_lstm", "MiniGPT"),
 }
 

@@ -25,7 +25,6 @@ REGISTERED = {
     "seqlab>Seq2SeqEncoder": seqlab.models.Seq2SeqEncoder,
     "seqlab>Seq2SeqTranslator": seqlab.models.Seq2SeqTranslator,
     "seqlab>SkipGram": seqlab.models.SkipGram,
-    "seqlab>TransformerTranslator": seqlab.models.TransformerTranslator,
     "seqlab>MaskedAccuracy": seqlab.training.MaskedAccuracy,
     "seqlab>MaskedSparseCategoricalCrossentropy": seqlab.training.MaskedSparseCategoricalCrossentropy,
     "seqlab>SummedRowsAdam": seqlab.training.SummedRowsAdam,

@@ -1,5 +1,5 @@
 """The decoding protocol: what the decoders of :mod:`seqlab.decoding` need of a translation
-model, as :class:`typing.Protocol` types (both translators of :mod:`seqlab.models` satisfy them).
+model, as :class:`typing.Protocol` types (notebook 04's and notebook 05's translators satisfy them).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ class Translator(Protocol):
     """What :func:`greedy_decode`, :func:`beam_search`, :func:`translate` and the SavedModel
     export (:mod:`seqlab.export`) need of a translation model: the decoding protocol.
 
-    :class:`seqlab.models.Seq2SeqTranslator` and :class:`seqlab.models.TransformerTranslator`
-    both satisfy it (``isinstance(model, Translator)``; ``tests/test_decoding.py`` checks it).
+    :class:`seqlab.models.Seq2SeqTranslator` and notebook 05's ``TransformerTranslator``
+    (``seqlab.lessons.nb05``) both satisfy it (``isinstance(model, Translator)``; ``tests/test_decoding.py`` checks it).
 
     * ``encode(source_ids) -> state``: ``source_ids`` ``(batch, S)`` int32, 0 = padding;
       ``state`` a nested structure (dicts/lists) of tensors whose first axis is the batch.

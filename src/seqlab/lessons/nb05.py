@@ -113,6 +113,8 @@ class TransformerTranslator(keras.Model):
 
 def init_cache(self, state, max_length):
     """state + per decoder layer the source's keys and values and room for max_length steps."""
+    if not self.built:  # the decoder's projections exist before they are used directly
+        self.build()
     memory = state["memory"]                                     # (B, S, d)
     cache = []
     for layer in self.decoder.stack:

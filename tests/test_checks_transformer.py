@@ -241,6 +241,7 @@ def test_one_head_passes_and_prints_both_counts(capsys):
     (lambda: _translator(num_heads=1, d_model=32), "keep d_model = 64"),
     (lambda: _translator(num_heads=1, dff=64), "change only num_heads"),
     (lambda: "not a model", "return the Keras model"),
+    (lambda: TransformerTranslator(SOURCE_VOCAB, TARGET_VOCAB, 2, 64, 1, 128), "built"),
     (stub, "placeholder"),
 ])
 def test_one_head_rejects_other_models(build, message):

@@ -326,6 +326,8 @@ def _describe_heads(exercise: str, build_model) -> dict:
     model = run_student_code(exercise, build_model) if callable(build_model) else build_model
     if not callable(getattr(model, "count_params", None)):
         return {"returned": type(model).__name__}
+    if not model.built:
+        return {"returned": "an unbuilt model"}
     attentions = [getattr(layer, name) for layer in _sublayers(model)
                   for name in ("self_attention", "cross_attention") if hasattr(layer, name)]
     return {"returned": "model", "parameters": int(model.count_params()),
@@ -347,7 +349,8 @@ def check_one_head(build_one_head, four_head_parameters: int, d_model: int) -> N
     exercise = ONE_HEAD
     facts = observe(exercise, _describe_heads, exercise, build_one_head)
     if facts.get("returned") != "model":
-        raise CheckFailed(exercise, f"return the Keras model; got {facts.get('returned')}.")
+        raise CheckFailed(exercise, f"return the Keras model, built (model.build()); got "
+                                    f"{facts.get('returned')}.")
     if not facts["heads"]:
         raise CheckFailed(exercise, "your model has no encoder or decoder layers with attention: "
                                     "build it with the lesson's TransformerTranslator.")

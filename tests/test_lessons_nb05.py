@@ -201,7 +201,9 @@ def test_trains_saves_and_reloads(tmp_path):
     assert np.isfinite(history.history["loss"]).all()
     path = tmp_path / "transformer.keras"
     model.save(path)
-    restored = keras.models.load_model(path)
+    restored = keras.models.load_model(path)  # by the registered names, no custom_objects
+    assert keras.saving.get_registered_name(TransformerTranslator) == (
+        "seqlab.nb05>TransformerTranslator")
     assert isinstance(restored, TransformerTranslator)
     assert restored.get_config() == model.get_config()
     np.testing.assert_allclose(restored((source, target)), model((source, target)), atol=1e-5)

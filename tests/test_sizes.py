@@ -100,7 +100,9 @@ def test_each_notebook_takes_its_size_s_numbers_from_one_home():
     for path in notebook_paths(config.REPO_ROOT / "notebooks"):
         number = path.name[:2]
         cells = nbformat.read(path, as_version=4).cells
-        assert f'AT_SIZE = sizes.settings("{number}", SIZE)' in cells[3].source, path.name
+        first = cells[3].source  # the imports cell reads this size's numbers from RUN.settings
+        assert ("RUN.settings" in first
+                or f'AT_SIZE = sizes.settings("{number}", SIZE)' in first), path.name
         code = "\n".join(cell.source for cell in cells if cell.cell_type == "code")
         assert '{"fast":' not in code, f"{path.name} has a per-size table: move it to seqlab.sizes"
 

@@ -59,7 +59,7 @@ SETTINGS: dict[str, dict[str, dict]] = {
                     "model": {"num_layers": 2, "d_model": 64, "num_heads": 4, "dff": 128,
                               "dropout": 0.0},
                     "exercise_epochs": 2, "exercise_batches": None,
-                    "rnn_learning_rate": 0.0141421356, "positions_epochs": 4},
+                    "rnn_learning_rate": 0.0141421356, "positions_epochs": 3},
            "class": {"task": "anki", "examples": None, "max_length": 20, "epochs": 10,
                      "batch": 128, "warmup_steps": 1000, "lr_scale": 1.0, "label_smoothing": 0.1,
                      "train_minutes": 6, "group_by_length": True,

@@ -104,7 +104,7 @@ def _jacobian_norm(d_k, scaled=True, *, seed=0, draw_k_first=False, norm=np.lina
 
 
 def test_the_softmax_gradients_check_passes_and_grades_the_prediction(capsys):
-    checks.check_softmax_gradients(_jacobian_norm, "smaller")
+    checks.check_softmax_gradients(_jacobian_norm, lambda: "smaller")
     out = capsys.readouterr().out
     assert "passed" in out and "(smaller) held" in out and "512" in out
     checks.check_softmax_gradients(_jacobian_norm, "larger")  # a wrong prediction still passes
@@ -118,8 +118,9 @@ def test_the_softmax_jacobian_falls_without_the_scaling():
 
 
 @pytest.mark.parametrize("wrong, prediction, message", [
-    (_jacobian_norm, None, "set PREDICTION"),
-    (_jacobian_norm, "much smaller", "set PREDICTION"),
+    (_jacobian_norm, None, "predict first"),
+    (_jacobian_norm, "much smaller", "predict first"),
+    (_jacobian_norm, stub, "placeholder"),
     (lambda d_k, scaled=True: _jacobian_norm(d_k, not scaled), "same", "swapped"),
     (lambda d_k, scaled=True: _jacobian_norm(d_k, scaled, draw_k_first=True), "same",
      "draw q first"),

@@ -170,13 +170,15 @@ def check_softmax_gradients(softmax_jacobian_norm, prediction) -> None:
     Args:
         softmax_jacobian_norm: the student's ``(d_k, scaled) -> float``
             (:func:`softmax_jacobian_reference`'s recipe).
-        prediction: ``"smaller"``, ``"same"`` or ``"larger"``, the student's prediction for the
-            unscaled Jacobian at d_k = 512 against the scaled one, made before measuring.
+        prediction: ``"smaller"``, ``"same"`` or ``"larger"`` (or the student's function
+            returning it), the prediction for the unscaled Jacobian at d_k = 512 against the
+            scaled one, made before measuring.
     """
     exercise = SOFTMAX_GRADIENTS
+    if callable(prediction):
+        prediction = run_student_code(exercise, prediction)
     if prediction not in PREDICTIONS:
-        raise CheckFailed(exercise, f"set PREDICTION to one of {PREDICTIONS} before you measure; "
-                                    f"got {prediction!r}.")
+        raise CheckFailed(exercise, f"predict first: one of {PREDICTIONS}; got {prediction!r}.")
     measured = {}
     for d_k in (8, 64, 512):
         for scaled in (True, False):

@@ -72,7 +72,7 @@ def test_translator_logits_gradients_and_decoding(policy):
     reference = _translator("float32")
     model = _translator()  # the global policy, as a notebook gets it
     assert model.compute_dtype != "float32"
-    assert model.decoder_layers[0].cross_attention.output_dense.compute_dtype != "float32"
+    assert model.decoder.stack[0].cross_attention.output_dense.compute_dtype != "float32"
     model.set_weights(reference.get_weights())
     source, target = _batch()
     assert_close_to_float32(model((source, target)), reference((source, target)), policy)

@@ -16,7 +16,7 @@ the same training split, shuffled with the same seed.
 
 The models are the class sizes of the notebooks: notebook 04's translator
 (``build_rnn_translator``, embedding 64, GRU units 128, ``"luong-general"``, the LayerNorm before
-the output layer, Adam 2e-3) and notebook 05's Transformer (``build_transformer_translator``,
+the output layer, Adam 2e-3) and notebook 05's Transformer (``seqlab.lessons.nb05.TransformerTranslator``,
 preset ``"small"``, the paper's schedule with 1,000 warm-up steps, label smoothing 0.1); batch
 128, ``jit_compile=False`` (the notebooks' CPU setting).
 
@@ -60,7 +60,8 @@ from seqlab import config  # noqa: E402
 from seqlab.data import load_translation  # noqa: E402
 from seqlab.data.translation_batches import make_bucketed_dataset, vectorize_pairs  # noqa: E402
 from seqlab.lessons.nb04 import build_rnn_translator  # noqa: E402
-from seqlab.models import build_transformer_translator  # noqa: E402
+from seqlab.lessons.nb05 import TransformerTranslator  # noqa: E402
+from seqlab.sizes import settings as size_settings  # noqa: E402
 from seqlab.training import (  # noqa: E402
     MaskedAccuracy,
     MaskedSparseCategoricalCrossentropy,
@@ -177,9 +178,9 @@ def build_model(kind: str, data):
                                      output_norm=True)
         optimizer, smoothing = keras.optimizers.Adam(2e-3), 0.0
     else:
-        model = build_transformer_translator(data.source_vocab_size, data.target_vocab_size,
-                                             preset="small")
-        optimizer, smoothing = transformer_optimizer(model.d_model, 1000, scale=1.0), 0.1
+        sizes = size_settings("05", "full")["model"]
+        model = TransformerTranslator(data.source_vocab_size, data.target_vocab_size, **sizes)
+        optimizer, smoothing = transformer_optimizer(sizes["d_model"], 1000, scale=1.0), 0.1
     return compile_for_benchmark(model, optimizer, label_smoothing=smoothing)
 
 

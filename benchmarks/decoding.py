@@ -5,13 +5,13 @@
 
 Issue 10.5: decoding 1,000 test sentences greedily took 15.2 s with the Transformer, whose
 ``decode_step`` recomputed the whole prefix at every step, against 2.9 s for the RNN translator.
-The Transformer now keeps a key/value cache (``TransformerTranslator.init_cache``): each step
+The Transformer now keeps a key/value cache (``init_cache`` of notebook 05's ``TransformerTranslator``): each step
 runs only the newest token through the decoder. This benchmark prints, in one run and on one
 synthetic source batch, greedy sentences/s for
 
 - ``rnn``: :class:`seqlab.lessons.nb04.Translator` (GRU, Bahdanau attention, notebook 04's
   full-mode sizes: embedding 128, units 256);
-- ``transformer (cached)``: :class:`seqlab.models.TransformerTranslator`, preset ``"small"``
+- ``transformer (cached)``: notebook 05's ``TransformerTranslator`` (``seqlab.lessons.nb05``) at full size
   (notebook 05's full mode), with the cache — what ``greedy_decode`` does by default;
 - ``transformer (uncached)``: the same model with ``use_cache=False`` (the prefix recomputed);
 
@@ -39,7 +39,8 @@ import tensorflow as tf  # noqa: E402
 
 from seqlab.decoding import greedy_decode  # noqa: E402
 from seqlab.lessons.nb04 import build_rnn_translator  # noqa: E402
-from seqlab.models import TransformerTranslator  # noqa: E402
+from seqlab.lessons.nb05 import TransformerTranslator  # noqa: E402
+from seqlab.sizes import settings as size_settings  # noqa: E402
 
 START_ID = 1
 
@@ -87,8 +88,8 @@ def build_models(vocab_size: int, quick: bool):
     keras.utils.set_random_seed(0)
     rnn = build_rnn_translator(vocab_size, vocab_size, embedding_dim=128, units=256,
                                attention="bahdanau")
-    transformer = TransformerTranslator.from_preset(
-        "tiny" if quick else "small", source_vocab_size=vocab_size, target_vocab_size=vocab_size)
+    transformer = TransformerTranslator(vocab_size, vocab_size,
+                                        **size_settings("05", "fast" if quick else "full")["model"])
     transformer.build()
     return rnn, transformer
 

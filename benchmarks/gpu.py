@@ -33,6 +33,7 @@ otherwise synthetic pairs of the same shape (lengths drawn between 4 and 20 toke
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import statistics
@@ -49,8 +50,18 @@ from benchmarks.full_mode_timing import StepTimer  # noqa: E402
 from seqlab.distribute import choose_strategy, global_batch_size  # noqa: E402
 from seqlab.lessons.nb01 import build_sentiment_classifier  # noqa: E402
 from seqlab.lessons.nb04 import build_rnn_translator  # noqa: E402
-from seqlab.models import build_transformer_translator  # noqa: E402
+from seqlab.lessons.nb05 import TransformerTranslator  # noqa: E402
+from seqlab.sizes import settings as size_settings  # noqa: E402
 from seqlab.training import compile_sentiment_classifier, compile_translator, transformer_optimizer  # noqa: E402
+
+
+def transformer_translator(vocab: int, preset: str) -> TransformerTranslator:
+    """Notebook 05's translator, built: ``"small"`` its full size, ``"tiny"`` its FAST size."""
+    size = {"small": "full", "tiny": "fast"}[preset]
+    model = TransformerTranslator(vocab, vocab, **size_settings("05", size)["model"])
+    model.build()
+    return model
+
 
 #: Notebook 04's and 05's full-mode sizes (their parameters cells; per replica).
 FULL = {"vocab_size": 8000, "max_length": 20, "batch_size": 128, "embedding_dim": 128,
@@ -128,9 +139,10 @@ def translator_rows(sizes, strategy, data, settings, steps, warmup):
             keras.config.set_dtype_policy(policy)
             keras.utils.set_random_seed(0)
             if variant is None:
-                model = build_transformer_translator(vocab, vocab, preset=sizes["preset"],
-                                                     strategy=strategy)
-                optimizer = transformer_optimizer(model.d_model, sizes["warmup_steps"])
+                with strategy.scope() if strategy is not None else contextlib.nullcontext():
+                    model = transformer_translator(vocab, sizes["preset"])
+                optimizer = transformer_optimizer(model.get_config()["d_model"],
+                                                  sizes["warmup_steps"])
             else:
                 with strategy.scope():
                     model = build_rnn_translator(vocab, vocab,
@@ -180,7 +192,7 @@ def decoding_rows(sizes):
     keras.utils.set_random_seed(0)
     rnn = build_rnn_translator(vocab, vocab, embedding_dim=sizes["embedding_dim"],
                                units=sizes["units"], attention="bahdanau")
-    transformer = build_transformer_translator(vocab, vocab, preset=sizes["preset"])
+    transformer = transformer_translator(vocab, sizes["preset"])
     return [(name, measure_greedy_decoding(model, sources, sizes["max_length"], repeats=1 if
                                            sizes is QUICK else 3)["sentences_per_second"])
             for name, model in (("rnn bahdanau", rnn), (f"transformer {sizes['preset']}", transformer))]

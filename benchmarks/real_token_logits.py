@@ -10,7 +10,7 @@ cost this Transformer about 2 BLEU: benchmarks/README.md), so 59 % of the target
 padding, and each one went through the 8,000-word output layer, about half of the model's
 arithmetic. ``seqlab.layers.RealTokenDense`` computes that layer at the real positions only
 (zeros elsewhere, which the masked loss ignores): the loss and the gradients are those of the
-full layer (``tests/test_layers_output.py``, ``tests/test_models_transformer.py``), so the
+full layer (``tests/test_layers_output.py``, ``tests/test_lessons_nb05.py``), so the
 training is the same and only its time changes.
 
 This benchmark builds notebook 05's full-size Transformer (preset ``"small"``, the paper's
@@ -38,7 +38,8 @@ from benchmarks.bucketing import add_source_arguments, machine, translation_sour
 from benchmarks.in_turn import train_in_turn
 from seqlab import config
 from seqlab.data import load_translation
-from seqlab.models import TRANSFORMER_PRESETS, TransformerTranslator
+from seqlab.lessons.nb05 import TransformerTranslator
+from seqlab.sizes import settings as size_settings
 from seqlab.training import compile_translator, transformer_optimizer
 
 #: name -> how the output layer is applied: notebook 05's former rank-3 ``Dense`` on
@@ -47,23 +48,22 @@ VARIANTS = ("rank-3 Dense (notebook 05 before)", "2-D Dense, every position",
             "real tokens only")
 
 
-class Rank3OutputTranslator(TransformerTranslator):
-    """The translator with its output layer applied to ``(B, T, d)`` directly, as notebook 05's
+class Rank3Dense(keras.layers.Dense):
+    """The output layer applied to ``(B, T, d)`` directly, as notebook 05's
     ``keras.layers.Dense(vocab_size)(x)`` was (a broadcast matrix product on TensorFlow)."""
 
-    def _logits(self, x, target_ids):
-        return self.output_layer(x)
+    def call(self, inputs, padding_mask=None):
+        return super().call(inputs)
 
 
 def build(data, variant: str):
-    preset = {**TRANSFORMER_PRESETS["small"], "source_vocab_size": data.source_vocab_size,
-              "target_vocab_size": data.target_vocab_size}
-    if variant == VARIANTS[0]:
-        model = Rank3OutputTranslator(**preset)
-    else:
-        model = TransformerTranslator(**preset, skip_padding=variant == VARIANTS[2])
+    sizes = size_settings("05", "full")["model"]
+    model = TransformerTranslator(data.source_vocab_size, data.target_vocab_size, **sizes,
+                                  skip_padding=variant == VARIANTS[2])
+    if variant == VARIANTS[0]:  # before any weight exists: the same kernel, applied at rank 3
+        model.decoder.logits = Rank3Dense(data.target_vocab_size, name="logits")
     model.build()
-    return compile_translator(model, transformer_optimizer(model.d_model, 1000, scale=1.0),
+    return compile_translator(model, transformer_optimizer(sizes["d_model"], 1000, scale=1.0),
                               label_smoothing=0.1, jit_compile=False)
 
 

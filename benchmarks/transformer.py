@@ -10,7 +10,7 @@ masked cross-entropy. The data are random token ids of full length (no padding),
 memory and prefetched, so the input pipeline costs nothing and every target position is a
 real token: **target tokens/second = batch × 20 × steps / seconds**.
 
-- ``seqlab``: :class:`seqlab.models.TransformerTranslator` — our layers, eq. 16 written out.
+- ``seqlab``: notebook 05's ``TransformerTranslator`` (``seqlab.lessons.nb05``) — our layers, eq. 16 written out.
 - ``keras-mha baseline``: the same architecture (post-norm encoder/decoder layers, same
   sizes, same embeddings, loss and optimiser) built from ``keras.layers.MultiHeadAttention``
   the way the public tutorials do (Keras masks propagated from the embedding, ``Add`` +
@@ -73,7 +73,7 @@ import tensorflow as tf  # noqa: E402
 from keras import ops  # noqa: E402
 
 from seqlab.layers import positional_encoding  # noqa: E402
-from seqlab.models.transformer import TransformerTranslator  # noqa: E402
+from seqlab.lessons.nb05 import TransformerTranslator  # noqa: E402
 from seqlab.training import MaskedSparseCategoricalCrossentropy  # noqa: E402
 from seqlab.training.schedules import transformer_optimizer  # noqa: E402
 

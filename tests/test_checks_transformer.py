@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 from keras import ops
 
+from seqlab import sizes
 from seqlab.course import checks
 from seqlab.course.checks import CheckFailed
 from seqlab.layers import causal_mask, scaled_dot_product_attention
-from seqlab.models import TransformerTranslator
+from seqlab.lessons.nb05 import TransformerTranslator
 
 
 def _attention(q, k, v, mask=None, *, scale=lambda d: d ** 0.5, axis=-1, masked=True):
@@ -83,6 +84,54 @@ def test_plausible_wrong_masks_are_rejected(wrong, message):
 def test_plausible_wrong_attention_is_rejected(wrong, message):
     with pytest.raises(CheckFailed, match=message):
         checks.check_scaled_dot_product_attention(wrong)
+
+
+# ------------------------------------------------------------- Exercise 1: predict, measure, explain
+
+
+def _jacobian_norm(d_k, scaled=True, *, seed=0, draw_k_first=False, norm=np.linalg.norm):
+    rng = np.random.default_rng(seed)
+    if draw_k_first:
+        k = rng.normal(size=(200, 10, d_k))
+        q = rng.normal(size=(200, 1, d_k))
+    else:
+        q = rng.normal(size=(200, 1, d_k))
+        k = rng.normal(size=(200, 10, d_k))
+    scores = (q @ np.swapaxes(k, -1, -2))[:, 0] / (np.sqrt(d_k) if scaled else 1.0)
+    w = np.asarray(ops.softmax(scores, axis=-1), "float64")
+    jacobian = w[:, :, None] * (np.eye(10) - w[:, None, :])
+    return float(np.mean([norm(j) for j in jacobian]))
+
+
+def test_the_softmax_gradients_check_passes_and_grades_the_prediction(capsys):
+    checks.check_softmax_gradients(_jacobian_norm, lambda: "smaller")
+    out = capsys.readouterr().out
+    assert "passed" in out and "(smaller) held" in out and "512" in out
+    checks.check_softmax_gradients(_jacobian_norm, "larger")  # a wrong prediction still passes
+    assert "(larger) did not hold (measured: smaller)" in capsys.readouterr().out
+
+
+def test_the_softmax_jacobian_falls_without_the_scaling():
+    ratio = (checks.transformer.softmax_jacobian_reference(512, False)
+             / checks.transformer.softmax_jacobian_reference(512, True))
+    assert ratio < 0.5  # what the exercise asks the student to explain
+
+
+@pytest.mark.parametrize("wrong, prediction, message", [
+    (_jacobian_norm, None, "predict first"),
+    (_jacobian_norm, "much smaller", "predict first"),
+    (_jacobian_norm, stub, "placeholder"),
+    (lambda d_k, scaled=True: _jacobian_norm(d_k, not scaled), "same", "swapped"),
+    (lambda d_k, scaled=True: _jacobian_norm(d_k, scaled, draw_k_first=True), "same",
+     "draw q first"),
+    (lambda d_k, scaled=True: _jacobian_norm(d_k, scaled, norm=lambda j: np.abs(j).max()),
+     "same", "Frobenius"),
+    (lambda d_k, scaled=True: [1.0], "same", "one finite number"),
+    (stub, "same", "placeholder"),
+])
+def test_the_softmax_gradients_check_rejects_wrong_measurements(wrong, prediction, message):
+    with pytest.raises(CheckFailed, match=message):
+        checks.check_softmax_gradients(wrong, prediction)
 
 
 # ------------------------------------------------------------- Exercises 2 and 3: experiments
@@ -163,7 +212,7 @@ def test_the_unmasked_experiment_rejects_wrong_reports(peeking, changes, message
 
 def test_the_unmasked_experiment_rejects_a_model_that_still_hides_the_future():
     batch = _test_batch()
-    masked = TransformerTranslator.from_preset("tiny", SOURCE_VOCAB, TARGET_VOCAB)
+    masked = _translator()
     masked.build()
     with pytest.raises(CheckFailed, match="still hides the future"):
         checks.check_causal_mask_experiment(lambda: _run(masked, batch), batch,
@@ -175,7 +224,8 @@ def test_the_unmasked_experiment_rejects_a_model_that_still_hides_the_future():
 
 
 def _translator(**overrides):
-    model = TransformerTranslator.from_preset("tiny", SOURCE_VOCAB, TARGET_VOCAB, **overrides)
+    tiny = sizes.settings("05", "fast")["model"]  # notebook 05's FAST-mode translator
+    model = TransformerTranslator(SOURCE_VOCAB, TARGET_VOCAB, **{**tiny, **overrides})
     model.build()
     return model
 
@@ -192,6 +242,7 @@ def test_one_head_passes_and_prints_both_counts(capsys):
     (lambda: _translator(num_heads=1, d_model=32), "keep d_model = 64"),
     (lambda: _translator(num_heads=1, dff=64), "change only num_heads"),
     (lambda: "not a model", "return the Keras model"),
+    (lambda: TransformerTranslator(SOURCE_VOCAB, TARGET_VOCAB, 2, 64, 1, 128), "built"),
     (stub, "placeholder"),
 ])
 def test_one_head_rejects_other_models(build, message):

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from seqlab import decoding
+from seqlab import decoding, sizes
 from seqlab.data import load_translation
 from seqlab.decoding import CachingTranslator, Translator, beam_search, greedy_decode, translate
 from seqlab.lessons.nb04 import build_rnn_translator
-from seqlab.models import build_transformer_translator
+from seqlab.lessons.nb05 import TransformerTranslator
 
 PAD, START, END, A, B = range(5)
 
@@ -164,7 +164,8 @@ def assert_same_parameters(protocol, model) -> None:
 @pytest.fixture(scope="module")
 def both_translators():
     rnn = build_rnn_translator(12, 10, embedding_dim=8, units=16, attention="luong-dot")
-    transformer = build_transformer_translator(12, 10, preset="tiny")
+    transformer = TransformerTranslator(12, 10, **sizes.settings("05", "fast")["model"])
+    transformer.build()
     return rnn, transformer
 
 

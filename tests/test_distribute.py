@@ -56,8 +56,6 @@ def _run_family(family, strategy, default, out_dir):
     from seqlab.layers import TextFromCodepoints
     from seqlab.lessons.nb01 import build_sentiment_classifier
     from seqlab.lessons.nb03 import build_recurrent_classifier
-    from seqlab.lessons.nb04 import build_rnn_translator
-    from seqlab.models import build_transformer_translator
     from seqlab.training import compile_sentiment_classifier, compile_translator
 
     rng = np.random.default_rng(0)
@@ -93,7 +91,12 @@ def _run_family(family, strategy, default, out_dir):
                     model = build_rnn_translator(23, 19, embedding_dim=8, units=16,
                                                  attention="bahdanau")
             else:
-                model = build_transformer_translator(23, 19, preset="tiny", strategy=s)
+                from seqlab import sizes
+                from seqlab.lessons.nb05 import TransformerTranslator
+
+                with s.scope():
+                    model = TransformerTranslator(23, 19, **sizes.settings("05", "fast")["model"])
+                    model.build()
             # SGD: a gradient scaled by the replica count moves the weights that much further
             # (Adam would hide it); created outside the scope on purpose.
             return compile_translator(model, keras.optimizers.SGD(0.5))

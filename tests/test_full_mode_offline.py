@@ -399,7 +399,7 @@ def test_notebook_04_full_mode(anki_zip, tmp_path):
 def test_notebook_05_full_mode(anki_zip):
     from seqlab.decoding import greedy_decode, translate
     from seqlab.distribute import choose_strategy, global_batch_size, scale_warmup_steps
-    from seqlab.models import build_transformer_translator
+    from seqlab.lessons.nb05 import TransformerTranslator
     from seqlab.training import compile_translator, transformer_optimizer
 
     strategy = choose_strategy(None, quiet=True)
@@ -407,12 +407,13 @@ def test_notebook_05_full_mode(anki_zip):
     data = load_translation("anki", max_length=20, batch_size=batch_size, vocab_size=8000,
                             num_examples=None, cache_dir=anki_zip)
     keras.utils.set_random_seed(config.SEED)
-    # The full-mode preset ("small", dropout 0.1) made tiny.
-    model = build_transformer_translator(data.source_vocab_size, data.target_vocab_size,
-                                         preset="small", strategy=strategy, num_layers=1,
-                                         d_model=16, num_heads=2, dff=32)
+    # The full-mode model (dropout 0.1) made tiny.
+    with strategy.scope():
+        model = TransformerTranslator(data.source_vocab_size, data.target_vocab_size,
+                                      num_layers=1, d_model=16, num_heads=2, dff=32, dropout=0.1)
+        model.build()
     warmup_steps = scale_warmup_steps(1000, batch_size, 128)  # notebook 05: 1000
-    compile_translator(model, transformer_optimizer(model.d_model, warmup_steps, scale=1.0),
+    compile_translator(model, transformer_optimizer(16, warmup_steps, scale=1.0),
                        label_smoothing=0.1)
     history = model.fit(data.train, epochs=1, validation_data=data.valid, verbose=0)
     assert np.isfinite(history.history["val_loss"][0])

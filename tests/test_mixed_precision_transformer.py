@@ -27,7 +27,7 @@ import tensorflow as tf
 from layer_contract import as_float32, assert_close_to_float32, dtype_policy
 
 from seqlab.decoding import beam_search, greedy_decode
-from seqlab.models import TransformerTranslator
+from seqlab.lessons.nb05 import TransformerTranslator
 from seqlab.training import MaskedSparseCategoricalCrossentropy
 
 POLICIES = ["mixed_float16", "mixed_bfloat16"]
@@ -52,7 +52,7 @@ def assert_finite_gradients(layer, loss_of_layer):
 
 def _translator(dtype=None):
     keras.utils.set_random_seed(3)
-    model = TransformerTranslator(2, 16, 4, 32, SOURCE_VOCAB, TARGET_VOCAB, dropout=0.0,
+    model = TransformerTranslator(SOURCE_VOCAB, TARGET_VOCAB, 2, 16, 4, 32, dropout=0.0,
                                   dtype=dtype)
     model.build()
     return model
@@ -72,7 +72,7 @@ def test_translator_logits_gradients_and_decoding(policy):
     reference = _translator("float32")
     model = _translator()  # the global policy, as a notebook gets it
     assert model.compute_dtype != "float32"
-    assert model.decoder_layers[0].cross_attention.output_dense.compute_dtype != "float32"
+    assert model.decoder.stack[0].cross_attention.output_dense.compute_dtype != "float32"
     model.set_weights(reference.get_weights())
     source, target = _batch()
     assert_close_to_float32(model((source, target)), reference((source, target)), policy)
@@ -112,8 +112,7 @@ def test_exported_savedmodel_translates_raw_strings_like_the_model(policy_name, 
     data = load_translation("dates", max_length=8, batch_size=32, num_examples=200)
     with dtype_policy(policy_name):
         keras.utils.set_random_seed(6)
-        model = TransformerTranslator(1, 16, 2, 32, data.source_vocab_size,
-                                      data.target_vocab_size)
+        model = TransformerTranslator(data.source_vocab_size, data.target_vocab_size, 1, 16, 2, 32)
         sources = [source for source, _ in data.test_pairs[:4]]
         expected = translate(model, sources, data.source_vectorizer, data.target_vectorizer,
                              max_length=8).texts

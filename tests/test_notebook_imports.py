@@ -32,6 +32,8 @@ FACES = {
     "seqlab.results", "seqlab.sampling", "seqlab.sizes", "seqlab.training",
     "seqlab.course", "seqlab.course.checks", "seqlab.course.notebook",
 }
+#: The lesson modules generated from the notebooks' ``#@save`` cells are faces too.
+LESSONS = "seqlab.lessons."
 #: Packages whose names are faces: ``from seqlab import x`` and ``from seqlab.course import x``.
 PACKAGES = ("seqlab", "seqlab.course")
 #: Our top-level packages: the student-facing one and the instructor's tools.
@@ -68,9 +70,7 @@ def import_problems(sources: list[str]) -> list[str]:
     problems = []
     imports = seqlab_imports(sources)
     for module, names in imports:
-        if module.startswith("seqlab.lessons."):  # another notebook's #@save cells: its face
-            continue
-        if module not in FACES:
+        if module not in FACES and not module.startswith(LESSONS):
             problems.append(f"deep import: {module} (import from a package face instead)")
             continue
         if module in PACKAGES:

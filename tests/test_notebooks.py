@@ -148,7 +148,6 @@ def test_homework_has_an_experiment_and_a_written_question(path):
 #: The package's builders of the models each lesson teaches. The lesson assembles the model
 #: in its own cells; it may call the builder only to show that both are the same model.
 TAUGHT_MODELS = {
-    "05": ("build_transformer_translator", "TransformerTranslator"),
 }
 
 

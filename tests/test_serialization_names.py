@@ -29,7 +29,6 @@ REGISTERED = {
     "seqlab.nb04>BahdanauTranslatorDecoder": seqlab.lessons.nb04.BahdanauTranslatorDecoder,
     "seqlab.nb04>Translator": seqlab.lessons.nb04.Translator,
     "seqlab.nb06>SkipGram": seqlab.lessons.nb06.SkipGram,
-    "seqlab>TransformerTranslator": seqlab.models.TransformerTranslator,
     "seqlab>MaskedAccuracy": seqlab.training.MaskedAccuracy,
     "seqlab>MaskedSparseCategoricalCrossentropy": seqlab.training.MaskedSparseCategoricalCrossentropy,
     "seqlab>LazyAdam": seqlab.training.LazyAdam,

@@ -332,8 +332,9 @@ def test_only_the_real_corpus_is_bucketed_by_default(sample):
 
 @pytest.mark.parametrize("kind", ["rnn", "transformer"])
 def test_a_bucketed_batch_has_the_loss_of_the_same_batch_padded_to_full_length(kind, bucketed):
+    from seqlab import sizes
     from seqlab.lessons.nb04 import build_rnn_translator
-    from seqlab.models import build_transformer_translator
+    from seqlab.lessons.nb05 import TransformerTranslator
     from seqlab.training import MaskedSparseCategoricalCrossentropy
 
     keras.utils.set_random_seed(0)
@@ -342,8 +343,8 @@ def test_a_bucketed_batch_has_the_loss_of_the_same_batch_padded_to_full_length(k
                                      embedding_dim=8, units=8, attention="luong-general",
                                      output_norm=True)
     else:
-        model = build_transformer_translator(bucketed.source_vocab_size,
-                                             bucketed.target_vocab_size, preset="tiny")
+        model = TransformerTranslator(bucketed.source_vocab_size, bucketed.target_vocab_size,
+                                      **sizes.settings("05", "fast")["model"])
     loss = MaskedSparseCategoricalCrossentropy()
     narrow = next(s for s in bucketed.train if s[0][0].shape[1] < bucketed.info["source_length"])
     (source, target_in), target_out = narrow

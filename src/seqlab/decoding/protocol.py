@@ -14,7 +14,7 @@ class Translator(Protocol):
     """What :func:`greedy_decode`, :func:`beam_search`, :func:`translate` and the SavedModel
     export (:mod:`seqlab.export`) need of a translation model: the decoding protocol.
 
-    :class:`seqlab.lessons.nb04.Translator` and :class:`seqlab.models.TransformerTranslator`
+    :class:`seqlab.lessons.nb04.Translator` and :class:`seqlab.lessons.nb05.TransformerTranslator`
     both satisfy it (``isinstance(model, Translator)``; ``tests/test_decoding.py`` checks it).
 
     * ``encode(source_ids) -> state``: ``source_ids`` ``(batch, S)`` int32, 0 = padding;

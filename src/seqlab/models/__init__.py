@@ -1,18 +1,12 @@
 """What remains of the models' modules once each taught model is its notebook's ``#@save`` cells
-(:mod:`seqlab.lessons`): the RNN and Transformer translators, and the tools of notebooks 06-08
-(word vectors, perplexity and stateful LSTMs, keras-hub's BERT presets). Import from here:
-``from seqlab.models import build_transformer_translator``. Compiling them is :mod:`seqlab.training`'s job.
+(:mod:`seqlab.lessons`): the tools of notebooks 06-08 (word vectors, perplexity and stateful
+LSTMs, keras-hub's BERT presets). Import from here: ``from seqlab.models import perplexity``.
 """
 
 from seqlab.models import (
     bert,  # keras-hub's BERT, used as a namespace: bert.masked_lm_from_preset(...)
 )
 from seqlab.models.language_model import ResetStatesCallback, perplexity, reset_states
-from seqlab.models.transformer import (
-    TRANSFORMER_PRESETS,
-    TransformerTranslator,
-    build_transformer_translator,
-)
 from seqlab.models.word2vec import (
     analogy,
     analogy_rank,
@@ -23,8 +17,6 @@ from seqlab.models.word2vec import (
 
 __all__ = [
     "bert",
-    # translator (notebook 05)
-    "TRANSFORMER_PRESETS", "TransformerTranslator", "build_transformer_translator",
     # word vectors (notebook 06)
     "analogy", "analogy_rank", "nearest_neighbours", "normalize_rows", "pca_2d",
     # language models (notebook 07)

@@ -43,6 +43,7 @@ from seqlab.course.checks.transformer import (
     check_causal_mask_experiment,
     check_one_head,
     check_scaled_dot_product_attention,
+    check_softmax_gradients,
 )
 
 __all__ = ["CheckFailed", "assert_close", "passed", "run_student_code",
@@ -54,6 +55,7 @@ __all__ = ["CheckFailed", "assert_close", "passed", "run_student_code",
            "check_loss_mask_experiment", "check_general_score_scale",
            # notebook 05
            "check_causal_mask", "check_causal_mask_experiment", "check_one_head", "check_scaled_dot_product_attention",
+           "check_softmax_gradients",
            # notebook 06
            "check_cbow_probabilities", "check_noise_and_subsampling",
            # notebook 07

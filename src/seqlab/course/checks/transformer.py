@@ -1,9 +1,13 @@
 """Checks for notebook 05's exercises.
 
-* ``attention(q, k, v, mask=None)`` (Exercise 1): eq. (16), ``softmax(Q K^T / sqrt(d_k)) V``
-  with masked keys (``mask`` false) given a large negative score before the softmax; returns
-  ``(output, weights)``. ``q`` ``(..., T, d_k)``, ``k`` ``(..., S, d_k)``, ``v`` ``(..., S,
-  d_v)``, ``mask`` broadcastable to ``(..., T, S)``.
+* Does 1/sqrt(d_k) keep the gradients alive? (Exercise 1, predict-measure-explain): the student
+  predicts how the softmax's Jacobian at d_k = 512 compares without the scaling, then writes
+  ``softmax_jacobian_norm(d_k, scaled)``, the mean Frobenius norm of the softmax's Jacobian over
+  200 random queries and 10 keys; the check recomputes it, prints both columns and says whether
+  the prediction held.
+* ``attention(q, k, v, mask=None)``: eq. (16), ``softmax(Q K^T / sqrt(d_k)) V`` with masked keys
+  (``mask`` false) given a large negative score before the softmax; returns ``(output,
+  weights)`` (kept for the homework tools' tests; the notebook no longer asks for it).
 * The decoder without its causal mask (Exercise 2, an experiment): the lesson's translator
   trained with the decoder's self-attention unmasked (:func:`report_lesson_model` prints the
   lesson's model's numbers without showing how the accuracy is measured); the check confirms that the student's
@@ -39,6 +43,9 @@ from seqlab.course.checks.core import (
 )
 from seqlab.course.checks.transcript import observe
 
+SOFTMAX_GRADIENTS = "Exercise 1: does 1/sqrt(d_k) keep the gradients alive"
+#: Exercise 1's possible predictions: the unscaled Jacobian at d_k = 512 against the scaled one.
+PREDICTIONS = ("smaller", "same", "larger")
 CAUSAL_MASK = "Exercise 1: the causal (look-ahead) mask"
 ATTENTION = "Exercise 1: scaled dot-product attention"
 NO_CAUSAL_MASK = "Exercise 2: the decoder without its causal mask"
@@ -142,6 +149,64 @@ def check_scaled_dot_product_attention(attention) -> None:
     passed(ATTENTION, "softmax(Q K^T / sqrt(d_k)) V, masked keys at zero, eq. (16).")
 
 
+def softmax_jacobian_reference(d_k: int, scaled: bool = True) -> float:
+    """Mean over 200 random queries of the Frobenius norm of ``d softmax(scores) / d scores``.
+
+    ``q`` ``(200, 1, d_k)`` then ``k`` ``(200, 10, d_k)`` from ``np.random.default_rng(0)``;
+    scores ``q k^T`` (over ``sqrt(d_k)`` if ``scaled``); Jacobian ``w_i (delta_ij - w_j)``.
+    """
+    rng = np.random.default_rng(0)
+    q = rng.normal(size=(200, 1, d_k))
+    k = rng.normal(size=(200, 10, d_k))
+    scores = (q @ np.swapaxes(k, -1, -2))[:, 0] / (np.sqrt(d_k) if scaled else 1.0)  # (200, 10)
+    weights = _softmax(scores)
+    jacobian = weights[:, :, None] * (np.eye(10) - weights[:, None, :])  # (200, 10, 10)
+    return float(np.linalg.norm(jacobian, axis=(1, 2)).mean())
+
+
+def check_softmax_gradients(softmax_jacobian_norm, prediction) -> None:
+    """Exercise 1: the softmax's Jacobian with and without 1/sqrt(d_k), and the prediction.
+
+    Args:
+        softmax_jacobian_norm: the student's ``(d_k, scaled) -> float``
+            (:func:`softmax_jacobian_reference`'s recipe).
+        prediction: ``"smaller"``, ``"same"`` or ``"larger"`` (or the student's function
+            returning it), the prediction for the unscaled Jacobian at d_k = 512 against the
+            scaled one, made before measuring.
+    """
+    exercise = SOFTMAX_GRADIENTS
+    if callable(prediction):
+        prediction = run_student_code(exercise, prediction)
+    if prediction not in PREDICTIONS:
+        raise CheckFailed(exercise, f"predict first: one of {PREDICTIONS}; got {prediction!r}.")
+    measured = {}
+    for d_k in (8, 64, 512):
+        for scaled in (True, False):
+            got = run_student_code(exercise, softmax_jacobian_norm, d_k, scaled)
+            if not isinstance(got, (int, float, np.floating)) or not math.isfinite(float(got)):
+                raise CheckFailed(exercise, f"softmax_jacobian_norm({d_k}, {scaled}) returned "
+                                            f"{got!r}; return one finite number.")
+            measured[d_k, scaled] = float(got)
+            if abs(float(got) - softmax_jacobian_reference(d_k, scaled)) <= 1e-4:
+                continue
+            if abs(float(got) - softmax_jacobian_reference(d_k, not scaled)) <= 1e-4:
+                raise CheckFailed(exercise, "scaled and unscaled are swapped: divide the scores "
+                                            "by sqrt(d_k) when scaled is True.")
+            raise CheckFailed(exercise, f"softmax_jacobian_norm({d_k}, {scaled}) is "
+                                        f"{float(got):.4f}, not what the recipe gives: draw q "
+                                        "first, then k, from np.random.default_rng(0); take the "
+                                        "softmax over the 10 keys; the Frobenius norm per query, "
+                                        "then the mean.")
+    print(f"{'d_k':>5} {'with 1/sqrt(d_k)':>17} {'without':>9}")
+    for d_k in (8, 64, 512):
+        print(f"{d_k:5} {measured[d_k, True]:17.3f} {measured[d_k, False]:9.3f}")
+    ratio = measured[512, False] / measured[512, True]
+    outcome = "smaller" if ratio < 0.8 else "larger" if ratio > 1.25 else "same"
+    verdict = "held" if outcome == prediction else f"did not hold (measured: {outcome})"
+    passed(exercise, f"at d_k = 512 the unscaled Jacobian is {ratio:.2f} times the scaled one; "
+                     f"your prediction ({prediction}) {verdict}. Explain why in your cell.")
+
+
 # ------------------------------------------------------------------ Exercise 2: no causal mask
 
 
@@ -242,12 +307,30 @@ def check_causal_mask_experiment(experiment, test_batch, lesson_parameters: int)
 # ------------------------------------------------------------------ Exercise 3: one head
 
 
+def _sublayers(model) -> list:
+    """Every Keras layer held by ``model``'s attributes (lists too), at any depth, once each."""
+    import keras
+
+    found, todo = [], [model]
+    while todo:
+        layer = todo.pop()
+        if any(layer is seen for seen in found):
+            continue
+        found.append(layer)
+        for value in vars(layer).values():
+            items = value if isinstance(value, (list, tuple)) else [value]
+            todo.extend(item for item in items if isinstance(item, keras.layers.Layer))
+    return found
+
+
 def _describe_heads(exercise: str, build_model) -> dict:
     """Build the student's model; report its parameters and each attention layer's heads."""
     model = run_student_code(exercise, build_model) if callable(build_model) else build_model
     if not callable(getattr(model, "count_params", None)):
         return {"returned": type(model).__name__}
-    attentions = [getattr(layer, name) for layer in model.layers
+    if not model.built:
+        return {"returned": "an unbuilt model"}
+    attentions = [getattr(layer, name) for layer in _sublayers(model)
                   for name in ("self_attention", "cross_attention") if hasattr(layer, name)]
     return {"returned": "model", "parameters": int(model.count_params()),
             "heads": [int(a.num_heads) for a in attentions],
@@ -268,10 +351,11 @@ def check_one_head(build_one_head, four_head_parameters: int, d_model: int) -> N
     exercise = ONE_HEAD
     facts = observe(exercise, _describe_heads, exercise, build_one_head)
     if facts.get("returned") != "model":
-        raise CheckFailed(exercise, f"return the Keras model; got {facts.get('returned')}.")
+        raise CheckFailed(exercise, f"return the Keras model, built (model.build()); got "
+                                    f"{facts.get('returned')}.")
     if not facts["heads"]:
         raise CheckFailed(exercise, "your model has no encoder or decoder layers with attention: "
-                                    "build it with the lesson's transformer_translator.")
+                                    "build it with the lesson's TransformerTranslator.")
     if set(facts["heads"]) != {1}:
         raise CheckFailed(exercise, f"the attention layers have {sorted(set(facts['heads']))} "
                                     "heads; every one should have exactly 1.")

@@ -1,8 +1,6 @@
-"""seqlab.models.transformer: the translator's shapes, causality, padding, decoding, save/load."""
+"""seqlab.lessons.nb05, notebook 05's Transformer: shapes, causality, padding, decoding, save/load."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import keras
 import numpy as np
@@ -10,9 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from seqlab import sizes
 from seqlab.decoding import beam_search, greedy_decode
-from seqlab.models import TRANSFORMER_PRESETS, TransformerTranslator
+from seqlab.lessons.nb05 import TransformerTranslator
 from seqlab.training import MaskedSparseCategoricalCrossentropy, transformer_optimizer
+
+#: Notebook 05's FAST-mode sizes (``seqlab.sizes``).
+TINY = sizes.settings("05", "fast")["model"]
 
 SOURCE_VOCAB, TARGET_VOCAB = 23, 19
 START, END = 2, 3
@@ -21,7 +23,7 @@ START, END = 2, 3
 @pytest.fixture(scope="module")
 def model():
     keras.utils.set_random_seed(0)
-    translator = TransformerTranslator(2, 16, 2, 32, SOURCE_VOCAB, TARGET_VOCAB, dropout=0.0)
+    translator = TransformerTranslator(SOURCE_VOCAB, TARGET_VOCAB, 2, 16, 2, 32, dropout=0.0)
     translator.build()
     return translator
 
@@ -44,31 +46,23 @@ def test_logits_shape_and_no_keras_mask(model):
     np.testing.assert_allclose(pooled, np.asarray(logits).mean(1), atol=1e-6)
 
 
-def test_vocab_sizes_are_required():
-    with pytest.raises(ValueError, match="vocab"):
-        TransformerTranslator(1, 8, 2, 16)
-
-
-def test_presets_hold_the_paper_base_model():
-    assert TRANSFORMER_PRESETS["base"] == {"num_layers": 6, "d_model": 512, "num_heads": 8,
-                                           "dff": 2048, "dropout": 0.1}
-    assert not hasattr(TransformerTranslator, "PRESETS")  # one name for the presets
-    small = TransformerTranslator.from_preset("small", 100, 100)
-    assert (small.num_layers, small.d_model, small.num_heads, small.dff) == (2, 128, 4, 512)
-    assert TransformerTranslator.from_preset("tiny", 10, 10, num_layers=1).num_layers == 1
-    with pytest.raises(ValueError, match="preset"):
-        TransformerTranslator.from_preset("huge", 10, 10)
+def test_the_sizes_are_the_recorded_full_mode_model():
+    """Full mode trains the model whose greedy BLEU benchmarks/README.md records (2 layers,
+    d_model 128, 4 heads, d_ff 512, dropout 0.1); the class size trains the same model."""
+    full = {"num_layers": 2, "d_model": 128, "num_heads": 4, "dff": 512, "dropout": 0.1}
+    assert sizes.settings("05", "full")["model"] == full == sizes.settings("05", "class")["model"]
+    assert sizes.settings("05", "full")["group_by_length"] is False  # padded to 20 tokens
 
 
 def test_base_layer_sizes_match_the_paper():
     """Per layer: 4·(d²+d) attention + 2·d·dff + dff + d feed-forward + 2·2·d normalisation."""
-    model = TransformerTranslator.from_preset("base", 100, 100)
+    model = TransformerTranslator(100, 100, num_layers=6, d_model=512, num_heads=8, dff=2048)
     model.build()
     d, dff = 512, 2048
     encoder = 4 * (d * d + d) + (d * dff + dff) + (dff * d + d) + 2 * 2 * d
-    assert model.encoder_layers[0].count_params() == encoder
-    assert model.decoder_layers[0].count_params() == encoder + 4 * (d * d + d) + 2 * d
-    assert len(model.encoder_layers) == len(model.decoder_layers) == 6
+    assert model.encoder.stack[0].count_params() == encoder
+    assert model.decoder.stack[0].count_params() == encoder + 4 * (d * d + d) + 2 * d
+    assert len(model.encoder.stack) == len(model.decoder.stack) == 6
 
 
 @settings(max_examples=10, deadline=None, derandomize=True)
@@ -90,7 +84,7 @@ _MODELS = []
 def _model_for_properties():
     if not _MODELS:
         keras.utils.set_random_seed(1)
-        _MODELS.append(TransformerTranslator(1, 8, 2, 16, SOURCE_VOCAB, TARGET_VOCAB,
+        _MODELS.append(TransformerTranslator(SOURCE_VOCAB, TARGET_VOCAB, 1, 8, 2, 16,
                                              dropout=0.0))
     return _MODELS[0]
 
@@ -116,7 +110,8 @@ def test_encode_and_decode_step_follow_the_protocol(model):
     np.testing.assert_allclose(np.asarray(attention).sum(-1), 1.0, rtol=1e-5)
     assert np.all(np.asarray(attention)[0, 4:] == 0)
     assert new_state is state
-    full, scores = model.decode(target, state, return_attention_scores=True)
+    full, scores = model.decoder(target, state["memory"], state["padding_mask"],
+                                 return_attention_scores=True)
     np.testing.assert_allclose(logits, np.asarray(full)[:, 2], atol=1e-5)  # as teacher forcing
     np.testing.assert_allclose(full, model((source, target)), atol=1e-6)
     assert len(scores) == 2 and scores[0]["cross_attention"].shape == (3, 2, 5, 6)
@@ -131,7 +126,8 @@ def test_cached_decode_steps_equal_teacher_forcing(model):
     state = model.init_cache(model.encode(source), max_length=7)
     assert state["cache"][0]["self_attention"][0].shape == (3, 2, 7, 8)
     assert state["cache"][0]["cross_attention"][0].shape == (3, 2, 6, 8)
-    full, scores = model.decode(target, state, return_attention_scores=True)
+    full, scores = model.decoder(target, state["memory"], state["padding_mask"],
+                                 return_attention_scores=True)
     for t in range(target.shape[1]):
         logits, state, attention = model.decode_step(target[:, : t + 1], state)
         np.testing.assert_allclose(logits, np.asarray(full)[:, t], atol=1e-4)
@@ -145,7 +141,7 @@ def test_cached_decode_steps_equal_teacher_forcing(model):
 def test_cached_decoding_gives_the_same_tokens_as_uncached(seed):
     """Random models (which also emit padding id 0 mid-sentence), greedy and beam search."""
     keras.utils.set_random_seed(seed % 1000)
-    model = TransformerTranslator(2, 16, 4, 32, SOURCE_VOCAB, TARGET_VOCAB, dropout=0.0)
+    model = TransformerTranslator(SOURCE_VOCAB, TARGET_VOCAB, 2, 16, 4, 32, dropout=0.0)
     rng = np.random.default_rng(seed)
     source, _ = _batch(rng, batch=4, source_length=7)
     source[1] = 0  # a fully padded sentence decodes too
@@ -196,7 +192,7 @@ def test_beam_width_one_equals_greedy(model):
 def test_trains_saves_and_reloads(tmp_path):
     keras.utils.set_random_seed(5)
     rng = np.random.default_rng(5)
-    model = TransformerTranslator(1, 16, 2, 32, SOURCE_VOCAB, TARGET_VOCAB, dropout=0.1)
+    model = TransformerTranslator(SOURCE_VOCAB, TARGET_VOCAB, 1, 16, 2, 32, dropout=0.1)
     model.compile(optimizer=transformer_optimizer(16, warmup_steps=10),
                   loss=MaskedSparseCategoricalCrossentropy(label_smoothing=0.1),
                   jit_compile=False)  # XLA compilation would triple this test's time
@@ -205,7 +201,9 @@ def test_trains_saves_and_reloads(tmp_path):
     assert np.isfinite(history.history["loss"]).all()
     path = tmp_path / "transformer.keras"
     model.save(path)
-    restored = keras.models.load_model(path)
+    restored = keras.models.load_model(path)  # by the registered names, no custom_objects
+    assert keras.saving.get_registered_name(TransformerTranslator) == (
+        "seqlab.nb05>TransformerTranslator")
     assert isinstance(restored, TransformerTranslator)
     assert restored.get_config() == model.get_config()
     np.testing.assert_allclose(restored((source, target)), model((source, target)), atol=1e-5)
@@ -217,82 +215,17 @@ def test_trains_saves_and_reloads(tmp_path):
     restored.fit((source, target[:, :-1]), target[:, 1:], epochs=1, verbose=0)
 
 
-# ----------------------------------------------------------- notebook 05's assembly = the package's
-
-NOTEBOOK_05 = Path(__file__).resolve().parents[1] / "notebooks" / "05_transformer.ipynb"
-ASSEMBLY = ("def transformer_encoder(", "def transformer_decoder(", "def transformer_translator(")
-
-
-def _notebook_assembly() -> dict:
-    """Run notebook 05's assembly cells (its encoder, decoder and translator functions)."""
-    import nbformat
-
-    from seqlab.layers import (
-        PositionalEmbedding,
-        RealTokenDense,
-        TransformerDecoderLayer,
-        TransformerEncoderLayer,
-        padding_mask,
-    )
-
-    cells = nbformat.read(NOTEBOOK_05, as_version=4).cells
-    namespace = {"keras": keras, "np": np, "PositionalEmbedding": PositionalEmbedding,
-                 "TransformerEncoderLayer": TransformerEncoderLayer,
-                 "TransformerDecoderLayer": TransformerDecoderLayer, "padding_mask": padding_mask,
-                 "RealTokenDense": RealTokenDense,
-                 "SKIP_PADDING": True}  # the notebook's value on a CPU (RUN.fixed_shapes False)
-    for marker in ASSEMBLY:
-        source = next(c.source for c in cells if c.cell_type == "code" and marker in c.source)
-        exec(compile(source.split("\n\n\nSIZES")[0], str(NOTEBOOK_05), "exec"), namespace)  # noqa: S102
-    return namespace
-
-
-def _copy_into(translator, assembled):
-    for twin in [translator.source_embedding, *translator.encoder_layers,
-                 translator.target_embedding, *translator.decoder_layers, translator.output_layer]:
-        twin.set_weights(assembled.get_layer(twin.name).get_weights())
-
-
-@pytest.mark.parametrize("preset", ["tiny", "small"])
-def test_notebook_05s_assembly_equals_the_transformer_translator(preset):
-    """The functional model notebook 05 assembles in view is the package's translator: the same
-    parameters, the same layer names, the same logits (dropout off) once the weights are copied;
-    and the package's cached greedy decoder gives the tokens of the notebook's assembly."""
-    assemble = _notebook_assembly()["transformer_translator"]
-    keras.utils.set_random_seed(1)
-    assembled = assemble(SOURCE_VOCAB, TARGET_VOCAB, **TRANSFORMER_PRESETS[preset])
-    translator = TransformerTranslator.from_preset(preset, SOURCE_VOCAB, TARGET_VOCAB,
-                                                   skip_padding=True)
-    translator.build()
-    assert assembled.count_params() == translator.count_params()
-    _copy_into(translator, assembled)
-    source, target = _batch(np.random.default_rng(2))
-    np.testing.assert_allclose(np.asarray(translator((source, target), training=False)),
-                               np.asarray(assembled((source, target), training=False)),
-                               atol=1e-5, rtol=1e-5)
-    tokens, _ = greedy_decode(translator, source, START, END, max_length=5)
-    prefix = np.full((len(source), 1), START, "int32")
-    for _ in range(tokens.shape[1]):  # the notebook's greedy loop: the whole prefix each step
-        logits = assembled((source, prefix), training=False)
-        prefix = np.concatenate([prefix, np.argmax(logits[:, -1], -1).astype("int32")[:, None]], 1)
-    generated = prefix[:, 1:]
-    ended = np.cumsum(generated == END, axis=1) - (generated == END) > 0
-    np.testing.assert_array_equal(np.asarray(tokens), np.where(ended, 0, generated))
-
-
-def test_notebook_05s_assembly_without_the_causal_mask_sees_the_future():
+def test_without_the_causal_mask_the_decoder_sees_the_future():
     """Exercise 2's model (causal=False) changes its earlier logits when a later target token
     changes; the lesson's (causal=True) does not."""
-    assemble = _notebook_assembly()["transformer_translator"]
     source, target = _batch(np.random.default_rng(3))
     changed = target.copy()
     changed[:, -1] = np.where(changed[:, -1] == 4, 5, 4)
     for causal in (True, False):
         keras.utils.set_random_seed(4)
-        assembled = assemble(SOURCE_VOCAB, TARGET_VOCAB, causal=causal,
-                             **TRANSFORMER_PRESETS["tiny"])
-        before = np.asarray(assembled((source, target)))[:, :-1]
-        after = np.asarray(assembled((source, changed)))[:, :-1]
+        model = TransformerTranslator(SOURCE_VOCAB, TARGET_VOCAB, causal=causal, **TINY)
+        before = np.asarray(model((source, target)))[:, :-1]
+        after = np.asarray(model((source, changed)))[:, :-1]
         assert np.allclose(before, after, atol=1e-6) == causal
 
 
@@ -306,7 +239,7 @@ def test_skip_padding_gives_the_same_masked_loss_and_gradients():
     rng = np.random.default_rng(1)
     source = np.where(np.arange(7) < rng.integers(2, 8, (4, 1)), rng.integers(1, 20, (4, 7)), 0)
     target = np.where(np.arange(6) < rng.integers(1, 7, (4, 1)), rng.integers(1, 15, (4, 6)), 0)
-    models = [TransformerTranslator.from_preset("tiny", 20, 15, dropout=0.0, skip_padding=skip)
+    models = [TransformerTranslator(20, 15, **{**TINY, "dropout": 0.0}, skip_padding=skip)
               for skip in (False, True)]
     for model in models:
         model.build()
@@ -322,4 +255,4 @@ def test_skip_padding_gives_the_same_masked_loss_and_gradients():
     assert results[1][0] == pytest.approx(results[0][0], abs=1e-5)
     for got, want in zip(results[1][1], results[0][1], strict=True):
         np.testing.assert_allclose(np.asarray(got), np.asarray(want), atol=1e-5)
-    assert TransformerTranslator.from_config(models[1].get_config()).skip_padding is True
+    assert TransformerTranslator.from_config(models[1].get_config()).decoder.logits.skip_padding

@@ -19,6 +19,6 @@ def build_recurrent_classifier(vocab_size, units=64, *, embedding_dim=32, lstm=k
         keras.Input((None,), dtype="int64"),                                # word ids, 0 = padding
         keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True),  # + the mask
         keras.layers.Bidirectional(lstm(units, return_sequences=True)),     # layer 1
-        keras.layers.Bidirectional(lstm(units)),                            # layer 2: last step only
+        keras.layers.Bidirectional(lstm(units)),                            # layer 2: last step
         keras.layers.Dense(1, activation="sigmoid"),                        # P(positive)
     ], name=name)

@@ -64,14 +64,14 @@ class Decoder(keras.layers.Layer):
 
 @keras.saving.register_keras_serializable(package="seqlab.nb04")
 class Translator(keras.Model):
-    """(source ids, decoder input) -> logits (batch, T, target vocabulary); a decoding Translator."""
+    """(source ids, decoder input) -> logits (batch, T, target vocab); a decoding Translator."""
 
     def __init__(self, source_vocab_size, target_vocab_size, embedding_dim, units,
                  attention="none", output_norm=False, **kwargs):
         super().__init__(**kwargs)
-        self.sizes = {"source_vocab_size": source_vocab_size, "target_vocab_size": target_vocab_size,
-                      "embedding_dim": embedding_dim, "units": units, "attention": attention,
-                      "output_norm": output_norm}
+        self.sizes = {"source_vocab_size": source_vocab_size, "units": units,
+                      "target_vocab_size": target_vocab_size, "embedding_dim": embedding_dim,
+                      "attention": attention, "output_norm": output_norm}
         self.encoder = Encoder(source_vocab_size, embedding_dim, units)
         decoder = BahdanauTranslatorDecoder if attention == "bahdanau" else Decoder
         self.decoder = decoder(target_vocab_size, embedding_dim, units, attention, output_norm)

@@ -21,8 +21,8 @@ def build_char_lstm(vocab_size, embedding_dim, units, batch_size=None):
         ids = keras.Input(batch_shape=(batch_size, None), dtype="int32", name="ids")
     x = keras.layers.Embedding(vocab_size, embedding_dim, name="embedding")(ids)  # (batch, T, e)
     x = keras.layers.LSTM(units, return_sequences=True, stateful=batch_size is not None,
-                          name="lstm")(x)                                         # (batch, T, units)
-    logits = keras.layers.Dense(vocab_size, name="logits")(x)                    # (batch, T, vocab)
+                          name="lstm")(x)                                   # (batch, T, units)
+    logits = keras.layers.Dense(vocab_size, name="logits")(x)              # (batch, T, vocab)
     return keras.Model(ids, logits, name="char_lstm")
 
 

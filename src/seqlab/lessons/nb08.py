@@ -13,8 +13,8 @@ def mask_selection_length(sequence_length, mask_selection_rate=0.15):
     return max(4, math.ceil(2 * mask_selection_rate * sequence_length))
 
 
-def masked_lm_from_scratch(vocabulary, sequence_length=64, hidden_dim=64, num_layers=2, num_heads=2,
-                           intermediate_dim=128, dropout=0.1):
+def masked_lm_from_scratch(vocabulary, sequence_length=64, hidden_dim=64, num_layers=2,
+                           num_heads=2, intermediate_dim=128, dropout=0.1):
     """A randomly initialised BERT masked LM whose `fit` takes raw strings.
 
     Example: `masked_lm_from_scratch(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the"])`."""
@@ -40,8 +40,8 @@ def assemble_classifier(backbone, num_classes=2, dropout=0.1):
               for name in ("token_ids", "segment_ids", "padding_mask")}
     pooled = backbone(inputs)["pooled_output"]             # (batch, hidden): Dense + tanh on [CLS]
     x = keras.layers.Dropout(dropout, name="classifier_dropout")(pooled)
-    logits = keras.layers.Dense(num_classes, name="logits",
-                                kernel_initializer=keras.initializers.TruncatedNormal(stddev=0.02))(x)
+    init = keras.initializers.TruncatedNormal(stddev=0.02)       # as BERT initialises its weights
+    logits = keras.layers.Dense(num_classes, name="logits", kernel_initializer=init)(x)
     return keras.Model(inputs, logits, name="bert_classifier")       # (batch, num_classes)
 
 

@@ -1,6 +1,7 @@
 """Lesson cells fit a projector (issue 38): after the parameters and setup cells, one cell of
 imports and this size's settings of at most 15 non-blank lines; every other code cell at most 20
-non-blank lines, or 30 where it defines a class. Holds for every notebook and student copy."""
+non-blank lines, or 30 where it defines a class (every notebook and student copy), and no code
+line wider than 100 characters (the notebooks)."""
 
 import ast
 
@@ -10,6 +11,7 @@ import pytest
 from seqlab import config
 from seqlab_instructor.lessons import MARK
 
+LINE_WIDTH = 100  # ruff's line-length (pyproject.toml): a projector shows a whole line
 FIRST_CELL_LIMIT = 15
 CELL_LIMIT = 20
 CLASS_CELL_LIMIT = 30
@@ -48,6 +50,27 @@ def too_long(notebook) -> list[str]:
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: f"{p.parent.name}/{p.name[:2]}")
 def test_lesson_cells_fit_the_limits(notebook):
     assert not too_long(notebook)
+
+
+def too_wide(notebook) -> list[str]:
+    cells = [c for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "code"]
+    return [f"{line[:40]!r}…: {len(line)} characters" for cell in cells
+            if not {"parameters", "setup"} & set(cell.metadata.get("tags", []))
+            for line in cell.source.splitlines() if len(line) > LINE_WIDTH]
+
+
+@pytest.mark.parametrize("notebook", [p for p in NOTEBOOKS if p.parent.name == "notebooks"],
+                         ids=lambda p: p.name[:2])
+def test_lesson_lines_fit_a_projector(notebook):
+    """Student copies are left out: their generated placeholders name the exercise in full."""
+    assert not too_wide(notebook)
+
+
+def test_the_width_limit_catches_a_long_line(tmp_path):
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1\n" + "y = '" + "a" * 100 + "'")]
+    nbformat.write(nb, tmp_path / "99.ipynb")
+    assert len(too_wide(tmp_path / "99.ipynb")) == 1
 
 
 def test_the_limits_catch_a_long_cell(tmp_path):

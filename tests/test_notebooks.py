@@ -30,7 +30,7 @@ from seqlab_instructor.cells import (
     same_as,
     seqlab_metadata,
 )
-from seqlab_instructor.homework.giveaways import answers_shown, import_object, python_source
+from seqlab_instructor.homework.giveaways import answers_shown, import_object
 from seqlab_instructor.notebook_files import notebook_paths, sync_notebook
 from seqlab_instructor.runner import run_notebook
 from seqlab_instructor.site import STUDENT_RUNS
@@ -145,35 +145,14 @@ def test_homework_has_an_experiment_and_a_written_question(path):
             f"{path.name}: written cell {i} needs a model answer and a rubric")
 
 
-#: The package's builders of the models each lesson teaches. The lesson assembles the model
-#: in its own cells; it may call the builder only to show that both are the same model.
-TAUGHT_MODELS = {
-}
-
-
-def _called_names(source: str) -> set[str]:
-    import ast
-
-    names = set()
-    for node in ast.walk(ast.parse(python_source(source))):
-        if isinstance(node, ast.Call):
-            function = node.func
-            names.add(function.attr if isinstance(function, ast.Attribute)
-                      else getattr(function, "id", ""))
-    return names
-
-
-@pytest.mark.parametrize("number", sorted(TAUGHT_MODELS))
-def test_the_models_a_lesson_teaches_are_assembled_in_view(number):
-    path = next(p for p in NOTEBOOKS if p.name.startswith(number))
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name[:2])
+def test_a_notebook_is_the_source_of_its_lesson_module_never_its_user(path):
+    """The model a notebook teaches is written in its own #@save cells: importing its own
+    generated module (``seqlab.lessons.nbNN``) would hide the lesson behind a copy."""
+    own = f"seqlab.lessons.nb{path.name[:2]}"
     cells = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
-    calls = [(i, name) for i, cell in enumerate(cells)
-             for name in sorted(_called_names(cell.source) & set(TAUGHT_MODELS[number]))]
-    outside = [(i, name) for i, name in calls if "allclose" not in cells[i].source]
-    assert outside == [], (
-        f"{path.name}: code cells call the package's builder of a model the lesson teaches "
-        f"outside a cell that compares it with the notebook's own assembly: {outside}")
-    assert calls, f"{path.name}: no cell shows the notebook's assembly equal to the package's"
+    assert not [i for i, cell in enumerate(cells) if own in cell.source], (
+        f"{path.name} imports {own}: define the model in the notebook's cells instead")
 
 
 # ----------------------------------------------------------------------------- execution

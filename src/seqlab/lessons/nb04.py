@@ -77,8 +77,7 @@ class Translator(keras.Model):
         self.decoder = decoder(target_vocab_size, embedding_dim, units, attention, output_norm)
 
     def build(self, input_shape=None):
-        ids = ops.ones((1, 2), "int32")                               # creates every weight
-        self.call((ids, ids))
+        self.call((ops.ones((1, 2), "int32"),) * 2)                  # creates every weight
 
     def call(self, inputs):
         source_ids, target_in = inputs

@@ -23,8 +23,7 @@ class TransformerEncoder(keras.layers.Layer):
         self.sizes = {"vocab_size": vocab_size, "num_layers": num_layers, "d_model": d_model,
                       "num_heads": num_heads, "dff": dff, "dropout": dropout}
         policy = self.dtype_policy  # every sub-layer computes in the model's precision
-        self.embedding = PositionalEmbedding(vocab_size, d_model, name="source_embedding",
-                                             dtype=policy)
+        self.embedding = PositionalEmbedding(vocab_size, d_model, name="embedding", dtype=policy)
         self.dropout = keras.layers.Dropout(dropout, name="source_dropout", dtype=policy)
         self.stack = [TransformerEncoderLayer(d_model, num_heads, dff, dropout, dtype=policy,
                                               name=f"encoder_{i}") for i in range(num_layers)]
@@ -56,9 +55,8 @@ class TransformerDecoder(keras.layers.Layer):
         self.dropout = keras.layers.Dropout(dropout, name="target_dropout", dtype=policy)
         self.stack = [TransformerDecoderLayer(d_model, num_heads, dff, dropout, dtype=policy,
                                               name=f"decoder_{i}") for i in range(num_layers)]
-        # a Dense at the real target positions only (zeros at padding) where skip_padding
         self.logits = RealTokenDense(vocab_size, skip_padding=skip_padding, name="logits",
-                                     dtype=policy)
+                                     dtype=policy)  # skip_padding: real target positions only
 
     def call(self, target_in, memory, source_mask, training=None, return_attention_scores=False):
         x = self.dropout(self.embedding(target_in), training=training)   # (B, T, d)
@@ -146,5 +144,4 @@ def decode_step(self, target_prefix_ids, state):
     return self.decoder.logits(x[:, 0]), {**state, "cache": cache}, attention
 
 
-TransformerTranslator.init_cache = init_cache
-TransformerTranslator.decode_step = decode_step
+TransformerTranslator.init_cache, TransformerTranslator.decode_step = init_cache, decode_step

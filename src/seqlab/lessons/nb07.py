@@ -37,10 +37,9 @@ class MiniGPT(keras.Model):
         super().__init__(**kwargs)
         self.config = dict(vocab_size=vocab_size, context_length=context_length, d_model=d_model,
                            num_heads=num_heads, dff=dff, num_layers=num_layers, dropout=dropout)
-        self.context_length = context_length
+        self.context_length = context_length  # id 0 is a character: mask_zero=False below
         policy = self.dtype_policy   # MiniGPT(..., dtype="mixed_float16"): mixed throughout
-        self.embedding = PositionalEmbedding(vocab_size, d_model, mask_zero=False,  # 0: a character
-                                             dtype=policy)
+        self.embedding = PositionalEmbedding(vocab_size, d_model, mask_zero=False, dtype=policy)
         self.blocks = [TransformerEncoderLayer(d_model, num_heads, dff, dropout=dropout,
                                                name=f"block_{i}", dtype=policy)
                        for i in range(num_layers)]

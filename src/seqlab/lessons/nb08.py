@@ -15,14 +15,12 @@ def mask_selection_length(sequence_length, mask_selection_rate=0.15):
 
 def masked_lm_from_scratch(vocabulary, sequence_length=64, hidden_dim=64, num_layers=2,
                            num_heads=2, intermediate_dim=128, dropout=0.1):
-    """A randomly initialised BERT masked LM whose `fit` takes raw strings.
-
-    Example: `masked_lm_from_scratch(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the"])`."""
+    """A randomly initialised BERT masked LM whose `fit` takes raw strings. Example:
+    `masked_lm_from_scratch(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the"])`."""
     tokenizer = keras_hub.models.BertTokenizer(vocabulary=list(vocabulary), lowercase=True)
     masking = keras_hub.models.BertMaskedLMPreprocessor(   # 15 % chosen: 80 % [MASK], 10 % random
-        tokenizer, sequence_length=sequence_length, mask_selection_rate=0.15,
-        mask_selection_length=mask_selection_length(sequence_length),
-        mask_token_rate=0.8, random_token_rate=0.1)
+        tokenizer, sequence_length=sequence_length, mask_selection_rate=0.15, mask_token_rate=0.8,
+        mask_selection_length=mask_selection_length(sequence_length), random_token_rate=0.1)
     encoder = keras_hub.models.BertBackbone(                # embeddings + TransformerEncoder stack
         vocabulary_size=len(vocabulary), num_layers=num_layers, num_heads=num_heads,
         hidden_dim=hidden_dim, intermediate_dim=intermediate_dim, dropout=dropout,
@@ -34,8 +32,7 @@ def assemble_classifier(backbone, num_classes=2, dropout=0.1):
     """[CLS] -> the backbone's pooled output -> dropout -> Dense: one logit per class.
 
     Example: `assemble_classifier(masked_lm.backbone)` reads `token_ids`, `segment_ids` and
-    `padding_mask`, each `(batch, tokens)`, and returns logits `(batch, num_classes)`.
-    """
+    `padding_mask`, each `(batch, tokens)`, and returns logits `(batch, num_classes)`."""
     inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
               for name in ("token_ids", "segment_ids", "padding_mask")}
     pooled = backbone(inputs)["pooled_output"]             # (batch, hidden): Dense + tanh on [CLS]

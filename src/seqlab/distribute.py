@@ -46,7 +46,6 @@ family on two logical CPU devices).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 
@@ -160,14 +159,6 @@ def scale_warmup_steps(warmup_steps: int, global_batch_size: int, tuned_batch_si
     """Warm-up over the same number of examples: ``warmup_steps × tuned / global`` (at least 1)."""
     _check_batch_sizes(global_batch_size, tuned_batch_size)
     return max(1, round(int(warmup_steps) * tuned_batch_size / global_batch_size))
-
-
-def strategy_scope(strategy: tf.distribute.Strategy | None = None):
-    """``strategy.scope()``, or a context that changes nothing when ``strategy`` is None.
-
-    The package's builders create their variables inside it, so each replica holds a copy.
-    """
-    return strategy.scope() if strategy is not None else contextlib.nullcontext()
 
 
 def text_as_codepoints(data):

@@ -1,5 +1,11 @@
-"""When early stopping stops notebook 07's full-size training on the real text: measured once by
-running the notebook, recorded as data, and read by ``benchmarks.full_mode``.
+"""When early stopping stops notebooks 03's and 07's full-size training on the real data: measured
+by running the notebook, recorded as data, and read by ``benchmarks.full_mode``.
+
+Notebook 03's entry comes from issue 40's run of the notebook at full size on the real IMDB
+reviews (TFDS's split, TF 2.21), five epochs without early stopping: its validation losses are
+recorded, and ``epochs`` is where the notebook's ``EarlyStopping(patience=2)`` would have ended
+that run (lowest loss after epoch 1, so after epoch 3). TFDS's IMDB cannot be prepared offline
+here; where it can, ``record RUNS --notebook 03`` records a run of the notebook itself.
 
 Notebook 07 trains its character LSTM and its mini-GPT "at most ``LSTM_EPOCHS`` / ``GPT_EPOCHS``"
 (20 at full size) with ``EarlyStopping(patience=PATIENCE, restore_best_weights=True)``. How many
@@ -39,11 +45,12 @@ from pathlib import Path
 from seqlab import config
 
 RECORD = config.REPO_ROOT / "benchmarks" / "results" / "early_stopping.json"
-#: Notebook 07's training runs (``TrainingRun`` names without the size) and the settings key
+#: The notebooks' training runs (``TrainingRun`` names without the size) and the settings key
 #: of ``seqlab.sizes`` whose epochs each one may run at most.
-RUNS = {"07": {"lstm": "lstm_epochs", "gpt": "gpt_epochs"}}
-COMMAND = ("python -m seqlab_instructor.runner 07 --full -p SIZE {size} on the real text "
-           "(TFDS_DATA_DIR prepared by python -m benchmarks.early_stopping prepare)")
+RUNS = {"03": {"bilstm": "epochs"}, "07": {"lstm": "lstm_epochs", "gpt": "gpt_epochs"}}
+COMMAND = {"03": "python -m seqlab_instructor.runner 03 --full -p SIZE {size} on the real reviews",
+           "07": "python -m seqlab_instructor.runner 07 --full -p SIZE {size} on the real text "
+                 "(TFDS_DATA_DIR prepared by python -m benchmarks.early_stopping prepare)"}
 #: What TFDS's tiny_shakespeare builder downloads: karpathy/char-rnn's input.txt.
 SHAKESPEARE_FILE = "input.txt"
 
@@ -115,7 +122,7 @@ def record(runs_folder: Path, notebook: str = "07", size: str = "full",
     """Merge :func:`stopped_epochs` of ``runs_folder`` into the record; return the entry."""
     entry = {**stopped_epochs(runs_folder, notebook, size, partial=partial),
              "measured": time.strftime("%Y-%m-%d"),
-             "command": COMMAND.format(size=size)}
+             "command": COMMAND[notebook].format(size=size)}
     data = read_record(path)
     data.setdefault(notebook, {})[size] = entry
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -138,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     store = commands.add_parser("record", help="record the epochs of a finished run")
     store.add_argument("runs", type=Path, help="the run's SEQLAB_BACKUP_DIR")
     store.add_argument("--size", default="full", choices=("class", "full"))
+    store.add_argument("--notebook", default="07", choices=sorted(RUNS))
     store.add_argument("--partial", action="store_true",
                        help="record an unfinished run as not measured, with its epochs so far")
     args = parser.parse_args(argv)
@@ -146,9 +154,10 @@ def main(argv: list[str] | None = None) -> int:
         folder = prepare_tiny_shakespeare(args.text, args.data_dir)
         print(f"tiny_shakespeare prepared in {folder}: run the notebook with TFDS_DATA_DIR={folder}")
         return 0
-    entry = record(args.runs, "07", args.size, partial=args.partial)
-    print(f"notebook 07 at size {args.size}: {entry}\nrecorded in "
-          f"{RECORD.relative_to(config.REPO_ROOT)}; then python -m benchmarks.full_mode --only 07")
+    entry = record(args.runs, args.notebook, args.size, partial=args.partial)
+    print(f"notebook {args.notebook} at size {args.size}: {entry}\nrecorded in "
+          f"{RECORD.relative_to(config.REPO_ROOT)}; then python -m benchmarks.full_mode --only "
+          f"{args.notebook}")
     return 0
 
 

@@ -17,8 +17,8 @@ grouped by length and so of different widths: the mean of ``2 × --steps`` of th
 order, after three warm-up batches; notebook 06's skip-gram step through the notebook's own ``tf.data`` pipeline in ``fit``), then multiplied by the notebook's
 number of batches; a size that trains the same model reuses the same timings, so full and class
 differ by their numbers of batches only. Early stopping: the configured epochs are used, an
-upper bound, except where a run of the notebook on the real text measured where it stops
-(notebook 07, ``benchmarks.early_stopping``). Downloads, tokenizing, vectorizer fitting, sampling and plots are not included.
+upper bound, except where a run of the notebook on the real data measured where it stops
+(notebooks 03 and 07, ``benchmarks.early_stopping``). Downloads, tokenizing, vectorizer fitting, sampling and plots are not included.
 The machine's load average is recorded with each measurement: on a shared machine the times
 are too long, not too short.
 
@@ -122,7 +122,7 @@ def measure_02(s: dict, steps: int) -> tuple[list[Part], str]:
                  2 * test)], HUB_STAND_IN + "; notebook 01's frozen weights loaded, not retrained"
 
 
-def measure_03(s: dict, steps: int) -> tuple[list[Part], str]:
+def measure_03(s: dict, steps: int, size: str = "full") -> tuple[list[Part], str]:
     import keras
     import numpy as np
 
@@ -161,11 +161,17 @@ def measure_03(s: dict, steps: int) -> tuple[list[Part], str]:
 
     train, valid, test = (batches(n, s["batch"]) for n in (IMDB_TRAIN, IMDB_VALID, IMDB_TEST))
     adding_batches = batches(s["adding_examples"], 64)
-    return [Part(f"training, deep bidirectional LSTM, batches grouped by length ({s['epochs']} "
+    # Early stopping's epochs on the real reviews where recorded (benchmarks.early_stopping)
+    stopped = early_stopping.epochs_at("03", size)
+    epochs = min(stopped["epochs"], s["epochs"]) if stopped else s["epochs"]
+    stopping = (f"; early stopping: {epochs} of at most {s['epochs']} epochs, as on the real "
+                f"reviews (benchmarks/results/early_stopping.json: {stopped['command']})"
+                if stopped else "")
+    return [Part(f"training, deep bidirectional LSTM, batches grouped by length ({epochs} "
                  f"epochs × {train} batches; mean of {len(widths)} grouped batches of widths "
                  f"{min(widths)}–{max(widths)}, mean {sum(widths) / len(widths):.0f})",
-                 train_s, len(widths), s["epochs"] * train, statistic="mean"),
-            Part(f"validation ({s['epochs']} × {valid} batches)", eval_s, steps, s["epochs"] * valid),
+                 train_s, len(widths), epochs * train, statistic="mean"),
+            Part(f"validation ({epochs} × {valid} batches)", eval_s, steps, epochs * valid),
             Part(f"testing ({test} batches)", eval_s, steps, test),
             Part(f"Exercise 3: two GRUs on the adding task (2 × {s['adding_epochs']} epochs × "
                  f"{adding_batches} batches)", adding_s, steps,
@@ -173,7 +179,7 @@ def measure_03(s: dict, steps: int) -> tuple[list[Part], str]:
         f"IMDB stand-in: random token ids; training: lengths from a log-normal with IMDB's "
         f"median {IMDB_MEDIAN_WORDS} and mean {IMDB_MEAN_WORDS} words, cut at {s['sequence']}, "
         f"grouped by seqlab.data.bucket_by_length as the notebook groups them; validation and "
-        f"testing: {IMDB_MEAN_WORDS} per review, padded to {s['sequence']}")
+        f"testing: {IMDB_MEAN_WORDS} per review, padded to {s['sequence']}{stopping}")
 
 
 
@@ -346,7 +352,7 @@ def measure(number: str, size: str, steps: int) -> tuple[float, str]:
     """(minutes, how) of one notebook at one size, printing each part."""
     settings = SETTINGS[number].get(size)
     reused = settings is None
-    arguments = {"size": size} if number == "07" else {}  # 07: early stopping's epochs per size
+    arguments = {"size": size} if number in ("03", "07") else {}  # early stopping's epochs
     parts, stand_ins = MEASURE[number](settings or SETTINGS[number]["full"], steps, **arguments)
     minutes = sum(p.seconds for p in parts) / 60
     for p in parts:

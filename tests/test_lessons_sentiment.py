@@ -2,6 +2,7 @@
 nb03): architecture, compile stages, strategies, save/load; and seqlab.training.stages."""
 
 import json
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -12,8 +13,14 @@ from seqlab.layers import STANDIN_HANDLE, HubTextEmbedding
 from seqlab.lessons.nb01 import build_sentiment_classifier, predict_sentiment
 from seqlab.lessons.nb03 import build_recurrent_classifier
 from seqlab.results import read_imdb_results, write_imdb_result
-from seqlab.training import compile_sentiment_classifier, count_parameters, stage_weights_path
+from seqlab.training import (
+    TrainingRun,
+    compile_sentiment_classifier,
+    count_parameters,
+    stage_weights_path,
+)
 
+NOTEBOOK_03 = Path(__file__).resolve().parents[1] / "notebooks" / "03_recurrent_cells.ipynb"
 HEAD = 50 * 128 + 128 + 128 + 1  # 6,657: the slides' trainable parameters when frozen
 REVIEWS = ["A wonderful, moving film.", "Dull, tedious and far too long.", ""]
 
@@ -186,3 +193,50 @@ def test_load_frozen_stage_loads_notebook_01s_record_or_trains_it(tmp_path, monk
     assert float(loaded.optimizer.learning_rate) == pytest.approx(1e-3)
     np.testing.assert_allclose(predict_sentiment(loaded, REVIEWS),
                                predict_sentiment(trained, REVIEWS), rtol=1e-6)
+
+
+def _notebook_03_stop():
+    """The EarlyStopping that notebook 03's training cell builds, taken from the cell itself."""
+    import ast
+
+    cells = json.loads((NOTEBOOK_03).read_text())["cells"]
+    source = next("".join(c["source"]) for c in cells
+                  if c["cell_type"] == "code" and "EarlyStopping(" in "".join(c["source"]))
+    statement = next(node for node in ast.parse(source).body
+                     if isinstance(node, ast.Assign) and "EarlyStopping" in ast.unparse(node))
+    namespace = {"keras": keras}
+    exec(compile(ast.Module([statement], []), "notebook 03", "exec"), namespace)
+    return next(v for v in namespace.values() if isinstance(v, keras.callbacks.EarlyStopping))
+
+
+def test_notebook_03_stops_on_a_rising_validation_loss_and_tests_the_best_weights(tmp_path):
+    # Stand-in: word 1 means positive and word 2 negative in training, the reverse in
+    # validation. Learning the training rule makes the validation loss rise, as on the real
+    # reviews after the first epoch (issue 40's run).
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 256).astype("float32")
+    ids = rng.integers(3, 50, (256, 12))
+    ids[:, 0] = np.where(labels == 1, 1, 2)
+    valid_ids = ids.copy()
+    valid_ids[:, 0] = np.where(labels == 1, 2, 1)
+    keras.utils.set_random_seed(0)
+    model = build_recurrent_classifier(50, 4, embedding_dim=4)
+    compile_sentiment_classifier(model, 1e-2)
+    weights_after = []
+    keep = keras.callbacks.LambdaCallback(
+        on_epoch_end=lambda epoch, logs: weights_after.append(model.get_weights()))
+    run = TrainingRun("03-bilstm-test", model, root=tmp_path)
+    stop = _notebook_03_stop()
+    model.fit(ids, labels, validation_data=(valid_ids, labels), epochs=20, batch_size=32,
+              verbose=0, callbacks=[keep, stop, *run.callbacks])   # the notebook's order
+    losses = run.history.history["val_loss"]
+    best = int(np.argmin(losses))
+    assert len(losses) == best + 1 + stop.patience < 20   # stopped `patience` epochs after it
+    for tested, kept in zip(model.get_weights(), weights_after[best], strict=True):
+        np.testing.assert_array_equal(tested, kept)
+    keras.utils.set_random_seed(1)
+    reloaded = build_recurrent_classifier(50, 4, embedding_dim=4)
+    compile_sentiment_classifier(reloaded, 1e-2)
+    assert TrainingRun("03-bilstm-test", reloaded, root=tmp_path).finished
+    for loaded, kept in zip(reloaded.get_weights(), weights_after[best], strict=True):
+        np.testing.assert_array_equal(loaded, kept)

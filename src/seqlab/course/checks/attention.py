@@ -30,9 +30,11 @@ from seqlab.course.checks.core import (
     as_array,
     assert_close,
     check_entries,
+    log_softmax,
     passed,
     refuse_package_calls,
     run_student_code,
+    softmax,
 )
 
 GENERAL_SCALE = "Exercise 1: what W does to the general score"
@@ -53,9 +55,7 @@ def attention_entropy_reference(h, y, mask, scale):
                       else np.einsum("btu,biu->bti", h, y))
     mask = np.asarray(mask, bool)
     mask = mask if h.ndim == 2 else mask[:, None, :]
-    scores = np.where(mask, scores, -np.inf)
-    alpha = np.exp(scores - scores.max(-1, keepdims=True))
-    alpha /= alpha.sum(-1, keepdims=True)
+    alpha = softmax(np.where(mask, scores, -np.inf))
     return float(-np.sum(np.where(alpha > 0, alpha * np.log(np.maximum(alpha, 1e-300)), 0.0)))
 
 
@@ -103,9 +103,7 @@ def check_general_score_scale(prediction, attention_entropy, h, y, mask) -> None
 
 def token_cross_entropy(labels, logits):
     """``-log softmax(logits)[label]`` per position: ``(batch, T)``, ``(batch, T, V)`` -> ``(batch, T)``."""
-    logits = np.asarray(logits, "float64")
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    log_probs = log_softmax(logits)
     return -np.take_along_axis(log_probs, np.asarray(labels)[..., None], axis=-1)[..., 0]
 
 

@@ -101,6 +101,20 @@ def assert_close(exercise: str, got, expected, *, what: str = "output",
         )
 
 
+def softmax(x, axis=-1):
+    """The softmax along ``axis``, with the maximum subtracted first."""
+    x = x - x.max(axis=axis, keepdims=True)
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def log_softmax(logits, axis=-1):
+    """The log-softmax along ``axis``, in float64."""
+    logits = np.asarray(logits, "float64")
+    shifted = logits - logits.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
 def _global_names(code) -> set[str]:
     """Every name a code object looks up as a global or an attribute, nested code included."""
     names = set(code.co_names)

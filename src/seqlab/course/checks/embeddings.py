@@ -24,6 +24,7 @@ from seqlab.course.checks.core import (
     passed,
     refuse_package_calls,
     run_student_code,
+    softmax,
 )
 
 NOISE_AND_SUBSAMPLING = "Exercise 1: the paper's noise distribution and subsampling"
@@ -97,17 +98,11 @@ def check_noise_and_subsampling(noise_distribution, keep_probabilities) -> None:
     passed(exercise)
 
 
-def _softmax(z):
-    z = z - z.max()
-    e = np.exp(z)
-    return e / e.sum()
-
-
 def cbow_probabilities_reference(W, U, context_ids):
     """``softmax(U · mean(W[context_ids]))``."""
     W, U = np.asarray(W, "float64"), np.asarray(U, "float64")
     average = W[np.asarray(context_ids)].mean(axis=0)   # (N,)
-    return _softmax(U @ average)                         # (V,)
+    return softmax(U @ average)                         # (V,)
 
 
 def check_cbow_probabilities(cbow_probabilities) -> None:
@@ -129,7 +124,7 @@ def check_cbow_probabilities(cbow_probabilities) -> None:
         if not np.isclose(got.sum(), 1.0, atol=1e-4) or (got < 0).any():
             raise CheckFailed(CBOW, "the result does not sum to 1: apply the softmax to the "
                               "scores z = U v̄.")
-        summed = _softmax(U @ W[context_ids].sum(axis=0))
+        summed = softmax(U @ W[context_ids].sum(axis=0))
         if np.allclose(got, summed, atol=1e-6):
             raise CheckFailed(CBOW, "you summed the context vectors; CBOW averages them "
                               "(divide by the number of context words, 2m).")

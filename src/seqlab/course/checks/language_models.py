@@ -19,6 +19,7 @@ from seqlab.course.checks.core import (
     CheckFailed,
     as_array,
     assert_close,
+    log_softmax,
     passed,
     refuse_package_calls,
     run_student_code,
@@ -28,15 +29,9 @@ PERPLEXITY = "Exercise 1: how surprised is the model by its own samples"
 POSITION_LOSS = "Exercise 2: the loss at each position of a window"
 
 
-def _log_softmax(logits, axis=-1):
-    logits = np.asarray(logits, "float64")
-    shifted = logits - logits.max(axis=axis, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
-
-
 def sample_perplexity_reference(logits, ids, start) -> float:
     """What exercise 1 asks for (NumPy, float64)."""
-    log_probabilities = _log_softmax(logits)                         # (L, V)
+    log_probabilities = log_softmax(logits)                         # (L, V)
     ids = np.asarray(ids).astype(int)
     steps = np.arange(int(start), len(ids))
     return float(np.exp(-np.mean(log_probabilities[steps - 1, ids[steps]])))
@@ -67,7 +62,7 @@ def check_perplexity(sample_perplexity) -> None:
         expected = sample_perplexity_reference(logits, ids, start)
         if np.isclose(got, expected, rtol=1e-5):
             continue
-        log_probabilities = _log_softmax(logits)
+        log_probabilities = log_softmax(logits)
         steps = np.arange(start, len(ids))
         aligned = float(np.exp(-np.mean(log_probabilities[steps, ids[steps]])))
         if np.isclose(got, aligned, rtol=1e-5):
@@ -99,7 +94,7 @@ def check_perplexity(sample_perplexity) -> None:
 
 def loss_by_position_reference(logits, targets) -> np.ndarray:
     """What exercise 2 asks for (NumPy, float64): ``(T,)``."""
-    log_probabilities = _log_softmax(logits)                          # (B, T, V)
+    log_probabilities = log_softmax(logits)                          # (B, T, V)
     targets = np.asarray(targets).astype(int)
     picked = np.take_along_axis(log_probabilities, targets[..., None], axis=-1)[..., 0]  # (B, T)
     return -picked.mean(axis=0)

@@ -40,6 +40,7 @@ from seqlab.course.checks.core import (
     passed,
     refuse_package_calls,
     run_student_code,
+    softmax,
 )
 from seqlab.course.checks.transcript import observe
 
@@ -59,12 +60,6 @@ def causal_mask_reference(length: int) -> np.ndarray:
     return np.tril(np.ones((length, length), bool))
 
 
-def _softmax(x, axis=-1):
-    x = x - x.max(axis=axis, keepdims=True)
-    e = np.exp(x)
-    return e / e.sum(axis=axis, keepdims=True)
-
-
 def attention_reference(q, k, v, mask=None, *, scale: bool = True):
     """Eq. (16) in NumPy; ``scale=False`` gives the usual mistake (no ``1/sqrt(d_k)``)."""
     scores = q @ np.swapaxes(k, -1, -2)
@@ -72,7 +67,7 @@ def attention_reference(q, k, v, mask=None, *, scale: bool = True):
         scores = scores / np.sqrt(q.shape[-1])
     if mask is not None:
         scores = np.where(np.asarray(mask, bool), scores, -1e9)
-    weights = _softmax(scores, axis=-1)
+    weights = softmax(scores, axis=-1)
     return weights @ v, weights
 
 
@@ -159,7 +154,7 @@ def softmax_jacobian_reference(d_k: int, scaled: bool = True) -> float:
     q = rng.normal(size=(200, 1, d_k))
     k = rng.normal(size=(200, 10, d_k))
     scores = (q @ np.swapaxes(k, -1, -2))[:, 0] / (np.sqrt(d_k) if scaled else 1.0)  # (200, 10)
-    weights = _softmax(scores)
+    weights = softmax(scores)
     jacobian = weights[:, :, None] * (np.eye(10) - weights[:, None, :])  # (200, 10, 10)
     return float(np.linalg.norm(jacobian, axis=(1, 2)).mean())
 

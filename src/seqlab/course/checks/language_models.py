@@ -1,14 +1,10 @@
 """Checks for notebook 07's exercises: how surprised a model is by a text, position by position.
 
-* Exercise 1 — ``sample_perplexity(logits, ids, start)``: ``logits`` ``(L, V)`` are a language
-  model's scores after reading ``ids`` ``(L,)`` (row ``t`` scores the token at ``t + 1``);
-  return the perplexity of the continuation ``ids[start:]``:
-  ``exp(−mean over t ≥ start of log softmax(logits[t − 1])[ids[t]])``. The notebook scores the
-  LSTM's own samples with it, one per temperature.
-* Exercise 2 — ``loss_by_position(logits, targets)``: ``logits`` ``(B, T, V)``, ``targets``
-  ``(B, T)``; return the mean cross-entropy at each position of the window, ``(T,)``. The
-  notebook draws it for the mini-GPT (each window alone) and for the LSTM with its state carried
-  or reset.
+* Exercise 1 — ``sample_perplexity(logits, ids, start)``: row ``t`` of ``logits`` ``(L, V)``
+  scores the token at ``t + 1``; the perplexity of ``ids[start:]`` is
+  ``exp(−mean over t ≥ start of log softmax(logits[t − 1])[ids[t]])``.
+* Exercise 2 — ``loss_by_position(logits, targets)``: the mean cross-entropy at each position
+  of the window, ``(T,)``.
 """
 
 from __future__ import annotations

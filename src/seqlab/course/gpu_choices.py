@@ -25,11 +25,6 @@ def _describe_gpus(devices: list[dict]) -> str:
     return ", ".join(names)
 
 
-def _compute_capability(devices: list[dict]):
-    capabilities = [tuple(d["compute_capability"]) for d in devices if d.get("compute_capability")]
-    return min(capabilities) if capabilities else None
-
-
 def choose_precision(devices: list[dict], mixed_precision: str = "auto") -> tuple[str | None, str]:
     """The dtype policy for these GPUs, and why.
 
@@ -54,7 +49,8 @@ def choose_precision(devices: list[dict], mixed_precision: str = "auto") -> tupl
         return f"mixed_{mixed_precision}", f"requested (mixed_precision={mixed_precision!r}) on {where}"
     if not devices:
         return None, "no GPU, so nothing changes (mixed precision pays off only on a GPU)"
-    capability = _compute_capability(devices)
+    capabilities = [tuple(d["compute_capability"]) for d in devices if d.get("compute_capability")]
+    capability = min(capabilities) if capabilities else None
     name = _describe_gpus(devices)
     if capability is None:
         return None, f"{name}: compute capability unknown, so float32 (set mixed_precision to choose)"

@@ -128,7 +128,7 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
     keras.utils.set_random_seed(seed)
     # Keras warns on every fit with a tf.data pipeline that `shuffle` is ignored.
     warnings.filterwarnings("ignore", message=r".*`shuffle=True` was passed.*")
-    if "inline" not in matplotlib.get_backend().lower() and not _in_notebook():
+    if "inline" not in matplotlib.get_backend().lower() and "ipykernel" not in sys.modules:
         matplotlib.use("Agg")
     plt.rcParams.update(
         {
@@ -298,7 +298,3 @@ def prepare_colab(checkout: str = "seqlab", *, versions: dict | None = None,
 def in_colab() -> bool:
     """True inside Google Colab."""
     return "google.colab" in sys.modules
-
-
-def _in_notebook() -> bool:
-    return "ipykernel" in sys.modules

@@ -51,10 +51,6 @@ def load_review_corpus(source: str = "tfds", num_reviews: int | None = None,
         raise ValueError(f"num_reviews must be a positive integer; got {num_reviews}.")
     if source == "sample":
         return [review.text for review in generate_reviews(num_reviews or 3000, seed=seed)]
-    return _load_tfds_reviews(num_reviews, data_dir)
-
-
-def _load_tfds_reviews(num_reviews, data_dir) -> list[str]:
     splits = load_tfds(
         "imdb_reviews", list(TFDS_SPLITS), host=TFDS_DOWNLOAD_HOST, data_dir=data_dir,
         what="the IMDB reviews (imdb_reviews: train + unsupervised) with TensorFlow Datasets",

@@ -61,7 +61,8 @@ def load_imdb(source: str = "tfds", batch_size: int = 32, seed: int = config.SEE
         raise ValueError(f"batch_size must be a positive integer; got {batch_size}.")
     splits = _load_tfds(data_dir) if source == "tfds" else _load_sample(data_dir)
     train, valid, test = splits
-    buffer = min(SHUFFLE_BUFFER, _cardinality(train))
+    count = int(train.cardinality())
+    buffer = min(SHUFFLE_BUFFER, count) if count > 0 else SHUFFLE_BUFFER
     train = train.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
     return IMDBSplits(*(
         split.batch(batch_size).prefetch(tf.data.AUTOTUNE) for split in (train, valid, test)
@@ -95,8 +96,3 @@ def _load_tfds(data_dir) -> tuple[tf.data.Dataset, ...]:
     return tuple(load_tfds(TFDS_NAME, list(TFDS_SPLITS), host=TFDS_DOWNLOAD_HOST,
                            what=f"the IMDB reviews ({TFDS_NAME}) with TensorFlow Datasets",
                            data_dir=data_dir, as_supervised=True, shuffle_files=False))
-
-
-def _cardinality(dataset: tf.data.Dataset) -> int:
-    count = int(dataset.cardinality())
-    return count if count > 0 else SHUFFLE_BUFFER

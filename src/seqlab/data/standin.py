@@ -90,11 +90,6 @@ class StandinTextEmbedding(tf.Module):
 # ------------------------------------------------------------------------------ training
 
 
-def _token_lists(texts: Sequence[str]) -> list[list[str]]:
-    tokens = tokenize(tf.constant(list(texts), tf.string)).to_list()
-    return [[t.decode("utf-8", "replace") for t in row] for row in tokens]
-
-
 def train_standin_embeddings(texts: Sequence[str], dim: int = EMBEDDING_DIM,
                              window: int = WINDOW, min_count: int = MIN_COUNT,
                              num_oov_buckets: int = NUM_OOV_BUCKETS
@@ -106,7 +101,8 @@ def train_standin_embeddings(texts: Sequence[str], dim: int = EMBEDDING_DIM,
         and a float32 matrix ``(len(vocabulary) + num_oov_buckets, dim)`` whose OOV rows are
         zero.
     """
-    documents = _token_lists(texts)
+    tokens = tokenize(tf.constant(list(texts), tf.string)).to_list()
+    documents = [[t.decode("utf-8", "replace") for t in row] for row in tokens]
     counts = Counter(token for document in documents for token in document)
     vocabulary = sorted(token for token, count in counts.items() if count >= min_count)
     if len(vocabulary) < dim:

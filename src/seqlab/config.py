@@ -1,8 +1,7 @@
 """Project-wide settings: the FAST flag, repository paths, seeds and the Colab source.
 
-FAST mode (``SEQLAB_FAST=1`` in the environment, or the ``FAST`` notebook parameter) runs every
-notebook offline in about a minute on two CPU cores: small data shipped in ``data/`` and a
-stand-in TF-Hub module built by this project instead of the real downloads.
+FAST mode (``SEQLAB_FAST=1``, or the ``FAST`` notebook parameter) runs every notebook offline on
+small data shipped in ``data/`` and a stand-in TF-Hub module.
 """
 
 from __future__ import annotations
@@ -10,24 +9,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-#: The one place that says where the notebooks fetch seqlab from on Colab. Notebook setup
-#: cells and "Open in Colab" badges are generated from these two values (``python -m
-#: seqlab_instructor.notebook_files sync``); a test fails if a notebook drifts from them.
+#: Where the notebooks fetch seqlab from on Colab; setup cells and Colab badges are generated
+#: from these two values.
 REPOSITORY_URL = "https://github.com/seqlab-course/seqlab"
 REPOSITORY_REF = "main"
 
-#: The TensorFlow/Keras range CI tests, one CI half each (docs "Versions and CI"):
-#:
-#: - the floor: what ``.ci/constraints-floor.txt`` pins and what ``requirements.txt`` /
-#:   ``pyproject.toml`` require as lower bounds, on Python 3.10;
-#: - Colab today: the versions Colab's default runtime ships (``.ci/colab-runtime.txt``, from its
-#:   published pip freeze of August 2026), on Python 3.13;
-#: - the newest: the newest release CI's newest half was last seen to install, on the newest
-#:   Python that TensorFlow publishes wheels for (3.13 for TensorFlow 2.21).
-#:
-#: tests/test_notebook.py and tests/test_config.py read the files against these values, so they
-#: cannot drift apart. :func:`seqlab.course.notebook.setup` reports where the running versions fall, and
-#: the Colab setup cell refuses a runtime below the floor.
+#: The TensorFlow/Keras range CI tests, one CI half each (docs "Versions and CI"): the floor
+#: (``.ci/constraints-floor.txt``), Colab's runtime (``.ci/colab-runtime.txt``) and the newest
+#: release. tests/test_notebook.py checks those files against these values.
 TESTED_FLOOR = {"tensorflow": "2.19.0", "keras": "3.10.0"}
 TESTED_COLAB = {"tensorflow": "2.20.0", "keras": "3.13.2"}
 TESTED_NEWEST = {"tensorflow": "2.21", "keras": "3.15"}

@@ -1,8 +1,4 @@
-"""Plots a person would rather see than read: learning curves, attention heatmaps, encodings.
-
-Every function returns the matplotlib ``Figure`` so notebooks can save it and tests can
-inspect it.
-"""
+"""Plots a person would rather see than read; every function returns the matplotlib ``Figure``."""
 
 from __future__ import annotations
 
@@ -36,12 +32,7 @@ __all__ = [
 
 
 def _label_log_axis(axis, values) -> None:
-    """Plain-number labels on a log axis that spans few decades.
-
-    Matplotlib labels only powers of ten, so values within two decades get one or two labels
-    (or one, "10^0", for a curve between 0.5 and 5). Within three decades label the 1x, 2x and
-    5x steps too, written as plain numbers (0.5, 1, 2, 5, 10, ...).
-    """
+    """Plain-number labels (1x, 2x, 5x steps) on a log axis spanning under three decades."""
     values = np.asarray(values, float).ravel()
     values = values[values > 0]
     if values.size and np.log10(values.max() / values.min()) < 3:
@@ -103,12 +94,8 @@ def plot_attention(weights, source_tokens: Sequence[str], target_tokens: Sequenc
     Args:
         weights: array ``(target_len, source_len)``; extra rows/columns beyond the given
             tokens (padding) are cropped.
-        self_attention: label the axes as a sequence attending to itself (queries down the
-            side, the earlier tokens they look at across) instead of output -> source. ``None``
-            (the default) decides from the tokens: the same list on both axes is self-attention.
-
-    Tokens that print as nothing are drawn visibly (newline ``↵``, space ``␣``), and on
-    long sequences only every k-th tick is labelled so labels never overlap.
+        self_attention: label the axes as a sequence attending to itself instead of
+            output -> source. ``None`` (the default): when the same tokens are on both axes.
     """
     weights = np.asarray(weights)
     if weights.ndim != 2:
@@ -165,8 +152,8 @@ def plot_gradient_norms(curves: Mapping[str, Sequence[float]], *, xlabel: str = 
     Args:
         curves: name -> norms, e.g. ``{"SimpleRNN": [...], "LSTM": [...]}`` with
             ``||dL/dx(t)||`` for each time step t, or one norm per training step.
-        log: logarithmic y axis, where vanishing (and exploding) gradients are straight lines.
-        ax: draw into this axes (e.g. a panel of a larger figure) instead of a new figure.
+        log: logarithmic y axis.
+        ax: draw into this axes instead of a new figure.
     """
     if not curves:
         raise ValueError("plot_gradient_norms needs at least one curve.")
@@ -206,15 +193,12 @@ def plot_scaling(lengths, panels: Mapping[str, Mapping[str, Sequence[float]]], *
                  xlabel: str = "sequence length n (tokens)"):
     """How measured costs grow with the sequence length: one log-log panel per quantity.
 
-    Both axes are logarithmic, so a cost growing as n^k is a straight line of slope k. The
-    x ticks are the measured lengths; both axes are labelled with plain numbers.
-
     Args:
         lengths: the measured sequence lengths, increasing.
         panels: y-axis label (with its unit, e.g. ``"forward time (ms)"``) -> {curve name:
             one value per length}.
         guides: y-axis label -> {curve name: exponent k}: a grey reference line ``∝ n^k``
-            through that curve's last point, to compare the slope with.
+            through that curve's last point.
         titles: a title per panel.
         xlabel: the x-axis label.
 
@@ -275,13 +259,8 @@ def _overlap(box, others) -> float:
 
 def plot_word_map(points, groups: Mapping[str, Sequence[str]], *, title: str | None = None,
                   xlabel: str = "PC 1", ylabel: str = "PC 2", fontsize: float = 8):
-    """A scatter of 2-D word positions (e.g. PCA of word vectors), coloured by group, with
-    every word labelled where its label overlaps no other label and no point.
-
-    Each label tries positions around its point, nearest first (right, above, left, below and
-    the diagonals, then further out), and takes the first that overlaps nothing and stays
-    inside the axes; if none does, the one with the least overlap. A label moved away from its
-    point gets a thin line back to it.
+    """A scatter of 2-D word positions (e.g. PCA of word vectors), coloured by group, every word
+    labelled where its label overlaps no other label and no point (else the least overlap).
 
     Args:
         points: ``(n, 2)`` positions, in the order of the groups' words.

@@ -1,13 +1,8 @@
 """The size a notebook trains at, chosen once, and how long the record says it takes.
 
-Three sizes: ``"fast"`` (FAST mode: offline data that ships with the repository, tiny models,
-about a minute), ``"class"`` (the real data, at most 15 minutes of training on 2 CPU cores,
-Colab's free runtime) and ``"full"`` (the notebook's full-size models). A notebook's ``SIZE``
-parameter wins; else ``$SEQLAB_SIZE``; else FAST mode means ``"fast"``, and otherwise the
-hardware decides: a runtime with a GPU trains the full size, one without trains the class size
-and says so in one line, with how to choose the full size. The minutes each size takes come
-from the record of the course tools, copied into :data:`seqlab.recorded_minutes.MINUTES`; no
-GPU time has been measured, and the line says that too.
+``"fast"`` (FAST mode: offline data, tiny models), ``"class"`` (the real data, at most 15
+minutes of training on 2 CPU cores) or ``"full"`` (the notebook's full-size models). The
+minutes come from :data:`seqlab.recorded_minutes.MINUTES`.
 
 >>> choose("class", fast=False)
 'class'
@@ -26,10 +21,8 @@ from seqlab.recorded_minutes import MINUTES
 SIZES = ("fast", "class", "full")
 _NAMES = {"class": "the class size", "full": "the full size"}
 
-#: What each notebook trains at each size: the numbers its constants cell takes from here (a
-#: parameter set in the notebook wins) and ``benchmarks.full_mode`` measures. The class sizes
-#: were chosen to train within 15 minutes on 2 CPU cores (benchmarks/README.md); 01 and 02
-#: already do at full size, so their class size is their full size.
+#: What each notebook trains at each size (a parameter set in the notebook wins); the class
+#: sizes train within 15 minutes on 2 CPU cores (benchmarks/README.md).
 SETTINGS: dict[str, dict[str, dict]] = {
     "01": {"fast": {"epochs": 10, "batch": 32}, "class": {"epochs": 10, "batch": 128},
            "full": {"epochs": 10, "batch": 128}},
@@ -93,8 +86,8 @@ SETTINGS: dict[str, dict[str, dict]] = {
            "full": {"reviews": None, "epochs": 5, "classifier_epochs": 10, "vocab": 20_000,
                     "dim": 100, "pairs_batch": 4096, "rate": 0.005, "fine_tuning_rate": 1e-4}},
     # class: the whole text, both models smaller, 5 epochs each: still the perplexity race.
-    # full: the GPT's warm-up and cosine span 10 epochs (20 with the constant rate it had before:
-    # benchmarks/README.md, "Notebook 07's early stopping")
+    # full: the GPT's warm-up and cosine span 10 epochs (benchmarks/README.md, "Notebook 07's
+    # early stopping")
     "07": {"fast": {"lstm_epochs": 4, "gpt_epochs": 4, "embedding": 32, "lstm_units": 128,
                     "gpt": {"d_model": 64, "num_heads": 4, "dff": 128, "num_layers": 2},
                     "num_chars": 100_000, "steps": 64, "gpt_rate": 3e-3, "sample_length": 200},
@@ -104,7 +97,6 @@ SETTINGS: dict[str, dict[str, dict]] = {
            "full": {"lstm_epochs": 20, "gpt_epochs": 10, "embedding": 64, "lstm_units": 512,
                     "gpt": {"d_model": 256, "num_heads": 8, "dff": 1024, "num_layers": 4},
                     "num_chars": None, "steps": 100, "gpt_rate": 1e-3, "sample_length": 500}},
-    # class: one epoch of reviews cut to 128 tokens
     # class: one fine-tuning epoch of reviews cut to 128 word pieces. fine_tune_rate: the
     # pretrained network (BERT's 2e-5 to 5e-5, Devlin et al. 2019, §A.3; FAST's tiny network
     # barely pre-trained takes a from-scratch rate); control_rate: its random-weights twin
@@ -178,16 +170,16 @@ def choose(value: str | None = None, *, fast: bool | None = None, notebook: str 
     """The size this run trains at: ``"fast"``, ``"class"`` or ``"full"``.
 
     ``value`` (a notebook's ``SIZE`` parameter) wins; else ``$SEQLAB_SIZE``; else ``"fast"`` in
-    FAST mode (``fast``, or ``$SEQLAB_FAST``); else ``"full"`` on a runtime with a GPU and
-    ``"class"`` without one. With ``notebook`` (e.g. ``"04"``) outside FAST mode it prints one
-    line: the size, why it was chosen when the hardware chose it, and the record's minutes.
+    FAST mode; else ``"full"`` on a runtime with a GPU and ``"class"`` without one. With
+    ``notebook`` (e.g. ``"04"``) outside FAST mode it prints one line: the size, why, and the
+    record's minutes.
 
     Args:
         gpu: whether a GPU is present; ``None`` asks TensorFlow (tests pass it).
 
     Raises:
-        ValueError: for anything but the three sizes, naming them (a typo must not start a
-            long run), or for ``"class"``/``"full"`` asked for in FAST mode.
+        ValueError: for anything but the three sizes (a typo must not start a long run), or
+            for ``"class"``/``"full"`` asked for in FAST mode.
     """
     fast = config.is_fast() if fast is None else bool(fast)
     raw = value if value is not None else os.environ.get("SEQLAB_SIZE")

@@ -1,8 +1,4 @@
-"""GPU choices of :func:`seqlab.course.notebook.setup`: the dtype policy and XLA, and why.
-
-Pure functions of the device details (``tf.config.experimental.get_device_details``), so they
-are tested with fake devices on a CPU.
-"""
+"""GPU choices of :func:`seqlab.course.notebook.setup`: the dtype policy and XLA, and why."""
 
 from __future__ import annotations
 
@@ -29,13 +25,11 @@ def _describe_gpus(devices: list[dict]) -> str:
     return ", ".join(names)
 
 
-def _compute_capability(devices: list[dict]):
-    capabilities = [tuple(d["compute_capability"]) for d in devices if d.get("compute_capability")]
-    return min(capabilities) if capabilities else None
-
-
 def choose_precision(devices: list[dict], mixed_precision: str = "auto") -> tuple[str | None, str]:
     """The dtype policy for these GPUs, and why.
+
+    ``auto`` picks ``mixed_bfloat16`` on compute capability 8.0 and up, ``mixed_float16`` on 7.x
+    (float16 tensor cores only), and float32 below 7.0 and on a CPU.
 
     Args:
         devices: one dict per visible GPU, as ``tf.config.experimental.get_device_details``
@@ -45,11 +39,6 @@ def choose_precision(devices: list[dict], mixed_precision: str = "auto") -> tupl
     Returns:
         ``(policy, reason)``: ``policy`` is the name to pass to ``keras.config.set_dtype_policy``,
         or ``None`` to leave the current policy alone (auto on a CPU).
-
-    ``auto`` picks ``mixed_bfloat16`` on compute capability 8.0 and up (A100, L4, H100: bfloat16
-    tensor cores, float32's range, no loss scaling), ``mixed_float16`` on 7.x (V100, T4: float16
-    tensor cores only; Keras adds loss scaling on ``compile``), and float32 below 7.0 (no tensor
-    cores, so half precision saves memory but little time) and on a CPU.
     """
     mixed_precision = resolve_mixed_precision(mixed_precision)
     if mixed_precision == "off":
@@ -60,7 +49,8 @@ def choose_precision(devices: list[dict], mixed_precision: str = "auto") -> tupl
         return f"mixed_{mixed_precision}", f"requested (mixed_precision={mixed_precision!r}) on {where}"
     if not devices:
         return None, "no GPU, so nothing changes (mixed precision pays off only on a GPU)"
-    capability = _compute_capability(devices)
+    capabilities = [tuple(d["compute_capability"]) for d in devices if d.get("compute_capability")]
+    capability = min(capabilities) if capabilities else None
     name = _describe_gpus(devices)
     if capability is None:
         return None, f"{name}: compute capability unknown, so float32 (set mixed_precision to choose)"
@@ -79,12 +69,8 @@ def choose_jit_compile(devices: list[dict], jit_compile: str | bool = "auto", *,
                        replicas: int = 1) -> tuple[bool, str]:
     """Whether to compile models with XLA (``model.compile(jit_compile=...)``), and why.
 
-    ``auto`` is True on one GPU (XLA fuses the many small element-wise ops of attention and
-    layer norm into few kernels), False under a strategy with several replicas (Keras's own
-    ``"auto"`` turns XLA off under ``tf.distribute``) and False
-    on a CPU (compiling costs more time than a FAST run gains). Layers that XLA cannot compile
-    (``HubTextEmbedding``'s string ops) make Keras fall back to ``jit_compile=False`` for that
-    model, with a warning.
+    ``auto`` is True on one GPU only: False under several replicas (Keras does not XLA-compile
+    under ``tf.distribute``) and on a CPU.
     """
     if jit_compile not in JIT_COMPILE_CHOICES:
         raise ValueError(f"jit_compile must be one of {JIT_COMPILE_CHOICES}; got {jit_compile!r}.")

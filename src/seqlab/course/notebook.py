@@ -1,19 +1,8 @@
 """What runs inside a notebook's kernel: one-call setup, the Colab check, the GPU choices.
 
-In a notebook, the first code cell (tagged ``parameters``) holds the run's settings as plain
-literals, and the generated setup cell after it resolves them once::
-
-    FAST = None       # parameters cell: True, False, or None ($SEQLAB_FAST, else False)
-    SIZE = None       # "fast", "class", "full", or None ($SEQLAB_SIZE, else by FAST and the GPU)
-    STRATEGY = None   # "auto", "default", "mirrored", or None ($SEQLAB_STRATEGY, else "auto")
-
-    import seqlab.course.notebook   # setup cell
-    RUN = seqlab.course.notebook.setup(fast=FAST, size=SIZE, strategy=STRATEGY, notebook="04")
-
-The notebook then reads ``RUN.fast``, ``RUN.size``, ``RUN.strategy`` and never resolves them again.
-
-The notebook *files* (that setup cell, the Colab badges) are written by the instructor's tools,
-``python -m seqlab_instructor.notebook_files sync``; nothing here imports them.
+The generated setup cell calls
+``RUN = seqlab.course.notebook.setup(fast=FAST, size=SIZE, strategy=STRATEGY, notebook="04")``
+once; the notebook then reads ``RUN.fast``, ``RUN.size``, ``RUN.strategy``.
 """
 
 from __future__ import annotations
@@ -42,17 +31,11 @@ from seqlab.course.tensorflow_startup import TENSORFLOW_LOG_LEVEL, hide_tensorfl
 class RunSettings:
     """A run's settings, resolved once by :func:`setup` (the setup cell's ``RUN``).
 
-    ``fast`` (FAST mode), ``size`` (``"fast"``, ``"class"`` or ``"full"``) and ``strategy`` (the
-    ``tf.distribute`` strategy, with ``replicas``) are what the notebook runs with; the rest
-    reports the runtime: ``notebook`` (e.g. ``"04"``), ``colab``, ``gpus``, the ``tensorflow`` and
-    ``keras`` versions and where each falls against the tested range (``versions``: ``"tested"``,
-    ``"below floor"`` or ``"newer than tested"``), and the choices made for it:
-    ``dtype_policy`` and ``jit_compile`` (pass ``jit_compile=RUN.jit_compile`` to ``compile``),
-    with ``reasons`` (why, one line each); ``fixed_shapes`` is True where every batch must keep
-    one shape (XLA compiles one program per shape), so no layer may compute a
-    data-dependent number of rows (``RealTokenDense(skip_padding=not RUN.fixed_shapes)``).
-    ``settings`` holds this notebook's numbers at this size (:func:`seqlab.sizes.settings`; empty
-    when no notebook is named), the one object a notebook's imports cell reads them from.
+    ``versions`` says where each of ``tensorflow`` and ``keras`` falls against the tested range;
+    pass ``jit_compile=RUN.jit_compile`` to ``compile``; ``reasons`` says why each choice was
+    made. ``fixed_shapes`` is True where every batch must keep one shape (XLA), so no layer may
+    compute a data-dependent number of rows. ``settings`` holds this notebook's numbers at this
+    size (:func:`seqlab.sizes.settings`; empty when no notebook is named).
     """
 
     fast: bool
@@ -89,57 +72,31 @@ def resolve_fast(fast: bool | None = None) -> bool:
 def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | None = None,
           notebook: str | None = None, seed: int = config.SEED, quiet: bool = False,
           mixed_precision: str | None = None, jit_compile: str | bool = "auto") -> RunSettings:
-    """Resolve a run's settings once and prepare the session: seeds, plot style, strategy,
-    dtype policy, XLA, and a report.
+    """Resolve a run's settings once and prepare the session.
 
-    Each of ``fast``, ``size`` and ``strategy`` (the parameters cell's ``FAST``, ``SIZE`` and
-    ``STRATEGY``) is resolved here once, the explicit value first, else its environment variable,
-    else the default: FAST mode by :func:`resolve_fast` (``$SEQLAB_FAST``, else off), written back
-    to ``SEQLAB_FAST`` in this process's environment so package code that reads
-    :func:`seqlab.config.is_fast` agrees; the strategy by :func:`seqlab.distribute.choose_strategy`
-    (``$SEQLAB_STRATEGY``, else ``"auto"``); the size by :func:`seqlab.sizes.choose`
-    (``$SEQLAB_SIZE``, else ``"fast"`` in FAST mode, else by the GPU), which prints its one line.
-
-    Sets Python, NumPy and backend seeds with ``keras.utils.set_random_seed`` so a class sees the
-    same curves as the instructor, picks a readable matplotlib style, and prints the TensorFlow
-    and Keras versions and whether they lie inside the range CI tests
-    (:data:`seqlab.config.TESTED_FLOOR` to :data:`seqlab.config.TESTED_NEWEST`), whether FAST
-    mode is on, and whether a GPU is visible (with the Colab menu path to get one when it is not).
-
-    TensorFlow is imported here, with its start-up lines held back
-    (:func:`hide_tensorflow_startup_lines`; ``TF_CPP_MIN_LOG_LEVEL`` defaults to
-    :data:`TENSORFLOW_LOG_LEVEL`), so a notebook opens without red stderr boxes.
-
-    It picks the ``tf.distribute`` strategy (:func:`seqlab.distribute.choose_strategy`:
-    several GPUs, or one device) and, in the same place, on a GPU the Keras dtype policy
-    (:func:`choose_precision`: ``mixed_bfloat16`` where the hardware computes in bfloat16 —
-    GPUs of compute capability 8.0 and up; ``mixed_float16`` on older tensor-core GPUs
-    such as Colab's T4) and whether models should be compiled with XLA
-    (:func:`choose_jit_compile`), printing each choice and why. On a CPU nothing changes.
+    Sets the seeds, the plot style, the ``tf.distribute`` strategy, the dtype policy and XLA on a
+    GPU, and prints the versions against the tested range, FAST mode, the GPUs and each choice.
+    ``SEQLAB_FAST`` is written back to the environment so :func:`seqlab.config.is_fast` agrees.
 
     Args:
         fast: FAST mode; ``None`` reads ``SEQLAB_FAST``, else off.
         size: ``"fast"``, ``"class"`` or ``"full"``; ``None``: ``SEQLAB_SIZE``, else chosen.
-        notebook: the notebook's number (``"04"``), for the size's one line (the record's
-            minutes).
+        notebook: the notebook's number (``"04"``), for the size's one line.
         seed: the seed for Python, NumPy and the backend.
         quiet: print nothing.
         mixed_precision: ``"auto"`` (the default), ``"off"`` (float32), ``"float16"`` or
-            ``"bfloat16"`` (force that mixed policy, even on a CPU). ``None`` reads the
-            environment variable ``SEQLAB_MIXED_PRECISION`` and falls back to ``"auto"``.
-        jit_compile: ``"auto"`` (XLA on one GPU), ``True`` or ``False``; returned for
-            ``model.compile(jit_compile=...)``.
-        strategy: passed to :func:`seqlab.distribute.choose_strategy` (``"auto"``,
-            ``"default"``, ``"mirrored"``; ``None`` reads ``SEQLAB_STRATEGY``, else
-            ``"auto"``). It must be chosen before TensorFlow initialises its devices, which is
-            why the setup cell, right after the parameters cell, chooses it.
+            ``"bfloat16"`` (force that mixed policy, even on a CPU). ``None`` reads
+            ``SEQLAB_MIXED_PRECISION``, else ``"auto"``.
+        jit_compile: ``"auto"`` (XLA on one GPU), ``True`` or ``False``.
+        strategy: ``"auto"``, ``"default"``, ``"mirrored"``; ``None`` reads ``SEQLAB_STRATEGY``,
+            else ``"auto"``. It must be chosen before TensorFlow initialises its devices.
 
     Returns:
         The resolved :class:`RunSettings`.
 
     Raises:
         ValueError: for a ``fast``, ``size`` or ``strategy`` (or its environment variable) that
-            is not one of its choices (``fast`` and ``size`` before TensorFlow loads).
+            is not one of its choices.
     """
     fast = resolve_fast(fast)
     os.environ["SEQLAB_FAST"] = "1" if fast else "0"
@@ -156,15 +113,11 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
         chosen_strategy = choose_strategy(strategy, quiet=True)   # initialises the devices
         gpus = tf.config.list_physical_devices("GPU")
         devices = [tf.config.experimental.get_device_details(gpu) for gpu in gpus]
-        # The first time oneDNN meets a dtype it leaves to Eigen (anything but float32, bfloat16
-        # and float16), TensorFlow logs an ERROR line, once per process and even on AVX-512
-        # CPUs: "oneDNN supports DT_BOOL only on platforms with AVX-512. Falling back to ...".
-        # Every masked Keras RNN transposes its boolean mask, so it would turn up mid-notebook;
-        # meet it here instead, where the line is held back.
+        # oneDNN logs an ERROR line the first time it meets a bool tensor (every masked RNN
+        # transposes one): trigger it here, where the line is held back.
         tf.transpose(tf.zeros((1, 1), tf.bool))
     if os.environ["TF_CPP_MIN_LOG_LEVEL"] != "0":
-        # In an interactive kernel TensorFlow's Python logger starts at INFO (in a script it is
-        # WARNING), so saving a SavedModel prints "INFO:tensorflow:Assets written to ...".
+        # In a kernel TensorFlow's logger starts at INFO ("Assets written to ...").
         tf.get_logger().setLevel(logging.WARNING)
     import matplotlib
     import matplotlib.pyplot as plt
@@ -173,10 +126,9 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
     if jit_compile not in JIT_COMPILE_CHOICES:
         raise ValueError(f"jit_compile must be one of {JIT_COMPILE_CHOICES}; got {jit_compile!r}.")
     keras.utils.set_random_seed(seed)
-    # Keras 3 warns on every fit with a tf.data pipeline that `shuffle` is ignored (the pipeline
-    # shuffles itself); in class that line only distracts.
+    # Keras warns on every fit with a tf.data pipeline that `shuffle` is ignored.
     warnings.filterwarnings("ignore", message=r".*`shuffle=True` was passed.*")
-    if "inline" not in matplotlib.get_backend().lower() and not _in_notebook():
+    if "inline" not in matplotlib.get_backend().lower() and "ipykernel" not in sys.modules:
         matplotlib.use("Agg")
     plt.rcParams.update(
         {
@@ -208,7 +160,6 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
         print(f"Strategy: {describe_strategy(chosen_strategy)}")
         print(f"dtype policy {keras.config.dtype_policy().name}: {policy_reason}")
         print(f"XLA (jit_compile={use_xla}): {xla_reason}")
-    # The size last: its one line (outside FAST mode) says what this run trains at and how long.
     size = sizes.choose(size, fast=fast, notebook=None if quiet else notebook, gpu=bool(gpus))
     return RunSettings(
         fast=fast, size=size, strategy=chosen_strategy, replicas=replicas, notebook=notebook,
@@ -220,10 +171,7 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
         settings=sizes.settings(notebook, size) if notebook in sizes.SETTINGS else {})
 
 
-# --------------------------------------------------------------------------------------------
-# Versions: where the running TensorFlow/Keras fall against the range CI tests, and the Colab
-# check that runs before anything is installed.
-# --------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------ versions
 
 BELOW_FLOOR = "below floor"
 TESTED = "tested"
@@ -245,8 +193,7 @@ def parse_version(version: str) -> tuple[int, int, int]:
 def version_status(package: str, version: str) -> str:
     """``"tested"``, ``"below floor"`` or ``"newer than tested"`` for ``tensorflow`` / ``keras``.
 
-    "newer than tested" compares major.minor with :data:`seqlab.config.TESTED_NEWEST`, so a
-    patch release of the newest tested minor version still counts as tested.
+    A patch release of :data:`seqlab.config.TESTED_NEWEST`'s minor version counts as tested.
     """
     current = parse_version(version)
     if current < parse_version(config.TESTED_FLOOR[package]):
@@ -288,14 +235,9 @@ def prepare_colab(checkout: str = "seqlab", *, versions: dict | None = None,
                   run=subprocess.run, imported: set | None = None) -> list[str]:
     """Make a Colab runtime fit for seqlab, never reinstalling TensorFlow. Called by the setup cell.
 
-    1. TensorFlow missing or below :data:`seqlab.config.TESTED_FLOOR`: stop with one message
-       saying what to do (TensorFlow belongs to the runtime; reinstalling it silently can break
-       the GPU build).
-    2. Keras below the floor: upgrade Keras alone (``pip install "keras>=3.10"``: pure Python,
-       a few MB). If Keras (or TensorFlow, which imports it) was already imported, the old one
-       stays loaded until the runtime restarts, so stop and say so.
-    3. Install seqlab from ``checkout`` (once), with the running TensorFlow pinned so pip can
-       never replace it.
+    TensorFlow missing or below the floor stops with a message (reinstalling it can break the GPU
+    build); Keras below the floor is upgraded alone; seqlab is installed from ``checkout`` once,
+    with the running TensorFlow pinned.
 
     Args:
         checkout: the folder the setup cell cloned the repository into.
@@ -356,7 +298,3 @@ def prepare_colab(checkout: str = "seqlab", *, versions: dict | None = None,
 def in_colab() -> bool:
     """True inside Google Colab."""
     return "google.colab" in sys.modules
-
-
-def _in_notebook() -> bool:
-    return "ipykernel" in sys.modules

@@ -1,8 +1,4 @@
-"""TensorFlow's start-up lines, held back so a notebook opens without red stderr boxes.
-
-Used by :func:`seqlab.course.notebook.setup` around TensorFlow's first import and device
-initialisation, before anything else of TensorFlow runs in the kernel.
-"""
+"""TensorFlow's start-up lines, held back so a notebook opens without red stderr boxes."""
 
 from __future__ import annotations
 
@@ -12,23 +8,13 @@ import re
 import sys
 import tempfile
 
-# --------------------------------------------------------------------------------------------
-# TensorFlow's start-up lines. Its C++ libraries log while they load, before absl's logging is
-# initialised and before TF_CPP_MIN_LOG_LEVEL is read, straight to the process's stderr (file
-# descriptor 2): in Jupyter each line becomes a red stderr box before any teaching. Even
-# TF_CPP_MIN_LOG_LEVEL=3, which would hide real errors too, leaves 6 of them on TF 2.21 and 7 on
-# 2.19 (measured on a CPU; GRPC_VERBOSITY and GLOG_minloglevel change nothing), so setup()
-# holds back those known lines alone.
-# --------------------------------------------------------------------------------------------
+# TensorFlow's C++ libraries log to file descriptor 2 while they load, before
+# TF_CPP_MIN_LOG_LEVEL is read, so only these known lines are held back.
 
-#: ``TF_CPP_MIN_LOG_LEVEL`` that :func:`setup` sets unless it is set already: 1 drops
-#: TensorFlow's INFO lines and keeps its warnings and errors. ``0`` shows everything, the
-#: start-up lines too.
+#: ``TF_CPP_MIN_LOG_LEVEL`` that :func:`setup` sets unless it is set already (1: no INFO lines).
 TENSORFLOW_LOG_LEVEL = "1"
 
-#: What TensorFlow's libraries print while loading on a machine that is fine, as of TF 2.19-2.21:
-#: absl's notice, the oneDNN and CPU-instruction notes, a CUDA build finding no CUDA driver (or
-#: registering its CUDA plugins twice), and oneDNN's once-per-process dtype fallback notice.
+#: What TensorFlow's libraries print while loading on a machine that is fine.
 STARTUP_NOISE = re.compile(
     r"WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
     r"|\] oneDNN custom operations are on\."
@@ -62,12 +48,8 @@ def is_startup_noise(line: str, *, nvidia_device: bool | None = None) -> bool:
 def hide_tensorflow_startup_lines():
     """Hold back what C++ writes to stderr inside the block, then pass on all but the noise.
 
-    Used around TensorFlow's first import and device initialisation (:func:`setup`): the lines
-    :func:`is_startup_noise` recognises are dropped, every other line (a real warning or error)
-    is written to stderr when the block ends, also when it raises. In a Jupyter kernel
-    file descriptor 2 is the pipe ipykernel forwards to the notebook and to the console, so
-    both stay clean. With ``TF_CPP_MIN_LOG_LEVEL=0`` nothing is held back. (A crash that kills
-    the process inside the block loses the held lines.)
+    The held lines are written when the block ends, also when it raises. With
+    ``TF_CPP_MIN_LOG_LEVEL=0`` nothing is held back.
     """
     if os.environ.get("TF_CPP_MIN_LOG_LEVEL") == "0":
         yield

@@ -1,8 +1,6 @@
-"""Data loaders that end in ``tf.data`` pipelines, for full runs (TFDS, Anki) and FAST mode (data/).
+"""Data loaders that end in ``tf.data`` pipelines, for full runs and FAST mode (``data/``).
 
-One module per source: ``imdb`` (reviews, notebooks 01-03, 06), ``translation`` and ``dates``
-(notebooks 04, 05), ``corpus`` (word2vec, notebook 06), ``corpus_chars`` (character language
-models, notebook 07). Import from here: ``from seqlab.data import load_imdb``.
+Import from here: ``from seqlab.data import load_imdb``.
 """
 
 from seqlab.data.corpus import (

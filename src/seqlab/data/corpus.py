@@ -1,29 +1,9 @@
 """Unlabelled text for notebooks 06 and 07: a review corpus and skip-gram pairs for word2vec.
 
-    texts = load_review_corpus("sample", num_reviews=3000)   # generated offline (FAST mode)
-    texts = load_review_corpus("tfds")                       # IMDB train + unsupervised (75,000)
-    pairs = skipgram_dataset(sequences, window_size=2, num_negatives=4, vocab_size=V)
-
-Word2vec learns from raw text, no labels: FAST mode generates reviews with the project's own
-generator (:mod:`seqlab.data.synthetic_reviews`, a different seed from the labelled sample, the
-way IMDB's 50,000 ``unsupervised`` reviews sit beside its labelled ones), full mode reads the
-IMDB reviews from TensorFlow Datasets.
-
-Skip-gram with negative sampling (slides 001, "Skip-Gram (SG)" and "Word2vec last words"): every
-word in a window of ``window_size`` words on either side of a centre word is a positive
-*(centre, context)* pair; ``num_negatives`` words drawn from a log-uniform (Zipf) distribution
-over the frequency-sorted vocabulary are its negatives. :func:`skipgram_dataset` builds this as
-a ``tf.data`` pipeline that works on whole batches: the pairs of all texts are found once, as
-positions in one token stream, and every epoch shuffles them at once and makes each batch of
-``batch_size`` pairs with a few vectorised operations (a lookup and one draw of negatives).
-
-The word2vec paper (Mikolov, Sutskever, Chen, Corrado and Dean, 2013, "Distributed
-Representations of Words and Phrases and their Compositionality") makes two other choices,
-which :func:`skipgram_dataset` accepts as arrays over the vocabulary's ids:
-``negative_probabilities``, e.g. its noise distribution :math:`U(w)^{3/4}/Z` (§2.2,
-:func:`unigram_noise_probabilities`), and ``keep_probabilities``, its subsampling of frequent
-words, each occurrence kept with probability :math:`\\sqrt{t / f(w)}` (at most 1; §2.3,
-:func:`subsampling_keep_probabilities`).
+Skip-gram with negative sampling follows slides 001 ("Skip-Gram (SG)", "Word2vec last
+words"); the noise distribution and subsampling follow Mikolov, Sutskever, Chen, Corrado and
+Dean (2013), "Distributed Representations of Words and Phrases and their Compositionality",
+§2.2 and §2.3.
 """
 
 from __future__ import annotations
@@ -51,11 +31,9 @@ def load_review_corpus(source: str = "tfds", num_reviews: int | None = None,
     """Review texts without labels, for learning word vectors.
 
     Args:
-        source: ``"sample"`` generates reviews offline with
-            :func:`seqlab.data.synthetic_reviews.generate_reviews` (FAST mode); ``"tfds"`` reads
-            IMDB's ``train`` and ``unsupervised`` splits from TensorFlow Datasets (75,000 reviews,
-            an 80 MB download the first time). The test split is left out, so notebook 06's
-            classifier is tested on reviews the vectors never saw.
+        source: ``"sample"`` generates reviews offline (FAST mode); ``"tfds"`` reads IMDB's
+            ``train`` and ``unsupervised`` splits (75,000 reviews). The test split is left out,
+            so notebook 06's classifier is tested on reviews the vectors never saw.
         num_reviews: how many reviews (default: 3,000 generated, or all of TFDS's).
         seed: seed of the generator (``"sample"`` only).
         data_dir: TFDS's data directory (``"tfds"`` only).
@@ -65,7 +43,7 @@ def load_review_corpus(source: str = "tfds", num_reviews: int | None = None,
 
     Raises:
         ValueError: for an unknown ``source`` or a non-positive ``num_reviews``.
-        seqlab.data.DownloadError: when TFDS cannot download the reviews (says to use FAST mode).
+        seqlab.data.DownloadError: when TFDS cannot download the reviews.
     """
     if source not in SOURCES:
         raise ValueError(f"Unknown corpus source {source!r}; choose one of {', '.join(map(repr, SOURCES))}.")
@@ -73,10 +51,6 @@ def load_review_corpus(source: str = "tfds", num_reviews: int | None = None,
         raise ValueError(f"num_reviews must be a positive integer; got {num_reviews}.")
     if source == "sample":
         return [review.text for review in generate_reviews(num_reviews or 3000, seed=seed)]
-    return _load_tfds_reviews(num_reviews, data_dir)
-
-
-def _load_tfds_reviews(num_reviews, data_dir) -> list[str]:
     splits = load_tfds(
         "imdb_reviews", list(TFDS_SPLITS), host=TFDS_DOWNLOAD_HOST, data_dir=data_dir,
         what="the IMDB reviews (imdb_reviews: train + unsupervised) with TensorFlow Datasets",
@@ -96,10 +70,9 @@ def _load_tfds_reviews(num_reviews, data_dir) -> list[str]:
 def skipgram_pairs(token_ids, window_size: int):
     """All (centre, context) pairs of one text, as two int64 tensors of equal length.
 
-    ``token_ids`` is one text's ids (1-D); ids 0 (padding) are dropped first. For each offset
-    ``1 … window_size`` the pairs ``(w[i], w[i+o])`` and ``(w[i+o], w[i])`` are produced, so
-    every word within the window on either side of a centre word is one of its contexts (the
-    slides' "Input↔Output pairs").
+    ``token_ids`` is one text's ids (1-D); ids 0 (padding) are dropped first. Every word within
+    ``window_size`` on either side of a centre word is one of its contexts (the slides'
+    "Input↔Output pairs").
 
     Example:
         >>> centres, contexts = skipgram_pairs([5, 6, 7], window_size=1)
@@ -121,11 +94,7 @@ def skipgram_pairs(token_ids, window_size: int):
 
 
 def log_uniform_probabilities(vocab_size: int) -> np.ndarray:
-    """P(k) = (log(k + 2) − log(k + 1)) / log(V + 1): the Zipf-like law of ``tf.random.log_uniform_candidate_sampler``.
-
-    Ids are assumed sorted by decreasing frequency (``keras.layers.TextVectorization`` sorts its
-    vocabulary so), so frequent words are drawn as negatives more often.
-    """
+    """P(k) = (log(k + 2) − log(k + 1)) / log(V + 1), for ids sorted by decreasing frequency."""
     k = np.arange(vocab_size, dtype="float64")
     return (np.log(k + 2) - np.log(k + 1)) / np.log(vocab_size + 1)
 
@@ -133,22 +102,18 @@ def log_uniform_probabilities(vocab_size: int) -> np.ndarray:
 def unigram_noise_probabilities(counts, power: float = 0.75) -> np.ndarray:
     """The word2vec paper's noise distribution: :math:`P_n(w) = U(w)^{3/4} / Z` (§2.2).
 
-    ``counts[i]`` is how often word ``i`` occurs; the result is ``counts ** power``
-    normalised to sum to 1 (``power=1``: the unigram distribution itself; ``power=0``:
-    uniform). Mikolov et al. (2013, "Distributed Representations of Words and Phrases and their
-    Compositionality") found 3/4 better than both.
+    ``counts[i]`` is how often word ``i`` occurs; the result is ``counts ** power`` normalised to
+    sum to 1.
     """
     weights = np.asarray(counts, dtype="float64") ** power
     return weights / weights.sum()
 
 
 def subsampling_keep_probabilities(counts, threshold: float = 1e-5) -> np.ndarray:
-    """Probability of keeping each occurrence of each word: :math:`\\min(1, \\sqrt{t / f(w)})`.
+    """Probability of keeping each occurrence of each word: :math:`\\min(1, \\sqrt{t / f(w)})` (§2.3).
 
-    The paper discards an occurrence of word :math:`w` with probability
-    :math:`1 - \\sqrt{t / f(w)}` (§2.3), :math:`f(w)` = ``counts[w] / counts.sum()`` and
-    :math:`t` = ``threshold`` ("typically around 1e-5", for corpora of billions of words; the
-    word2vec tool's default ``-sample`` is 1e-3). Words with a zero count get 1.
+    :math:`f(w)` = ``counts[w] / counts.sum()`` and :math:`t` = ``threshold``. Words with a zero
+    count get 1.
     """
     counts = np.asarray(counts, dtype="float64")
     frequencies = counts / counts.sum()
@@ -158,11 +123,7 @@ def subsampling_keep_probabilities(counts, threshold: float = 1e-5) -> np.ndarra
 
 def subsample(sequences: tf.RaggedTensor, keep_probabilities, seed: int = config.SEED
               ) -> tf.RaggedTensor:
-    """Drop each token ``i`` with probability ``1 - keep_probabilities[i]`` (one draw per token).
-
-    Discarded tokens leave the text before any window is formed, as in the word2vec tool: the
-    words around them move closer together.
-    """
+    """Drop each token ``i`` with probability ``1 - keep_probabilities[i]`` (one draw per token)."""
     keep = np.asarray(keep_probabilities, dtype="float64")
     ids = sequences.flat_values.numpy()
     draws = np.random.default_rng(seed).random(len(ids))
@@ -171,10 +132,7 @@ def subsample(sequences: tf.RaggedTensor, keep_probabilities, seed: int = config
 
 
 def sample_from_probabilities(shape, probabilities, seed=None):
-    """Ids drawn independently from ``probabilities`` (one per vocabulary id), any ``shape``.
-
-    ``seed`` is a stateless seed pair (two ints) or None.
-    """
+    """Ids drawn from ``probabilities``, any ``shape``; ``seed`` is a stateless seed pair or None."""
     probabilities = np.asarray(probabilities, dtype="float64")
     logits = np.full(probabilities.shape, -1e9)
     logits[probabilities > 0] = np.log(probabilities[probabilities > 0])
@@ -190,10 +148,8 @@ def sample_from_probabilities(shape, probabilities, seed=None):
 def sample_log_uniform(shape, vocab_size: int, seed=None):
     """Ids in ``[0, vocab_size)`` drawn from :func:`log_uniform_probabilities`, any ``shape``.
 
-    The inverse of the distribution's CDF, ``floor(exp(u · log(V + 1))) − 1`` for uniform
-    ``u``: the same law as ``tf.random.log_uniform_candidate_sampler`` with ``unique=False``, but
-    one independent draw per entry of a whole batch instead of one shared set per call.
-    ``seed`` is a stateless seed pair (two ints) or None.
+    One independent draw per entry, unlike ``tf.random.log_uniform_candidate_sampler``'s one
+    shared set per call. ``seed`` is a stateless seed pair (two ints) or None.
     """
     if seed is None:
         u = tf.random.uniform(shape, dtype=tf.float64)
@@ -206,9 +162,7 @@ def sample_log_uniform(shape, vocab_size: int, seed=None):
 def vectorize_ragged(vectorizer, texts: Sequence[str], batch_size: int = 1000) -> tf.RaggedTensor:
     """Token ids of every text as one ``(texts, None)`` int64 ``tf.RaggedTensor`` (no padding).
 
-    ``vectorizer`` is a fitted ``keras.layers.TextVectorization`` (``output_mode="int"``). Texts
-    go through it ``batch_size`` at a time and the padding is dropped, so 75,000 IMDB reviews
-    take the memory of their tokens, not of 75,000 copies of the longest review.
+    ``vectorizer`` is a fitted ``keras.layers.TextVectorization`` (``output_mode="int"``).
     """
     parts = []
     for start in range(0, len(texts), batch_size):
@@ -218,7 +172,7 @@ def vectorize_ragged(vectorizer, texts: Sequence[str], batch_size: int = 1000) -
 
 
 def _ragged_ids(sequences) -> tf.RaggedTensor:
-    """Every text's ids as one ``(texts, None)`` int64 ragged tensor (a dataset is read once)."""
+    """Every text's ids as one ``(texts, None)`` int64 ragged tensor."""
     if isinstance(sequences, tf.data.Dataset):
         if sequences.cardinality() == tf.data.INFINITE_CARDINALITY:
             raise ValueError("skipgram_dataset needs a finite dataset of texts (it reads them "
@@ -233,14 +187,10 @@ def _ragged_ids(sequences) -> tf.RaggedTensor:
 def skipgram_pair_positions(sequences: tf.RaggedTensor, window_size: int, min_id: int = 2):
     """Every skip-gram pair of every text, as positions in one token stream: ``(tokens, pairs)``.
 
-    The ids below ``min_id`` are dropped from each text first (the words around them become
-    neighbours, as :func:`skipgram_pairs` drops padding). ``tokens`` ``(n,)`` int32 holds the
-    remaining ids of all texts one after another; ``pairs`` ``(p,)`` holds one number per
-    (centre, context) pair, ``position · 2m + k``: the centre is ``tokens[position]``, the
-    context ``tokens[position + offsets[k]]`` with ``offsets = [1, …, m, −1, …, −m]``
-    (:func:`pair_offsets`), for every pair whose two words lie in the same text: the pairs of
-    :func:`skipgram_pairs`, text by text. Four bytes per pair: 75,000 reviews of 230 words
-    make 68 million pairs, 275 MB.
+    Ids below ``min_id`` are dropped first. ``tokens`` ``(n,)`` int32 holds the remaining ids of
+    all texts one after another; each entry of ``pairs`` is ``position · 2m + k``: the centre is
+    ``tokens[position]``, the context ``tokens[position + pair_offsets(m)[k]]``, both in the same
+    text.
     """
     flat = sequences.flat_values.numpy()
     text = sequences.value_rowids().numpy()
@@ -268,42 +218,29 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
                      negative_probabilities=None, keep_probabilities=None) -> tf.data.Dataset:
     """Skip-gram training batches with negative sampling, as a ``tf.data`` pipeline.
 
-    The (centre, context) pairs of all texts are found once, when it is called, and kept in
-    memory as positions in one token stream (:func:`skipgram_pair_positions`, 4 bytes a pair).
-    Each epoch shuffles all the pairs at once (a fresh order every pass over the dataset), cuts
-    the order into batches, and makes each batch with a few vectorised operations: look up the
-    ``batch_size`` centres and contexts, draw ``batch_size × num_negatives`` negatives. The
-    pipeline works on whole batches, never on one pair at a time.
+    The pairs are found once and every epoch shuffles them anew.
 
     Args:
         sequences: token ids of each text: a ``tf.RaggedTensor`` (as
             :func:`vectorize_ragged` returns), a ``(texts, length)`` array, a list of lists
-            (0 = padding, dropped) or a finite ``tf.data.Dataset`` of 1-D int tensors (read
-            once).
+            (0 = padding, dropped) or a finite ``tf.data.Dataset`` of 1-D int tensors.
         window_size: context words on each side of the centre word (the slides' ``m``).
-        num_negatives: negative words per positive pair (``K``; Mikolov et al. use 5–20 on
-            small corpora).
+        num_negatives: negative words per positive pair (``K``).
         vocab_size: size of the (frequency-sorted) vocabulary the ids come from.
-        batch_size: pairs per batch (the pairs left over after the last full batch of an
-            epoch's order are left out of that epoch).
-        seed: seeds the shuffles and the negative draws (the same batches on every run).
-        min_id: centre and context ids below it are dropped (default 2: TextVectorization's
-            padding 0 and out-of-vocabulary 1 carry no meaning), and negatives are drawn from
-            ``[min_id, vocab_size)``.
+        batch_size: pairs per batch (the remainder of an epoch is left out).
+        seed: seeds the shuffles and the negative draws.
+        min_id: centre and context ids below it are dropped (default 2: padding and
+            out-of-vocabulary), and negatives are drawn from ``[min_id, vocab_size)``.
         negative_probabilities: ``(vocab_size,)`` probabilities to draw the negatives from
-            (e.g. the paper's :func:`unigram_noise_probabilities`, padded to the full id range);
-            ids below ``min_id`` are never drawn. Default: the log-uniform law of
-            :func:`sample_log_uniform`.
+            (e.g. :func:`unigram_noise_probabilities`). Default: :func:`sample_log_uniform`.
         keep_probabilities: ``(vocab_size,)`` probability of keeping each occurrence of each id
-            (e.g. :func:`subsampling_keep_probabilities`): the texts are subsampled once, with
-            ``seed``, before the pairs are formed (the word2vec tool draws again on every pass).
-            Not for a ``tf.data.Dataset`` of sequences.
+            (e.g. :func:`subsampling_keep_probabilities`), applied once before the pairs are
+            formed. Not for a ``tf.data.Dataset`` of sequences.
 
     Returns:
         A dataset of ``((centre, candidates), labels)`` with a known number of batches:
         ``centre`` ``(batch,)`` int64, ``candidates`` ``(batch, 1 + num_negatives)`` int64 with
-        the true context in column 0 and the negatives after it, ``labels``
-        ``(batch, 1 + num_negatives)`` float32, 1 then 0s.
+        the true context in column 0, ``labels`` ``(batch, 1 + num_negatives)`` float32, 1 then 0s.
     """
     if num_negatives < 1:
         raise ValueError(f"num_negatives must be a positive integer; got {num_negatives}.")
@@ -334,7 +271,6 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
     negative_range = vocab_size - min_id
 
     def shuffled_batches(draw):
-        """One epoch: all pairs in a new order, cut into ``batches`` rows of ``batch_size``."""
         order = tf.random.experimental.stateless_shuffle(pairs, seed=tf.stack([draw, 0]))
         order = tf.reshape(order[:batches * batch_size], (batches, batch_size))
         steps = tf.range(1, batches + 1, dtype=tf.int64)
@@ -355,8 +291,7 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
                             tf.zeros_like(negatives, tf.float32)], axis=1)  # (batch, 1 + K)
         return (centres, candidates), labels
 
-    # One random number per pass over the dataset (a new one each time it is iterated): the
-    # seed of that epoch's order and of its negatives.
+    # A new seed for each pass over the dataset.
     epoch_seed = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True).take(1)
     dataset = (epoch_seed.flat_map(shuffled_batches)
                .map(make_batch, num_parallel_calls=tf.data.AUTOTUNE)
@@ -367,9 +302,8 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
 def cbow_examples(token_ids: Sequence[int], window_size: int) -> tuple[np.ndarray, np.ndarray]:
     """CBOW's (context, centre) examples of one text: ``(n, 2·window_size)`` ids and ``(n,)``.
 
-    Each row holds the ``window_size`` words before and after a centre word, 0 where the text
-    ends (the slides' "Continuous Bag of Words Model (CBOW)", estimating
-    ``P(w_c | w_{c−m}, …, w_{c+m})``).
+    Each row holds the ``window_size`` words before and after a centre word, 0 past the text's
+    ends (the slides' "Continuous Bag of Words Model (CBOW)").
     """
     ids = np.asarray([t for t in token_ids if t > 0], dtype="int64")
     padded = np.concatenate([np.zeros(window_size, "int64"), ids, np.zeros(window_size, "int64")])

@@ -1,23 +1,8 @@
 """Character-level text for notebook 07: a generated play script (FAST) or tiny Shakespeare (full).
 
-    text = load_char_corpus("sample")            # ~120,000 characters generated offline
-    text = load_char_corpus("tfds")              # TFDS tiny_shakespeare (about 1.1 M characters)
-    vocab = CharVocabulary.from_text(text)
-    train = tbptt_dataset(vocab.encode(text), batch_size=32, steps=100)
-
-The generated text is written by this project, not copied from any play: a seeded grammar
-produces scenes of a small cast speaking in short lines, in the layout of ``tiny_shakespeare``
-(a speaker's name in capitals and a colon on its own line, their lines below, a blank line
-between speeches). It has structure at several ranges for a character model to learn: spelling
-of a few hundred words, short-range grammar (article, adjective, noun), the layout, and a
-longer-range rule — every speech ends with a line that closes with ``!`` or ``.`` and the next
-speaker is never the one who just spoke.
-
-:func:`tbptt_dataset` lays the text out for **truncated backpropagation through time** with a
-*stateful* model (slides 001, "Truncated Backpropagation Through Time", option 2: carry the
-hidden state forward for ever, backpropagate only ``steps`` steps): the text is cut into
-``batch_size`` long streams, and batch ``j`` holds window ``j`` of every stream, so row ``i`` of
-batch ``j + 1`` continues row ``i`` of batch ``j`` exactly where it stopped.
+The generated play, written by this project, has the layout of ``tiny_shakespeare``: a speaker's
+name in capitals and a colon on its own line, their lines below, a blank line between speeches;
+every speech ends with ``!`` or ``.`` and the next speaker is never the one who just spoke.
 """
 
 from __future__ import annotations
@@ -97,14 +82,14 @@ def load_char_corpus(source: str = "tfds", num_chars: int | None = None, data_di
     Args:
         source: ``"sample"`` generates the play (:func:`generate_play`, offline, FAST mode);
             ``"tfds"`` reads TFDS ``tiny_shakespeare`` (train + validation + test joined in
-            order, about 1.1 million characters, a 1 MB download).
+            order, about 1.1 million characters).
         num_chars: length to generate (``"sample"``, default 120,000) or to keep from the start
             (``"tfds"``, default all).
         data_dir: TFDS's data directory (``"tfds"`` only).
 
     Raises:
         ValueError: for an unknown ``source``.
-        seqlab.data.DownloadError: when TFDS cannot download the text (says to use FAST mode).
+        seqlab.data.DownloadError: when TFDS cannot download the text.
     """
     if source not in SOURCES:
         raise ValueError(f"Unknown text source {source!r}; choose one of {', '.join(map(repr, SOURCES))}.")
@@ -153,10 +138,10 @@ def split_text(text: str, valid_fraction: float = 0.1) -> tuple[str, str]:
 def tbptt_dataset(ids, batch_size: int, steps: int) -> tf.data.Dataset:
     """Next-character batches laid out for truncated BPTT with a stateful model.
 
-    The ids are cut into ``batch_size`` contiguous streams of equal length; batch ``j`` is
-    ``(x, y)`` with ``x[i] = stream_i[j·steps : (j+1)·steps]`` and ``y[i]`` the same window
-    shifted by one character. Do not shuffle it: a stateful model relies on row ``i`` of the
-    next batch continuing row ``i`` of this one.
+    Slides 001, "Truncated Backpropagation Through Time", option 2: the ids are cut into
+    ``batch_size`` contiguous streams; batch ``j`` is ``(x, y)`` with
+    ``x[i] = stream_i[j·steps : (j+1)·steps]`` and ``y[i]`` the same window shifted by one
+    character. Do not shuffle it: row ``i`` of the next batch continues row ``i`` of this one.
 
     Returns:
         A dataset of ``(x, y)`` int32 batches, each ``(batch_size, steps)``.

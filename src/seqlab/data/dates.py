@@ -1,10 +1,7 @@
 """A synthetic translation task whose alignment you can see: human-readable dates -> ISO dates.
 
-``"Tuesday, 3 March 2021" -> "2021-03-03"``. Each output token (year, month, day) comes from one
-source word, but the source puts them in different orders depending on the format, so a decoder
-must *look* at the right word: an attention heatmap shows the alignment as a permuted
-diagonal. The task is small enough to train to >= 90% exact match on a CPU in seconds, which is
-what FAST mode of notebooks 04 and 05 uses.
+``"Tuesday, 3 March 2021" -> "2021-03-03"``: each output token comes from one source word, in
+an order that depends on the format, so the attention heatmap is a permuted diagonal.
 """
 
 from __future__ import annotations
@@ -63,8 +60,8 @@ def generate_date_pairs(count: int, seed: int = 42, *, first_year: int = 1970,
                         styles: list[str] | None = None) -> list[tuple[str, str]]:
     """``count`` (human-readable date, ISO date) pairs, reproducible from ``seed``.
 
-    Dates are drawn uniformly from ``first_year``-01-01 to ``last_year``-12-31 and each is
-    written in a style drawn uniformly from ``styles`` (default: all of :data:`DATE_FORMATS`).
+    Dates are drawn uniformly from ``first_year``-01-01 to ``last_year``-12-31, each written in a
+    style drawn from ``styles`` (default: all of :data:`DATE_FORMATS`).
     """
     if count < 0:
         raise ValueError(f"count must be >= 0, got {count}")

@@ -1,5 +1,4 @@
-"""The one error every seqlab download raises, the FAST-mode advice it carries, and the one error
-a broken install of a full-mode library raises (with the pip command that fixes it)."""
+"""The error every seqlab download raises, with its FAST-mode advice, and the broken-install error."""
 
 from __future__ import annotations
 
@@ -11,11 +10,7 @@ FAST_MODE_ADVICE = (
 
 
 class DownloadError(ConnectionError):
-    """A dataset or TF-Hub module could not be downloaded.
-
-    The message says what was being fetched, why it failed, and how to carry on offline with
-    FAST mode. The original exception is chained as ``__cause__``.
-    """
+    """A dataset or TF-Hub module could not be downloaded; the message says how to work offline."""
 
     def __init__(self, what: str, cause: BaseException | str, advice: str = FAST_MODE_ADVICE):
         reason = f"{type(cause).__name__}: {cause}" if isinstance(cause, BaseException) else cause
@@ -27,10 +22,7 @@ class DownloadError(ConnectionError):
 class BrokenInstallError(ImportError):
     """A library that full mode needs is installed, but this environment cannot use it.
 
-    pip cannot always prevent this (a package that declares looser bounds than it needs, an
-    environment built before seqlab's bounds were installed), so the loader that needs the
-    library says what is wrong and the one ``pip install`` command that fixes it. The original
-    exception, where there is one, is chained as ``__cause__``.
+    The message names the one ``pip install`` command that fixes it.
     """
 
     def __init__(self, library: str, problem: str, fix: str):
@@ -43,17 +35,14 @@ class BrokenInstallError(ImportError):
 
 
 #: The pip command that makes ``tensorflow_datasets`` import fully: tensorflow-metadata 1.18+
-#: is generated for protobuf >= 6 while declaring protobuf >= 4.25, so beside protobuf 5
-#: (TensorFlow 2.19) ``import tensorflow_datasets`` half-fails and leaves no ``tfds.builder``.
+#: needs protobuf >= 6 without declaring it.
 TFDS_FIX = 'pip install "tensorflow-metadata<1.18"'
 
 
 def import_tensorflow_datasets():
     """``tensorflow_datasets``, checked to have imported fully, or one :class:`BrokenInstallError`.
 
-    TFDS catches any error raised while it imports its public API, logs it and carries on, so a
-    half-broken install only shows later as ``AttributeError: module 'tensorflow_datasets' has
-    no attribute 'builder'``. This checks for ``tfds.builder`` right after the import instead.
+    TFDS logs errors raised while it imports and carries on, leaving no ``tfds.builder``.
     """
     try:
         import tensorflow_datasets as tfds  # only full runs pay for this import
@@ -71,12 +60,10 @@ def import_tensorflow_datasets():
 
 
 def load_tfds(name: str, split, *, what: str, host: str, data_dir=None, **as_dataset_kwargs):
-    """``tfds.builder(name).as_dataset(split, ...)``, downloading first if needed, or one
-    :class:`DownloadError`.
+    """``tfds.builder(name).as_dataset(split, ...)``, downloading first if needed.
 
-    Offline, TFDS retries a download for minutes before it gives up; looking up ``host`` (the
-    server TFDS downloads ``name`` from) tells the same in milliseconds, so a full-mode run
-    without internet stops at once with the FAST-mode advice.
+    ``host`` is looked up first, so a run without internet stops at once instead of TFDS retrying
+    for minutes.
 
     Args:
         name: the TFDS dataset name (``"imdb_reviews"``, ``"tiny_shakespeare"``).
@@ -87,9 +74,8 @@ def load_tfds(name: str, split, *, what: str, host: str, data_dir=None, **as_dat
         **as_dataset_kwargs: passed to ``as_dataset`` (``as_supervised``, ``shuffle_files``).
 
     Raises:
-        DownloadError: the data could not be downloaded (says how to use FAST mode).
-        BrokenInstallError: ``tensorflow_datasets`` cannot be used in this environment (names
-            the pip command that fixes it).
+        DownloadError: the data could not be downloaded.
+        BrokenInstallError: ``tensorflow_datasets`` cannot be used in this environment.
     """
     import socket
 

@@ -1,12 +1,8 @@
 """IMDB movie reviews as ``tf.data`` pipelines: the real 50K reviews (TFDS) or the offline sample.
 
-    train, valid, test = load_imdb("tfds")      # 17,500 / 7,500 / 25,000 reviews (download)
-    train, valid, test = load_imdb("sample")    # 700 / 150 / 150 reviews from data/, offline
-
-Each split yields batches of ``(text, label)``: ``text`` a ``tf.string`` tensor of shape
-``(batch,)`` and ``label`` an ``int64`` tensor of shape ``(batch,)``, 1 for a positive review
-and 0 for a negative one. The split follows the case study: the first 70% of TFDS's training
-reviews train, the remaining 30% validate, and TFDS's test split tests.
+Batches are ``(text, label)``, ``(batch,)`` strings and ``(batch,)`` int64 labels (1 positive).
+As in the case study, the first 70% of TFDS's training reviews train, the remaining 30%
+validate, and TFDS's test split tests.
 """
 
 from __future__ import annotations
@@ -43,22 +39,21 @@ def load_imdb(source: str = "tfds", batch_size: int = 32, seed: int = config.SEE
     """Load the IMDB reviews, split as in the case study, as batched and prefetched pipelines.
 
     Args:
-        source: ``"tfds"`` for the real IMDB 50K reviews from TensorFlow Datasets (downloads
-            about 80 MB the first time), or ``"sample"`` for the 1,000 reviews this project
-            generated (``data/imdb_sample/``, see its README), used in FAST mode.
+        source: ``"tfds"`` for the real IMDB 50K reviews from TensorFlow Datasets, or
+            ``"sample"`` for the 1,000 reviews this project generated (``data/imdb_sample/``),
+            used in FAST mode.
         batch_size: reviews per batch.
-        seed: seeds the shuffle of the training split (reshuffled every epoch, the same
-            sequence of orders on every run). Validation and test keep a fixed order.
-        data_dir: TFDS's data directory for ``"tfds"`` (default: TFDS's own,
-            ``~/tensorflow_datasets``), or the folder of CSV files for ``"sample"``.
+        seed: seeds the training split's shuffle (reshuffled every epoch). Validation and test
+            keep a fixed order.
+        data_dir: TFDS's data directory for ``"tfds"``, or the folder of CSV files for
+            ``"sample"``.
 
     Returns:
         ``IMDBSplits(train, valid, test)`` of ``(text, label)`` batches.
 
     Raises:
         ValueError: for an unknown ``source`` or a non-positive ``batch_size``.
-        seqlab.data.DownloadError: when TFDS cannot download the reviews; its message says how
-            to use FAST mode instead.
+        seqlab.data.DownloadError: when TFDS cannot download the reviews.
     """
     if source not in SOURCES:
         raise ValueError(f"Unknown IMDB source {source!r}; choose one of {', '.join(map(repr, SOURCES))}.")
@@ -66,7 +61,8 @@ def load_imdb(source: str = "tfds", batch_size: int = 32, seed: int = config.SEE
         raise ValueError(f"batch_size must be a positive integer; got {batch_size}.")
     splits = _load_tfds(data_dir) if source == "tfds" else _load_sample(data_dir)
     train, valid, test = splits
-    buffer = min(SHUFFLE_BUFFER, _cardinality(train))
+    count = int(train.cardinality())
+    buffer = min(SHUFFLE_BUFFER, count) if count > 0 else SHUFFLE_BUFFER
     train = train.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
     return IMDBSplits(*(
         split.batch(batch_size).prefetch(tf.data.AUTOTUNE) for split in (train, valid, test)
@@ -100,8 +96,3 @@ def _load_tfds(data_dir) -> tuple[tf.data.Dataset, ...]:
     return tuple(load_tfds(TFDS_NAME, list(TFDS_SPLITS), host=TFDS_DOWNLOAD_HOST,
                            what=f"the IMDB reviews ({TFDS_NAME}) with TensorFlow Datasets",
                            data_dir=data_dir, as_supervised=True, shuffle_files=False))
-
-
-def _cardinality(dataset: tf.data.Dataset) -> int:
-    count = int(dataset.cardinality())
-    return count if count > 0 else SHUFFLE_BUFFER

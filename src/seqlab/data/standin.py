@@ -1,47 +1,12 @@
 """The offline **stand-in** for the nnlm-en-dim50 TF-Hub module, built by this project.
 
 FAST mode and the tests cannot download ``https://tfhub.dev/google/nnlm-en-dim50/2``, so they
-use a small module with the same calling convention, built here from the project's own sample
-reviews (``data/imdb_sample/train.csv``). It is a stand-in, not the real pretrained model:
-about 600 tokens instead of about a million, trained on 700 synthetic reviews instead of
-Google News.
-
-What the stand-in module computes for a batch of strings, as the TF-Hub model card of
-``google/nnlm-en-dim50`` documents for the real module ("The module preprocesses its input by
-splitting on spaces"; out-of-vocabulary tokens are replaced by hash buckets; tokens are combined
-with the "sqrtn" combiner -- https://www.tensorflow.org/hub/modules/google/nnlm-en-dim50/1,
-also ``docs/modules/google/text/nnlm-en-dim50/1.md`` in the tensorflow/hub repository):
-
-1. split on the space character, and nothing else: no lower-casing, no punctuation removal
-   and no splitting at tabs or line breaks (punctuation removal is
-   what the separate ``nnlm-en-dim50-with-normalization`` modules add), so ``"film."``,
-   ``"film!!!"``, ``"Film"`` and ``"film"`` are four different tokens;
-2. look each token up in a fixed vocabulary; unknown tokens hash into a few
-   out-of-vocabulary (OOV) buckets;
-3. combine the token vectors of each string with the "sqrtn" combiner,
-   :math:`e(s) = \\frac{1}{\\sqrt{n}} \\sum_{i=1}^{n} E[t_i]`, so an empty string embeds to zeros.
-
-Its vocabulary is made of the tokens that step 1 produces on the sample's training reviews
-(seen at least ``MIN_COUNT`` times), case and punctuation included: ``"Awful."`` and
-``"awful"`` are both words of the stand-in, with vectors of their own, while a token that the
-sample never uses twice (``"WONDERFUL"``, ``"film!!!"``) falls into an OOV bucket.
-
-The embedding table ``E`` is a trainable ``tf.Variable`` listed in the module's
-``variables`` and ``trainable_variables`` (the TF-Hub "reusable SavedModel" convention), so
-:class:`seqlab.layers.HubTextEmbedding` can freeze and fine-tune it. Its rows are learned
-without labels: positive pointwise mutual information (PPMI) of word co-occurrences in a small
-window, reduced to 50 dimensions by a truncated SVD (NumPy, deterministic, well under a
-second). That gives the frozen classifier something real to learn from, as pretrained
-embeddings do, so FAST-mode accuracy is above chance.
-
-The module is cached under ``models/standin-text-embedding/`` with a fingerprint of its
-inputs (corpus, settings, format version) and rebuilt when that changes or the folder is
-missing.
-
-This is an asset builder, not a layer, so it lives with the data it is learned from:
-:class:`seqlab.layers.HubTextEmbedding` resolves the handle ``"seqlab:standin-text-embedding"``
-(``seqlab.layers.STANDIN_HANDLE``) by calling :func:`build_standin_text_embedding` when it is
-first used, which keeps ``import seqlab.layers`` free of the data code.
+use a small module with the same calling convention, learned from the sample's training reviews
+(PPMI of co-occurrences reduced by a truncated SVD; Levy, Goldberg and Dagan, 2015). Like the
+real module (its TF-Hub model card, https://www.tensorflow.org/hub/modules/google/nnlm-en-dim50/1)
+it splits on the space character only, hashes unknown tokens into OOV buckets and combines the
+token vectors with "sqrtn", :math:`e(s) = \\frac{1}{\\sqrt{n}} \\sum_{i=1}^{n} E[t_i]`. It is
+cached under ``models/standin-text-embedding/`` and rebuilt when its inputs change.
 """
 
 from __future__ import annotations
@@ -63,8 +28,6 @@ from seqlab.data.imdb import read_sample_split
 STANDIN_DIRNAME = "standin-text-embedding"
 INFO_FILENAME = "seqlab_standin.json"
 #: Bump when the module's computation or training changes, so cached copies are rebuilt.
-#: 2: tokens are split on whitespace only, case and punctuation kept (as nnlm-en-dim50's card says).
-#: 3: split on the space character only (the card's "splitting on spaces"), not on tabs or newlines.
 FORMAT_VERSION = 3
 
 EMBEDDING_DIM = 50
@@ -93,8 +56,8 @@ def tokenize(sentences: tf.Tensor) -> tf.RaggedTensor:
 class StandinTextEmbedding(tf.Module):
     """The stand-in module: strings ``(batch,)`` -> float32 embeddings ``(batch, dim)``.
 
-    Saved with ``tf.saved_model.save`` it has the TF-Hub reusable-SavedModel interface:
-    ``__call__`` on a 1-D string tensor, and ``variables`` / ``trainable_variables`` lists.
+    Saved, it has the TF-Hub reusable-SavedModel interface: ``__call__`` on a 1-D string tensor,
+    and ``variables`` / ``trainable_variables`` lists.
     """
 
     # tf.Module computes `variables` and `trainable_variables` on the fly and SavedModel does
@@ -127,11 +90,6 @@ class StandinTextEmbedding(tf.Module):
 # ------------------------------------------------------------------------------ training
 
 
-def _token_lists(texts: Sequence[str]) -> list[list[str]]:
-    tokens = tokenize(tf.constant(list(texts), tf.string)).to_list()
-    return [[t.decode("utf-8", "replace") for t in row] for row in tokens]
-
-
 def train_standin_embeddings(texts: Sequence[str], dim: int = EMBEDDING_DIM,
                              window: int = WINDOW, min_count: int = MIN_COUNT,
                              num_oov_buckets: int = NUM_OOV_BUCKETS
@@ -141,9 +99,10 @@ def train_standin_embeddings(texts: Sequence[str], dim: int = EMBEDDING_DIM,
     Returns:
         ``(vocabulary, embeddings)``: the words seen at least ``min_count`` times (sorted),
         and a float32 matrix ``(len(vocabulary) + num_oov_buckets, dim)`` whose OOV rows are
-        zero (fine-tuning can learn them).
+        zero.
     """
-    documents = _token_lists(texts)
+    tokens = tokenize(tf.constant(list(texts), tf.string)).to_list()
+    documents = [[t.decode("utf-8", "replace") for t in row] for row in tokens]
     counts = Counter(token for document in documents for token in document)
     vocabulary = sorted(token for token, count in counts.items() if count >= min_count)
     if len(vocabulary) < dim:
@@ -206,14 +165,9 @@ def build_standin_text_embedding(path: str | Path | None = None, *,
 
     Args:
         path: target folder (default ``models/standin-text-embedding``).
-        texts: the corpus to learn word vectors from (default: the sample's training reviews,
-            never its validation or test reviews).
+        texts: the corpus to learn word vectors from (default: the sample's training reviews).
         dim, window, min_count, num_oov_buckets: see :func:`train_standin_embeddings`.
         rebuild: build even if an up-to-date copy exists.
-
-    A cached copy is reused when its fingerprint (format version, settings and corpus)
-    matches; otherwise the module is rebuilt in a temporary folder and moved into place, so a
-    half-written stand-in is never left behind.
     """
     path = Path(path or standin_path())
     if texts is None:

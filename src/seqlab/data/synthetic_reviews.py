@@ -1,24 +1,9 @@
 """A seeded generator of short movie reviews, written by this project for FAST mode.
 
-The IMDB case study needs labelled reviews; FAST mode and the tests need them offline and
-small. Nothing here comes from IMDB: the vocabulary, film titles and sentence templates below
-were written for seqlab. The reviews still carry what makes sentiment hard for a
-bag-of-words model, so accuracy lands above chance but well short of 100%:
-
-- **negation**: "The script is not clever." (a positive word in a negative review), and
-  "not bad at all" (a negative word in a positive one);
-- **mixed reviews**: "A great cast, but a dull, endless plot." where the clause after *but*
-  decides, and whole reviews with a few sentences leaning the other way;
-- **intensity**: "a bit slow" weighs less than "utterly unbearable";
-- **neutral filler** about the story, the screening or the runtime, in both classes;
-- **varied length**: one to about ten sentences.
-
-Each review's label is the sign of the score of the sentences it was built from, so the text
-always supports its label for a careful reader.
-
-Regenerate the committed files (deterministic for a given seed)::
-
-    python -m seqlab.data.synthetic_reviews            # -> data/imdb_sample/{train,valid,test}.csv
+Nothing here comes from IMDB. The reviews carry negation, mixed opinions, intensity, neutral
+filler and varied length, so a bag-of-words model lands above chance but well short of 100%;
+each label is the sign of its sentences' scores. Regenerate the committed files with
+``python -m seqlab.data.synthetic_reviews`` (-> ``data/imdb_sample/{train,valid,test}.csv``).
 """
 
 from __future__ import annotations

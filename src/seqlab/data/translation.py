@@ -1,36 +1,10 @@
 """English-Spanish translation data as ``tf.data`` pipelines, shared by notebooks 04 and 05.
 
-Three sources, one loader::
-
-    data = load_translation("sample")          # 400 pairs written by this project (data/), offline
-    data = load_translation("dates")           # synthetic dates -> ISO dates (seqlab.data.dates)
-    data = load_translation("anki")            # Anki spa-eng, 118,964 pairs (downloaded once)
-
-Every source goes through the same steps:
-
-1. a fixed, seeded 80/10/10 train/valid/test split of the raw pairs (so notebooks 04 and 05
-   evaluate on the same test sentences);
-2. :func:`standardize_with_markers`: Unicode NFKD, lower case, only letters/digits/accents and
-   ``. ? ! , ¿ ¡ ' -`` kept, punctuation spaced out, ``[START]``/``[END]`` added;
-3. one ``keras.layers.TextVectorization`` per language, adapted on the training split only;
-4. pairs longer than ``max_length`` tokens are dropped, the rest padded with 0 to the length of
-   the longest pair kept (at most ``max_length``; the same for all three splits: fixed shapes,
-   no retracing, ``jit_compile`` friendly);
-5. batches of ``((source_ids, target_in), target_out)`` where ``target_in`` is the target
-   shifted right (starts with ``[START]``: teacher forcing) and ``target_out`` the target
-   shifted left (ends with ``[END]``);
-6. with ``bucket=True`` (the default for the Anki pairs) the *training* batches are grouped
-   by length instead (:func:`make_bucketed_dataset`): each batch holds sentences of about the
-   same length, padded only to its bucket's width, so far fewer padding positions go through
-   the encoder, the decoder and the output layer. Validation and test batches stay as in
-   step 4 (in order, one shape), so evaluation is unchanged.
-
-Accents are kept (``"qué"`` and ``"que"`` are different words); they are stored decomposed
-(NFKD: ``"e"`` followed by a combining accent) and put back together by :func:`detokenize`.
-
-This module loads and splits the pairs (:func:`load_translation`); the standardisation lives in
-:mod:`seqlab.data.translation_text` and the vectorising and batching (bucketing included) in
-:mod:`seqlab.data.translation_batches`.
+:func:`load_translation` reads ``"sample"`` (400 pairs in ``data/``), ``"dates"``
+(:mod:`seqlab.data.dates`) or ``"anki"`` (Anki spa-eng, downloaded once), splits it 80/10/10
+with a fixed seed (so notebooks 04 and 05 test on the same sentences), standardises it
+(:mod:`seqlab.data.translation_text`) and vectorises and batches it
+(:mod:`seqlab.data.translation_batches`).
 """
 
 from __future__ import annotations
@@ -64,20 +38,16 @@ from seqlab.data.translation_text import END, START
 ANKI_URL = "http://storage.googleapis.com/download.tensorflow.org/data/spa-eng.zip"
 #: Pairs in ``spa-eng/spa.txt`` (the archive is 2,638,744 bytes).
 ANKI_PAIRS = 118_964
-#: sha256 of the extracted ``spa-eng/spa.txt`` (118,964 lines): :func:`download_anki` checks it,
-#: so a changed or truncated download is refused instead of silently training on other data.
-#: The text is pinned rather than the zip, whose bytes change with how it was packed.
+#: sha256 of the extracted ``spa-eng/spa.txt``; the text is pinned, not the zip, whose bytes
+#: change with how it was packed.
 ANKI_TEXT_SHA256 = "6ec60e212f812ee3430f7568ea6f33b6fb080e32193c5952e8da0ee8ba45574c"
-#: Optional pin of the archive itself for ``keras.utils.get_file`` (``None``: not checked; the
-#: extracted text is, with :data:`ANKI_TEXT_SHA256`).
+#: Optional pin of the archive itself for ``keras.utils.get_file`` (``None``: not checked).
 ANKI_FILE_HASH: str | None = None
 SAMPLE_FILE = "translation/eng-spa.tsv"
 DIRECTIONS = ("eng-spa", "spa-eng")
 
 
-# --------------------------------------------------------------------------------------------
-# Raw pairs
-# --------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------ raw pairs
 
 
 def read_pairs(path: str | os.PathLike) -> list[tuple[str, str]]:
@@ -93,9 +63,7 @@ def read_pairs(path: str | os.PathLike) -> list[tuple[str, str]]:
 def resolve_anki_file(downloaded: str | os.PathLike) -> Path:
     """Where ``spa-eng/spa.txt`` is, given what ``keras.utils.get_file(extract=True)`` returned.
 
-    Keras < 3.6 returned the path of the archive and extracted next to it; Keras >= 3.6 returns
-    the extraction folder (``.../spa-eng_extracted``). Both, and a folder that is itself
-    ``spa-eng/``, are handled.
+    That is the archive's path or the extraction folder, depending on the Keras version.
     """
     downloaded = Path(downloaded)
     folder = downloaded if downloaded.is_dir() else downloaded.parent
@@ -117,15 +85,13 @@ def download_anki(*, origin: str = ANKI_URL, file_hash: str | None = ANKI_FILE_H
         origin: where the zip is.
         file_hash: optional sha256/md5 of the zip, checked by ``keras.utils.get_file``.
         cache_dir: Keras's cache folder (default: Keras's own, ``$KERAS_HOME`` or
-            ``~/.keras``); the zip is kept in its ``datasets/`` and not downloaded again.
-        text_sha256: sha256 the extracted ``spa.txt`` must have; ``"pinned"`` (default): the
-            known file's, :data:`ANKI_TEXT_SHA256` (read when called, so one module constant
-            is the pin); ``None`` skips the check.
+            ``~/.keras``).
+        text_sha256: sha256 the extracted ``spa.txt`` must have; ``"pinned"`` (default):
+            :data:`ANKI_TEXT_SHA256`; ``None`` skips the check.
 
     Raises:
-        DownloadError: one message that says how to work offline, whatever went wrong with the
-            download (no network, proxy, checksum, an extracted file that is not the known
-            one); the original error is its ``__cause__``.
+        DownloadError: whatever went wrong with the download, with how to work offline; the
+            original error is its ``__cause__``.
     """
     if cache_dir is not None:
         # get_file silently falls back to /tmp/.keras when the folder is missing.
@@ -156,8 +122,7 @@ def check_file_sha256(path: str | os.PathLike, expected: str, *, what: str,
     """Refuse ``path`` unless its sha256 is ``expected``.
 
     Raises:
-        DownloadError: naming the file, both digests, its line count against the expected one,
-            and what to do (delete the cached copy and retry, or work offline).
+        DownloadError: naming the file, both digests and its line count.
     """
     path = Path(path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -212,11 +177,12 @@ def split_pairs(pairs: Sequence, seed: int = config.SEED,
 
 @dataclass
 class TranslationData:
-    """What :func:`load_translation` returns. ``*_pairs`` are raw text pairs, in dataset order;
-    ``info["source_length"]`` / ``info["target_length"]`` are the padded lengths of the source
-    ids and of the shifted targets (at most ``max_length``): the shape of every validation and
-    test batch, and of every training batch unless ``info["bucket_widths"]`` lists the widths
-    the training batches are padded to instead (bucketed by length)."""
+    """What :func:`load_translation` returns; ``*_pairs`` are raw text pairs, in dataset order.
+
+    ``info["source_length"]`` / ``info["target_length"]`` are the padded lengths of every
+    validation and test batch, and of every training batch unless ``info["bucket_widths"]`` lists
+    the widths they are padded to instead.
+    """
 
     train: tf.data.Dataset
     valid: tf.data.Dataset
@@ -264,11 +230,13 @@ def load_translation(source: str = "anki", direction: str = "eng-spa", *,
                      bucket: bool | None = None) -> TranslationData:
     """Load, split, vectorise and batch a translation corpus.
 
+    Batches are ``((source_ids, target_in), target_out)``: the target shifted right (teacher
+    forcing) and left.
+
     Args:
         source: ``"anki"`` (download, full mode), ``"sample"`` (``data/translation``, offline)
             or ``"dates"`` (synthetic human date -> ISO date; ``direction`` is ignored).
-        direction: ``"eng-spa"`` (default: English -> Spanish, like the slides' English ->
-            French) or ``"spa-eng"``.
+        direction: ``"eng-spa"`` (default) or ``"spa-eng"``.
         vocab_size: maximum vocabulary per language, padding and ``[UNK]`` included.
         max_length: maximum tokens per sentence, ``[START]``/``[END]`` included (source) and
             per shifted target; longer pairs are dropped.
@@ -276,11 +244,9 @@ def load_translation(source: str = "anki", direction: str = "eng-spa", *,
         num_examples: first ``n`` pairs of the corpus only (``dates``: how many to generate,
             default 10,000).
         file_hash / cache_dir: passed to ``keras.utils.get_file`` for ``"anki"``.
-        bucket: group the training batches by length (:func:`make_bucketed_dataset`) instead
-            of padding all of them to the longest pair. ``None`` (default): only for
-            ``"anki"``, where most positions of a fully padded batch are padding;
-            ``python -m benchmarks.bucketing`` measures both pipelines. Validation and test
-            batches are never bucketed.
+        bucket: group the training batches by length (:func:`make_bucketed_dataset`).
+            ``None`` (default): only for ``"anki"``. Validation and test batches are never
+            bucketed.
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}; got {direction!r}")
@@ -302,8 +268,7 @@ def load_translation(source: str = "anki", direction: str = "eng-spa", *,
     target_vectorizer = make_vectorizer([t for _, t in train_pairs], vocab_size)
     vectorized = [vectorize_pairs(split, source_vectorizer, target_vectorizer, max_length)
                   for split in splits]
-    # Pad every split to the longest pair kept (at most max_length): a corpus of short
-    # sentences such as the dates runs its recurrent loops over fewer padding steps.
+    # Pad every split to the longest pair kept (at most max_length).
     source_length = max([2] + [int(tf.reduce_max(s.row_lengths())) for s, _, k in vectorized if k.any()])
     target_length = max([3] + [int(tf.reduce_max(t.row_lengths())) for _, t, k in vectorized if k.any()])
     if bucket is None:

@@ -17,8 +17,10 @@ MIN_VOCAB_SIZE = 5
 
 
 def make_vectorizer(texts: Sequence[str], vocab_size: int) -> keras.layers.TextVectorization:
-    """A ``TextVectorization`` with :func:`standardize_with_markers`, whitespace split, ragged output,
-    adapted on ``texts``. Index 0 is padding, 1 is ``[UNK]``."""
+    """A ragged ``TextVectorization`` with :func:`standardize_with_markers`, adapted on ``texts``.
+
+    Index 0 is padding, 1 is ``[UNK]``.
+    """
     vectorizer = keras.layers.TextVectorization(
         max_tokens=vocab_size, standardize=standardize_with_markers, split="whitespace", ragged=True
     )
@@ -28,12 +30,10 @@ def make_vectorizer(texts: Sequence[str], vocab_size: int) -> keras.layers.TextV
 
 def vectorize_pairs(pairs: Sequence[tuple[str, str]], source_vectorizer, target_vectorizer,
                     max_length: int) -> tuple[tf.RaggedTensor, tf.RaggedTensor, np.ndarray]:
-    """Ragged token ids of the pairs that fit in ``max_length``.
+    """Ragged token ids of the pairs that fit in ``max_length``: ``(source_ids, target_ids, kept)``.
 
-    Returns ``(source_ids, target_ids, kept)``: ``kept`` is the boolean mask of the pairs short
-    enough (``max_length`` source tokens, ``max_length + 1`` target tokens so that the shifted
-    target has ``max_length``); the others are dropped rather than cut, so no target loses
-    ``[END]``.
+    ``kept`` masks the pairs of at most ``max_length`` source and ``max_length + 1`` target tokens;
+    the others are dropped rather than cut, so no target loses ``[END]``.
     """
     sources = source_vectorizer(tf.constant([s for s, _ in pairs], tf.string))
     targets = target_vectorizer(tf.constant([t for _, t in pairs], tf.string))
@@ -64,9 +64,7 @@ BUCKET_STEP = 2
 
 
 def bucket_widths(longest: int) -> list[int]:
-    """Padded lengths of the training buckets for pairs of at most ``longest`` tokens: every
-    :data:`BUCKET_STEP` tokens from :data:`SHORTEST_BUCKET`, then ``longest``. A few fixed
-    widths, because XLA compiles one program per batch shape.
+    """Padded widths of the training buckets for pairs of at most ``longest`` tokens.
 
     >>> bucket_widths(11)
     [6, 8, 10, 11]
@@ -77,17 +75,12 @@ def bucket_widths(longest: int) -> list[int]:
 
 
 def pair_lengths(source_ids: tf.RaggedTensor, target_ids: tf.RaggedTensor) -> np.ndarray:
-    """What bucketing sorts by: ``max(source tokens, target tokens - 1)`` per pair, the
-    target counted after the teacher-forcing shift."""
+    """``max(source tokens, target tokens - 1)`` per pair: the length bucketing sorts by."""
     return np.maximum(source_ids.row_lengths().numpy(), target_ids.row_lengths().numpy() - 1)
 
 
 def fitted_bucket_widths(lengths: np.ndarray, batch_size: int, *, longest: int) -> list[int]:
-    """:func:`bucket_widths` of ``longest`` for pairs of ``lengths`` (:func:`pair_lengths`):
-    a bucket that would hold fewer than ``batch_size`` pairs is merged into the next wider one;
-    if the widest pairs are too few for a batch of their own, the last full bucket is widened
-    to hold them.
-    """
+    """:func:`bucket_widths` of ``longest``, with buckets too small for a batch merged into wider ones."""
     candidates = bucket_widths(longest)
     counts = np.bincount(np.searchsorted(candidates, lengths), minlength=len(candidates))
     kept, pending = [], 0
@@ -107,17 +100,14 @@ def make_bucketed_dataset(source_ids: tf.RaggedTensor, target_ids: tf.RaggedTens
                           ) -> tf.data.Dataset:
     """Shuffled training batches grouped by length: ``((source_ids, target_in), target_out)``.
 
-    :func:`seqlab.data.bucket_by_length` of the pairs, each padded to the narrowest width of
-    ``widths`` that holds it (the source to at most ``source_length``, the shifted target to
-    at most ``target_length - 1``); every batch holds ``batch_size`` pairs (each bucket leaves
-    out its incomplete batch, other pairs each epoch), and the padded loss ignores padding.
+    Every batch holds ``batch_size`` pairs; each bucket leaves out its incomplete batch.
 
     Args:
         source_ids / target_ids: ragged token ids (:func:`vectorize_pairs`); target with
             ``[START]`` and ``[END]``.
         batch_size: rows per batch.
-        source_length / target_length: the padded lengths of the unbucketed splits (the
-            longest source, the longest target before the shift): no batch is wider.
+        source_length / target_length: the padded lengths of the unbucketed splits: no batch is
+            wider.
         seed: the shuffle's seed.
         widths: the buckets' widths; default :func:`fitted_bucket_widths` of the pairs.
 

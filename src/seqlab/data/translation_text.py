@@ -1,11 +1,5 @@
 """Standardisation of translation text: what the vectorizers see, and back to readable text.
 
-:func:`standardize_with_markers` runs in TensorFlow, inside both ``TextVectorization`` layers
-(Unicode NFKD, lower case, only letters/digits/accents and ``. ? ! , ¿ ¡ ' -`` kept, punctuation
-spaced out, ``[START]``/``[END]`` added); :func:`standardize_text` is its plain-Python twin
-without the markers, and :func:`detokenize` turns tokens back into text. Import these from
-``seqlab.data`` or ``seqlab.data.translation``.
-
 >>> standardize_reference("¿Dónde está?")
 '¿dónde está?'
 """
@@ -30,13 +24,10 @@ _NFKD_TABLE: tf.lookup.StaticHashTable | None = None
 def nfkd_table() -> tf.lookup.StaticHashTable:
     """Character -> NFKD decomposition for every BMP character that decomposes.
 
-    Core TensorFlow has no Unicode normalisation op (``tensorflow-text`` has one but is a heavy,
-    platform-specific extra), so NFKD is a table lookup per character. Decomposing character by
-    character equals ``unicodedata.normalize("NFKD", ...)`` except for the canonical reordering
-    of several stacked combining marks, which none of the Latin-script text here has; Hangul
-    syllables (decomposed algorithmically) are left out, as the filter after it drops them
-    anyway. The table is created once, outside any graph, so ``tf.data`` pipelines and exported
-    SavedModels can capture it (an exporting ``tf.Module`` must keep a reference to it).
+    Core TensorFlow has no Unicode normalisation op. Per character this equals
+    ``unicodedata.normalize("NFKD", ...)`` but for the reordering of stacked combining marks. The
+    table is created once, outside any graph, so ``tf.data`` pipelines and SavedModels can capture
+    it.
     """
     global _NFKD_TABLE
     if _NFKD_TABLE is None:
@@ -72,10 +63,8 @@ def unicode_nfkd(text: tf.Tensor) -> tf.Tensor:
 def standardize_with_markers(text: tf.Tensor) -> tf.Tensor:
     """``"¿Qué hora es?"`` -> ``"[START] ¿ que\u0301 hora es ? [END]"``.
 
-    NFKD, lower case, replace everything but ``a-z``, digits, combining accents, apostrophes
-    and ``. ? ! , ¿ ¡ -`` by a space, put spaces around that punctuation, add the start/end
-    markers, squeeze spaces. The ``standardize`` callable of both ``TextVectorization`` layers;
-    :func:`standardize_text` is its plain-Python twin without the markers (tested equal).
+    NFKD, lower case, everything but ``a-z``, digits, combining accents, apostrophes and
+    ``. ? ! , ¿ ¡ -`` replaced by a space, spaces around that punctuation, the markers added.
     """
     text = unicode_nfkd(text)
     text = tf.strings.lower(text, encoding="utf-8")
@@ -99,9 +88,8 @@ def standardize_text(text: str) -> str:
 
 #: Tokens a translation never shows: the markers, padding and the out-of-vocabulary token.
 HIDDEN_TOKENS = (START, END, "", "[UNK]")
-#: How :func:`detokenize` re-attaches punctuation to the words joined by spaces: ``(pattern,
-#: replacement)`` pairs applied in order. The one table of rules: Python's ``re`` applies it
-#: here, TensorFlow's RE2 in :func:`seqlab.export.detokenize_tensor` (exported translators).
+#: How :func:`detokenize` re-attaches punctuation: ``(pattern, replacement)`` pairs in order,
+#: shared with :func:`seqlab.export.detokenize_tensor`.
 DETOKENIZE_RULES = (
     (r" ([.?!,])", r"\1"),  # "hola ," -> "hola,"
     (r"([¿¡]) ", r"\1"),    # "¿ que" -> "¿que"
@@ -110,9 +98,10 @@ DETOKENIZE_RULES = (
 
 
 def detokenize(tokens: Sequence[str]) -> str:
-    """Tokens -> readable text: drop markers and padding, re-compose accents (NFC), re-attach
-    punctuation (``"hola , ¿ que\u0301 tal ?"`` -> ``"hola, ¿qué tal?"``; ``"2021 - 03 - 03"`` ->
-    ``"2021-03-03"``)."""
+    """Tokens -> readable text: markers and padding dropped, accents re-composed, punctuation attached.
+
+    ``"hola , ¿ que\u0301 tal ?"`` -> ``"hola, ¿qué tal?"``.
+    """
     text = " ".join(t for t in tokens if t not in HIDDEN_TOKENS)
     for pattern, replacement in DETOKENIZE_RULES:
         text = re.sub(pattern, replacement, text)
@@ -120,7 +109,6 @@ def detokenize(tokens: Sequence[str]) -> str:
 
 
 def standardize_reference(text: str) -> str:
-    """A raw reference sentence standardized, then detokenized: the form translations come out
-    in (``"¿Dónde está?"`` -> ``"¿dónde está?"``), for BLEU and exact match."""
+    """A reference sentence in the form translations come out in, for BLEU and exact match."""
     return detokenize(standardize_text(text).split())
 

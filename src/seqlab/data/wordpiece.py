@@ -1,15 +1,7 @@
 """A WordPiece vocabulary learned from unlabelled text, for notebook 08's BERT tokenizer.
 
-    vocabulary = build_wordpiece_vocabulary(texts, vocabulary_size=600)
-    # ['[PAD]', '[UNK]', '[CLS]', '[SEP]', '[MASK]', '!', ..., 'the', ..., '##ing', ...]
-
-BERT reads **WordPiece** tokens: frequent words are single tokens, rarer words are split into
-pieces that the vocabulary has (``"##"`` marks a piece that continues a word), so no word is
-ever out of vocabulary as long as its characters are in it. The learning itself is
-``keras_hub.tokenizers.compute_word_piece_vocabulary`` (tensorflow-text's WordPiece learner);
-this module only fixes the conventions BERT's tokenizer expects (lower-casing, the special
-tokens, ``[PAD]`` at id 0) and says clearly when keras-hub is missing. keras-hub is imported
-inside the function, so importing :mod:`seqlab.data` never needs it.
+The learner is ``keras_hub.tokenizers.compute_word_piece_vocabulary``; keras-hub is imported
+inside the functions, so importing :mod:`seqlab.data` never needs it.
 """
 
 from __future__ import annotations
@@ -46,8 +38,8 @@ def build_wordpiece_vocabulary(texts: Sequence[str], vocabulary_size: int = 1000
         lowercase: lower-case before learning (the ``*_uncased`` BERT presets do too).
 
     Returns:
-        The vocabulary as a list: :data:`SPECIAL_TOKENS` first (``[PAD]`` = 0), then single
-        characters, whole words and ``##`` pieces as the learner ranks them.
+        The vocabulary as a list: :data:`SPECIAL_TOKENS` first (``[PAD]`` = 0), then the
+        learner's tokens.
 
     Raises:
         ValueError: for an empty ``texts`` or a ``vocabulary_size`` too small for the special

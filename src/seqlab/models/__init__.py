@@ -1,6 +1,5 @@
-"""What remains of the models' modules once each taught model is its notebook's ``#@save`` cells
-(:mod:`seqlab.lessons`): the tools of notebooks 06-08 (word vectors, perplexity and stateful
-LSTMs, keras-hub's BERT presets). Import from here: ``from seqlab.models import perplexity``.
+"""The tools of notebooks 06-08 (word vectors, perplexity and stateful LSTMs, keras-hub's BERT
+presets); the taught models are in :mod:`seqlab.lessons`.
 """
 
 from seqlab.models import (

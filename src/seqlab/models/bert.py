@@ -1,14 +1,7 @@
 """keras-hub's BERT presets for notebook 08: loading one (with one clear offline error) and
 reading its masked LM's guesses.
 
-Notebook 08 assembles its own masked LM and classifier (exported to :mod:`seqlab.lessons.nb08`);
-here are the tools around them that are not the lesson:
-
-    masked_lm = masked_lm_from_preset("bert_tiny_en_uncased", sequence_length=256)
-    fill_masks(masked_lm, ["the plot is [MASK] ."])     # [[[('good', 0.21), ...]]]
-
-keras-hub is imported inside the functions (:func:`seqlab.data.wordpiece.import_keras_hub`),
-so ``import seqlab.models`` and notebooks 01-07 never need it.
+keras-hub is imported inside the functions, so ``import seqlab.models`` never needs it.
 """
 
 from __future__ import annotations
@@ -53,20 +46,17 @@ def masked_lm_from_preset(preset: str | Path = DEFAULT_PRESET, *,
     """``keras_hub.models.BertMaskedLM.from_preset(preset)``, or one :class:`DownloadError`.
 
     Args:
-        preset: a keras-hub preset name (``"bert_tiny_en_uncased"``, ``"bert_small_en_uncased"``,
-            ``"bert_base_en_uncased"``, ...), a ``kaggle://`` / ``hf://`` handle, or a local
-            directory written by ``save_to_preset`` (loaded without any network).
+        preset: a keras-hub preset name (``"bert_tiny_en_uncased"``, ...), a ``kaggle://`` /
+            ``hf://`` handle, or a local directory written by ``save_to_preset``.
         sequence_length: tokens per example for the preprocessor (default: the preset's).
 
     Returns:
-        The ``BertMaskedLM`` with the preset's backbone weights and tokenizer. (Its MLM head
-        comes from the preset too when the preset ships task weights; otherwise keras-hub
-        initialises the head — one Dense + LayerNorm before the tied output embedding — at
-        random.)
+        The ``BertMaskedLM`` with the preset's backbone weights and tokenizer; its MLM head is
+        random unless the preset ships one (:func:`preset_has_head`).
 
     Raises:
-        DownloadError: the preset could not be downloaded (offline, server down); the message
-            says how to continue with FAST mode.
+        DownloadError: the preset could not be downloaded; the message says how to continue
+            with FAST mode.
         ValueError: ``preset`` is neither a known preset, a handle, nor an existing directory.
     """
     keras_hub = import_keras_hub()
@@ -94,8 +84,7 @@ def masked_lm_from_preset(preset: str | Path = DEFAULT_PRESET, *,
 def preset_has_head(preset: str | Path, masked_lm) -> bool:
     """True when ``masked_lm`` (loaded from ``preset``) got its MLM head from the preset's files.
 
-    keras-hub draws a head at random when a preset ships none; weights read from files are the
-    same in two loads, a random draw differs.
+    Loads the preset again: weights read from files are equal in two loads, a random head is not.
     """
     again = masked_lm_from_preset(preset).masked_lm_head.get_weights()
     return all(np.array_equal(a, b) for a, b in
@@ -105,8 +94,7 @@ def preset_has_head(preset: str | Path, masked_lm) -> bool:
 def encode_with_masks(tokenizer, sentence: str, sequence_length: int) -> dict[str, np.ndarray]:
     """The backbone's inputs for one sentence whose blanks are written ``[MASK]``.
 
-    The text between the blanks is tokenized as usual; each ``[MASK]`` becomes the mask token
-    id. Returns ``token_ids``, ``segment_ids``, ``padding_mask`` (each ``(1, sequence_length)``)
+    Returns ``token_ids``, ``segment_ids``, ``padding_mask`` (each ``(1, sequence_length)``)
     and ``mask_positions`` ``(1, number of blanks)``.
 
     Raises:
@@ -136,9 +124,7 @@ def encode_with_masks(tokenizer, sentence: str, sequence_length: int) -> dict[st
 
 
 def fill_masks(masked_lm, sentences: Sequence[str], top_k: int = 3) -> list[list[list[tuple[str, float]]]]:
-    """The ``top_k`` most likely tokens (with probabilities) for every ``[MASK]`` of each sentence.
-
-    Returns one list per sentence, one list per blank, of ``(token, probability)`` pairs.
+    """The ``top_k`` most likely ``(token, probability)`` pairs for every ``[MASK]`` of each sentence.
 
     Example (``masked_lm`` from :func:`masked_lm_from_preset` or notebook 08's own)::
 
@@ -187,17 +173,10 @@ def _short_path(variable) -> str:
 
 def copy_encoder_weights(source, target):
     """Copy a built keras-hub ``TransformerEncoder``'s weights into a built
-    :class:`seqlab.layers.TransformerEncoderLayer` (notebook 05's), so the two compute the same.
+    :class:`seqlab.layers.TransformerEncoderLayer`, matched by :data:`ENCODER_WEIGHT_NAMES`.
 
-    Both are post-norm encoder layers, ``x = LN(x + MHA(x)); x = LN(x + FFN(x))``. keras-hub's
-    attention is ``keras.layers.MultiHeadAttention`` (per-head kernel axes ``(d, H, dk)``), ours
-    keeps all heads side by side ``(d, H·dk)``: a C-order reshape maps one onto the other (see
-    :func:`seqlab.layers.copy_keras_mha_weights`). Weights are matched by their public
-    ``Variable.path`` names (:data:`ENCODER_WEIGHT_NAMES`).
-
-    The layers compute the same only if they are configured alike: keras-hub's with
-    ``activation="relu"`` (BERT itself uses GELU), the same ``layer_norm_epsilon``, and no
-    dropout at inference.
+    The two compute the same only when configured alike: keras-hub's with
+    ``activation="relu"``, the same ``layer_norm_epsilon``, and no dropout.
 
     Returns:
         ``target``.

@@ -1,10 +1,4 @@
-"""Tools for notebook 07's language models (the models themselves are its ``#@save`` cells,
-:mod:`seqlab.lessons.nb07`): zeroing a stateful LSTM's state, and perplexity.
-
-Truncated BPTT (slides 001) carries a stateful LSTM's state from batch to batch within one pass
-over the text; :func:`reset_states` and :class:`ResetStatesCallback` start each pass (and each
-held-out evaluation, and each generated text) from a zero state.
-"""
+"""Tools for notebook 07's language models: zeroing a stateful LSTM's state, and perplexity."""
 
 from __future__ import annotations
 
@@ -23,8 +17,7 @@ def reset_states(model: keras.Model) -> None:
 class ResetStatesCallback(keras.callbacks.Callback):
     """Zero a stateful model's states before every epoch and every evaluation.
 
-    Truncated BPTT carries the state from batch to batch *within* one pass over the text; a new
-    pass (or the held-out text) starts from the beginning, so it starts from a zero state.
+    Truncated BPTT (slides 001) carries the state only *within* one pass over the text.
     """
 
     def on_epoch_begin(self, epoch, logs=None):
@@ -35,6 +28,5 @@ class ResetStatesCallback(keras.callbacks.Callback):
 
 
 def perplexity(mean_cross_entropy: float) -> float:
-    """``exp`` of the mean cross-entropy in nats per token: the model is as unsure as a fair die
-    with this many sides. A uniform guess over ``V`` tokens has perplexity ``V``."""
+    """``exp`` of the mean cross-entropy in nats per token (a uniform guess over ``V`` tokens: ``V``)."""
     return float(math.exp(mean_cross_entropy))

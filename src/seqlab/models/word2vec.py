@@ -1,5 +1,4 @@
-"""What to do with word vectors (notebook 06; its skip-gram model is the notebook's ``#@save``
-cell, :mod:`seqlab.lessons.nb06`): cosine neighbours, analogies and a 2-D projection.
+"""What to do with word vectors (notebook 06): cosine neighbours, analogies and a 2-D projection.
 
 ``vectors`` is a ``(vocab_size, d)`` array, row ``i`` the vector of word ``vocabulary[i]``.
 """
@@ -7,8 +6,6 @@ cell, :mod:`seqlab.lessons.nb06`): cosine neighbours, analogies and a 2-D projec
 from __future__ import annotations
 
 import numpy as np
-
-# ------------------------------------------------------------------------------ using the vectors
 
 
 def normalize_rows(vectors) -> np.ndarray:
@@ -40,10 +37,9 @@ def nearest_neighbours(vectors, vocabulary, word: str, k: int = 5, skip: int = 2
 
 
 def analogy(vectors, vocabulary, a: str, b: str, c: str, k: int = 5, skip: int = 2):
-    """``a`` is to ``b`` as ``c`` is to … : the words nearest ``v_b − v_a + v_c`` (cosine).
+    """``a`` is to ``b`` as ``c`` is to … : the ``k`` words nearest ``v_b − v_a + v_c``, as (word, cosine).
 
     The three question words are excluded from the answers, as in Mikolov et al.'s evaluation.
-    Returns the ``k`` best as (word, cosine).
     """
     unit = normalize_rows(vectors)
     ia, ib, ic = (_index(vocabulary, w) for w in (a, b, c))

@@ -1,11 +1,7 @@
 """Automatic feedback for the notebooks' exercises.
 
-Each ``check_*`` function runs a student's answer on small inputs against the package's
-reference implementation and prints a friendly verdict. When the answer is missing or wrong it
-raises :class:`CheckFailed`, whose message says what differs (shape, the first position whose
-value differs, ...). IPython shows only that message, never a traceback.
-
-The check functions live in per-notebook modules and are re-exported here, so notebooks call
+Each ``check_*`` function runs a student's answer on small inputs against a reference and
+prints a verdict, or raises :class:`CheckFailed` saying what differs. Notebooks call
 ``from seqlab.course import checks; checks.check_coupled_lstm_cell(MyCell)``.
 """
 

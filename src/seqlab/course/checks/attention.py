@@ -1,22 +1,10 @@
 """Checks for notebook 04's exercises: the general score's scale and the loss-mask experiment.
 
-* Exercise 1 — predict, measure, explain: with ``W = s I`` the general score of eq. (12) is
-  ``s`` times the dot score. The student predicts whether ``s = 4`` makes the weights of eq. (13)
-  ``"sharper"`` or ``"flatter"`` than ``s = 1`` (``predict()``), then writes ``attention_entropy(scale)``, the
-  entropy of a ``LuongAttention("general")`` layer's weights on given ``h``, ``y``, ``mask`` with
-  ``W = scale * I`` (:func:`check_general_score_scale`, which grades the prediction against the
-  measurement).
-* Exercise 2 — the loss-mask experiment: ``unmasked_loss(labels, logits)``, the mean
-  cross-entropy over *all* target positions (padding included), and ``compare_loss_masks()``,
-  which trains one translator with the masked loss and one with the unmasked loss and returns
-  both losses of each on the validation batch, the padding share and the BLEU
-  (:func:`check_loss_mask_experiment`).
-
-The measurements are compared with NumPy versions of the equations; the messages name the
-usual mistakes (``W`` not set, padding counted). The experiment's numbers are checked for what
-can be checked without re-running it: each model's unmasked loss is at least
-``(1 - padding share)`` times its masked loss, because the padded positions' cross-entropy is
-never negative.
+* Exercise 1 — with ``W = s I`` the general score of eq. (12) is ``s`` times the dot score:
+  the student predicts whether ``s = 4`` makes the weights of eq. (13) ``"sharper"`` or
+  ``"flatter"``, then writes ``attention_entropy(scale)``.
+* Exercise 2 — ``unmasked_loss(labels, logits)``, the mean cross-entropy over *all* target
+  positions, and ``compare_loss_masks()``, one translator trained with each loss.
 """
 
 from __future__ import annotations
@@ -30,9 +18,11 @@ from seqlab.course.checks.core import (
     as_array,
     assert_close,
     check_entries,
+    log_softmax,
     passed,
     refuse_package_calls,
     run_student_code,
+    softmax,
 )
 
 GENERAL_SCALE = "Exercise 1: what W does to the general score"
@@ -46,31 +36,26 @@ SCALES = (0.0, 1.0, 4.0)
 
 
 def attention_entropy_reference(h, y, mask, scale):
-    """Entropy of ``softmax(scale * h . y_i)`` over the real positions, summed over the batch
-    (and over the decoder steps when ``h`` is ``(batch, T, d)``)."""
+    """Entropy of ``softmax(scale * h . y_i)`` over the real positions, summed over the batch."""
     h, y = np.asarray(h, "float64"), np.asarray(y, "float64")
     scores = scale * (np.einsum("bu,biu->bi", h, y) if h.ndim == 2
                       else np.einsum("btu,biu->bti", h, y))
     mask = np.asarray(mask, bool)
     mask = mask if h.ndim == 2 else mask[:, None, :]
-    scores = np.where(mask, scores, -np.inf)
-    alpha = np.exp(scores - scores.max(-1, keepdims=True))
-    alpha /= alpha.sum(-1, keepdims=True)
+    alpha = softmax(np.where(mask, scores, -np.inf))
     return float(-np.sum(np.where(alpha > 0, alpha * np.log(np.maximum(alpha, 1e-300)), 0.0)))
 
 
 def check_general_score_scale(prediction, attention_entropy, h, y, mask) -> None:
     """Exercise 1: measure ``attention_entropy`` at :data:`SCALES`, then grade ``prediction``.
 
+    A wrong prediction passes the measurement and is reported as wrong, with the measured
+    numbers: explaining it is the exercise's last step.
+
     Args:
-        prediction: ``"sharper"`` or ``"flatter"``, written before measuring, or the student's
-            ``predict()`` that returns it.
+        prediction: ``"sharper"`` or ``"flatter"``, or the student's ``predict()`` returning it.
         attention_entropy: the student's ``attention_entropy(scale) -> float``.
         h, y, mask: the inputs it uses, ``(batch, units)``, ``(batch, S, units)``, ``(batch, S)``.
-
-    Raises :class:`CheckFailed` when the prediction is missing or the measured entropies differ
-    from eqs. (12)-(13) with ``W = scale * I``. A wrong prediction passes the measurement and is
-    reported as wrong, with the measured numbers: explaining it is the exercise's last step.
     """
     exercise = GENERAL_SCALE
     refuse_package_calls(exercise, attention_entropy, ("attention_entropy_reference",))
@@ -103,9 +88,7 @@ def check_general_score_scale(prediction, attention_entropy, h, y, mask) -> None
 
 def token_cross_entropy(labels, logits):
     """``-log softmax(logits)[label]`` per position: ``(batch, T)``, ``(batch, T, V)`` -> ``(batch, T)``."""
-    logits = np.asarray(logits, "float64")
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    log_probs = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+    log_probs = log_softmax(logits)
     return -np.take_along_axis(log_probs, np.asarray(labels)[..., None], axis=-1)[..., 0]
 
 
@@ -144,16 +127,13 @@ def _check_unmasked_loss(unmasked_loss) -> None:
 def check_loss_mask_experiment(unmasked_loss, comparison) -> None:
     """Exercise 2: the unmasked loss, then the two runs' numbers.
 
+    Each model's unmasked loss must be at least ``(1 - padding share)`` times its masked loss:
+    the padded positions' cross-entropy is never negative.
+
     Args:
         unmasked_loss: the student's ``unmasked_loss(labels, logits)``.
         comparison: ``compare_loss_masks`` (called here without arguments) or its result:
             ``{"masked": {...}, "unmasked": {...}}`` with the :data:`LOSS_MASK_FIELDS`.
-
-    The loss is compared with the mean cross-entropy over every position on random inputs.
-    For the runs: every number finite, the padding share in ``(0, 1)`` and the same for both
-    runs (the same validation batch), BLEU in ``[0, 100]``, and each model's unmasked loss at
-    least ``(1 - padding share)`` times its masked loss (the padded positions add a
-    cross-entropy that is never negative). On success the runs are printed side by side.
     """
     exercise = LOSS_MASK
     _check_unmasked_loss(unmasked_loss)

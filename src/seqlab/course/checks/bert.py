@@ -1,30 +1,15 @@
-"""Checks for notebook 08's exercises: BERT's 80/10/10 masking rule and the masked-LM loss.
+"""Checks for notebook 08's exercises: BERT's 80/10/10 masking rule, the masked-LM loss, a probe.
 
 * Exercise 1 — ``apply_masking(token_ids, chosen, draws, random_ids, mask_id)``: of the
-  positions ``chosen`` for prediction (BERT: 15 % of the tokens), replace a token by
-  ``mask_id`` when its ``draws`` value is below 0.8, by ``random_ids`` at that position when it
-  is in ``[0.8, 0.9)``, and keep it otherwise; positions not chosen never change. All inputs
-  are 1-D of the same length; return the new ids. Then the prediction,
-  ``predict_shares(vocabulary_size)``: the shares of the chosen tokens that end as ``[MASK]``,
-  as another token and unchanged when the random token is drawn uniformly from all ``V`` ids,
-  as keras-hub's ``MaskedLMMaskGenerator`` draws it (tensorflow-text's ``MaskValuesChooser``).
-  The draw can give the token itself or ``[MASK]``: ``0.8 + 0.1/V``, ``0.1 − 0.2/V`` and
-  ``0.1 + 0.1/V``. The check measures the shares with the student's own ``apply_masking`` at
-  a few ``V`` and grades the prediction against the measurement.
-* Exercise 2 — ``masked_lm_loss(logits, labels, weights)``: the mean cross-entropy over the
-  *real* masked positions: ``logits`` ``(B, P, V)`` at the ``P`` mask slots of each example,
-  ``labels`` ``(B, P)`` the original token ids, ``weights`` ``(B, P)`` 1 for a real masked
-  position and 0 for an unused slot. ``Σ w·CE / Σ w``; one number. Then the experiment: on one
-  batch masked as in pre-training, the check prints the student's masked mean beside the loss
-  ``fit`` logs. keras-hub's ``MaskedLM.compile(loss="auto")`` uses
-  ``keras.losses.SparseCategoricalCrossentropy(from_logits=True)`` with the weights as
-  ``sample_weight``, whose default reduction ``"sum_over_batch_size"`` divides ``Σ w·CE`` by all
-  ``B·P`` slots (``keras/src/losses/loss.py``, ``reduce_values``), so the logged loss is the
-  masked mean times ``Σ w / (B·P)``; the student predicts that ratio before measuring it.
-* Exercise 3 — ``build_probes()``: two trained classifiers whose BERT backbone is **frozen** (only the new head
-  on ``[CLS]`` trains), one on the MLM-pretrained weights and one on a random twin: a probe of
-  what pre-training put into the features. The check asks the student's kernel for plain facts
-  about them (:func:`seqlab.course.checks.transcript.observe`) and measures both on the test reviews.
+  ``chosen`` positions, ``mask_id`` where ``draws < 0.8``, ``random_ids`` where it is in
+  ``[0.8, 0.9)``, else unchanged. Then ``predict_shares(vocabulary_size)``: with the random
+  token drawn from all ``V`` ids (keras-hub's ``MaskedLMMaskGenerator``), ``0.8 + 0.1/V``,
+  ``0.1 − 0.2/V`` and ``0.1 + 0.1/V``.
+* Exercise 2 — ``masked_lm_loss(logits, labels, weights)``: ``Σ w·CE / Σ w``. keras-hub's
+  default loss divides ``Σ w·CE`` by all ``B·P`` slots (``keras/src/losses/loss.py``,
+  ``reduce_values``), so the logged loss is the masked mean times ``Σ w / (B·P)``.
+* Exercise 3 — ``build_probes()``: two classifiers on a **frozen** BERT backbone, one
+  MLM-pretrained and one with random weights.
 """
 
 from __future__ import annotations
@@ -38,6 +23,7 @@ from seqlab.course.checks.core import (
     as_array,
     assert_close,
     check_entries,
+    log_softmax,
     passed,
     refuse_package_calls,
     run_student_code,
@@ -94,9 +80,7 @@ SHARE_TOKENS = 200_000
 
 
 def measure_shares(apply_masking, vocabulary_size, seed=0, tokens=SHARE_TOKENS):
-    """The shares of chosen tokens that ``apply_masking`` turns into ``[MASK]`` (id 4), into
-    another token, or leaves unchanged, with random ids drawn from all ``vocabulary_size`` ids;
-    and the number of chosen tokens."""
+    """The shares of chosen tokens turned into ``[MASK]`` (id 4), another token, or left; and their count."""
     rng = np.random.default_rng(seed)
     token_ids = rng.integers(5, vocabulary_size, tokens)      # ordinary tokens: ids 5 and up
     chosen = rng.random(tokens) < 0.15
@@ -132,9 +116,7 @@ def _check_prediction(apply_masking, predict_shares) -> None:
 
 
 def check_masking_rule(apply_masking, predict_shares) -> None:
-    """Check ``apply_masking(token_ids, chosen, draws, random_ids, mask_id)`` on random cases,
-    then measure with it the shares ``predict_shares(V)`` predicts, at each of
-    :data:`SHARE_VOCABULARIES`."""
+    """Check ``apply_masking`` on random cases, then grade ``predict_shares(V)`` against its shares."""
     refuse_package_calls(MASKING, apply_masking, ("apply_masking_reference",))
     refuse_package_calls(MASKING, predict_shares, ("predict_shares_reference",))
     for seed in (0, 1, 2):
@@ -173,9 +155,7 @@ def check_masking_rule(apply_masking, predict_shares) -> None:
 
 def masked_lm_loss_reference(logits, labels, weights) -> float:
     """What exercise 2 asks for (NumPy, float64)."""
-    logits = np.asarray(logits, "float64")
-    shifted = logits - logits.max(-1, keepdims=True)
-    log_probabilities = shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))  # (B, P, V)
+    log_probabilities = log_softmax(logits)                                      # (B, P, V)
     labels = np.asarray(labels).astype(int)
     picked = np.take_along_axis(log_probabilities, labels[..., None], -1)[..., 0]  # (B, P)
     weights = np.asarray(weights, "float64")
@@ -194,12 +174,7 @@ def _loss_case(seed, batch=3, slots=5, vocabulary_size=11):
 
 
 def _measure_real_batch(masked_lm_loss, masked_lm, preprocessor, reviews) -> dict:
-    """Mask ``reviews`` as pre-training does; the student's loss, the reference and Keras's.
-
-    Runs next to the student's code (:func:`seqlab.course.checks.transcript.observe`) and returns
-    plain numbers: the student's masked mean, the reference, the loss keras-hub's default
-    ``compile`` logs for the batch, and the batch's counts.
-    """
+    """Mask ``reviews`` as pre-training does; the student's loss, the reference and Keras's."""
     import keras
 
     x, labels, weights = preprocessor([str(review) for review in reviews])
@@ -224,14 +199,9 @@ def check_masked_lm_loss(masked_lm_loss, masked_lm=None, preprocessor=None,
     Args:
         masked_lm_loss: the student's function.
         masked_lm, preprocessor, reviews: optional; the notebook's ``BertMaskedLM``, its
-            ``BertMaskedLMPreprocessor`` and a few review strings. With them, the reviews are
-            masked as in pre-training and the check prints, for that batch, the student's
-            masked mean, the loss ``fit`` logs (keras-hub's default loss), their ratio and the
-            batch's counts (sequences, mask slots, chosen tokens), the numbers the exercise's
-            prediction is compared with.
-
-    The function is compared with the float64 reference on random cases first, including
-    logits of size ~100 (a softmax without the row maximum subtracted overflows).
+            ``BertMaskedLMPreprocessor`` and a few review strings. With them the check prints,
+            for one batch masked as in pre-training, the student's masked mean, the loss ``fit``
+            logs and their ratio.
     """
     refuse_package_calls(LOSS, masked_lm_loss, ("masked_lm_loss_reference",))
     for seed in (0, 1):
@@ -327,7 +297,7 @@ def _describe_probes(build_probes, test_batches) -> dict:
 
 
 def check_frozen_probe(build_probes, test_batches) -> None:
-    """Check Exercise 3's probes (see the module docstring) and print the two accuracies.
+    """Check Exercise 3's probes and print the two accuracies.
 
     Args:
         build_probes: the student's function returning ``{"MLM-pretrained, frozen":

@@ -27,10 +27,8 @@ class CheckFailed(AssertionError):
 def passed(exercise: str, detail: str = "") -> None:
     """Print the success line of a check.
 
-    Returns None: a check is the last line of its cell, and a returned value would show
-    under the tick line (a stray ``True``). A check says "not passed" by raising
-    :class:`CheckFailed`; the homework grader reads the tick line and the exception, never a
-    return value.
+    Returns None: a returned value would show under the tick line, and the grader reads the tick
+    line and :class:`CheckFailed`, never a return value.
     """
     print(f"\u2713 {exercise} passed." + (f" {detail}" if detail else ""))
 
@@ -55,11 +53,9 @@ def run_student_code(exercise: str, function: Callable[..., Any], *args, **kwarg
 
 def check_entries(exercise: str, value, entries: Sequence[str], fields: Sequence[str], *,
                   what: str) -> None:
-    """``value`` must be a mapping with exactly the keys ``entries``, each entry a mapping with
-    at least the keys ``fields``; otherwise :class:`CheckFailed` naming what is missing.
+    """``value`` must map exactly ``entries`` to mappings with at least ``fields``.
 
-    For exercises that return several runs side by side, e.g. ``{"one tenth": {...},
-    "original": {...}}``.
+    Otherwise :class:`CheckFailed` naming what is missing.
     """
     if not isinstance(value, Mapping) or set(value) != set(entries):
         found = sorted(value) if isinstance(value, Mapping) else type(value).__name__
@@ -101,6 +97,20 @@ def assert_close(exercise: str, got, expected, *, what: str = "output",
         )
 
 
+def softmax(x, axis=-1):
+    """The softmax along ``axis``, with the maximum subtracted first."""
+    x = x - x.max(axis=axis, keepdims=True)
+    e = np.exp(x)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def log_softmax(logits, axis=-1):
+    """The log-softmax along ``axis``, in float64."""
+    logits = np.asarray(logits, "float64")
+    shifted = logits - logits.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
 def _global_names(code) -> set[str]:
     """Every name a code object looks up as a global or an attribute, nested code included."""
     names = set(code.co_names)
@@ -119,20 +129,10 @@ def refuse_package_calls(exercise: str, function: Callable[..., Any],
                          forbidden: Sequence[str]) -> None:
     """Raise :class:`CheckFailed` if ``function`` hands the exercise to a package function.
 
-    An exercise that asks for an equation is not solved by calling the package's version of it
-    (``scaled_dot_product_attention``) or the check's own reference. This reads the names the
-    student's code looks up: those of ``function`` and of every code object nested in it
-    (inner functions, lambdas, comprehensions), and of every function it calls that was
-    defined in the same namespace (a notebook's helper, an alias ``f = g``), resolving names
-    through ``function.__globals__`` and the closure. It refuses
-
-    - ``function`` itself, or any name that resolves to a ``seqlab`` object whose
-      ``__name__`` is in ``forbidden`` (imported under another name too), and
-    - an attribute access named in ``forbidden`` (``layers.scaled_dot_product_attention``,
-      ``checks.transformer.attention_reference``).
-
-    A name the student defined (a function of their own called ``attention_reference``) is
-    read, not refused. Callables without Python code (a built-in, a Keras op) pass.
+    Reads the names looked up by ``function``, its nested code and the helpers it calls from the
+    same namespace, and refuses ``function`` itself, a name that resolves to a ``seqlab`` object
+    whose ``__name__`` is in ``forbidden``, or an attribute access named in ``forbidden``. A name
+    the student defined is read, not refused.
     """
     forbidden = set(forbidden)
 

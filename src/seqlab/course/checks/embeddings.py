@@ -1,16 +1,11 @@
-"""Checks for notebook 06's exercises: the paper's noise distribution and subsampling, and the
-CBOW prediction.
+"""Checks for notebook 06's exercises: word2vec's noise distribution and subsampling, and CBOW.
 
-* Exercise 1 — ``noise_distribution(counts, power=0.75)`` and
-  ``keep_probabilities(counts, threshold)``: word2vec's noise distribution
-  :math:`U(w)^{3/4}/Z` and the probability :math:`\\min(1, \\sqrt{t / f(w)})` of keeping an
-  occurrence of a frequent word (Mikolov et al., 2013, "Distributed Representations of Words
-  and Phrases and their Compositionality", §2.2 and §2.3), against
-  :func:`seqlab.data.corpus.unigram_noise_probabilities` and
-  :func:`seqlab.data.corpus.subsampling_keep_probabilities`.
+* Exercise 1 — ``noise_distribution(counts, power=0.75)``, :math:`U(w)^{3/4}/Z`, and
+  ``keep_probabilities(counts, threshold)``, :math:`\\min(1, \\sqrt{t / f(w)})` (Mikolov et
+  al., 2013, "Distributed Representations of Words and Phrases and their Compositionality",
+  §2.2 and §2.3).
 * Exercise 2 — ``cbow_probabilities(W, U, context_ids)``: the slides' "Continuous Bag of Words
-  Model (CBOW)": average the context words' vectors (rows of ``W``, ``v̄ = 1/2m Σ v``), score
-  every word with ``z = U v̄``, return ``softmax(z)``, shape ``(V,)``.
+  Model (CBOW)", ``softmax(U v̄)`` with ``v̄`` the mean of the context rows of ``W``.
 """
 
 from __future__ import annotations
@@ -24,6 +19,7 @@ from seqlab.course.checks.core import (
     passed,
     refuse_package_calls,
     run_student_code,
+    softmax,
 )
 
 NOISE_AND_SUBSAMPLING = "Exercise 1: the paper's noise distribution and subsampling"
@@ -34,12 +30,7 @@ CBOW_FORBIDDEN = ("cbow_probabilities_reference",)
 
 
 def check_noise_and_subsampling(noise_distribution, keep_probabilities) -> None:
-    """Check word2vec's noise distribution and subsampling on word counts of several shapes.
-
-    ``noise_distribution(counts, power=0.75)`` must return ``counts ** power`` normalised to
-    sum to 1; ``keep_probabilities(counts, threshold)`` must return
-    ``min(1, sqrt(threshold / f))`` with ``f = counts / counts.sum()``.
-    """
+    """Check word2vec's noise distribution and subsampling on word counts of several shapes."""
     from seqlab.data.corpus import subsampling_keep_probabilities, unigram_noise_probabilities
 
     exercise = NOISE_AND_SUBSAMPLING
@@ -97,17 +88,11 @@ def check_noise_and_subsampling(noise_distribution, keep_probabilities) -> None:
     passed(exercise)
 
 
-def _softmax(z):
-    z = z - z.max()
-    e = np.exp(z)
-    return e / e.sum()
-
-
 def cbow_probabilities_reference(W, U, context_ids):
     """``softmax(U · mean(W[context_ids]))``."""
     W, U = np.asarray(W, "float64"), np.asarray(U, "float64")
     average = W[np.asarray(context_ids)].mean(axis=0)   # (N,)
-    return _softmax(U @ average)                         # (V,)
+    return softmax(U @ average)                         # (V,)
 
 
 def check_cbow_probabilities(cbow_probabilities) -> None:
@@ -129,7 +114,7 @@ def check_cbow_probabilities(cbow_probabilities) -> None:
         if not np.isclose(got.sum(), 1.0, atol=1e-4) or (got < 0).any():
             raise CheckFailed(CBOW, "the result does not sum to 1: apply the softmax to the "
                               "scores z = U v̄.")
-        summed = _softmax(U @ W[context_ids].sum(axis=0))
+        summed = softmax(U @ W[context_ids].sum(axis=0))
         if np.allclose(got, summed, atol=1e-6):
             raise CheckFailed(CBOW, "you summed the context vectors; CBOW averages them "
                               "(divide by the number of context words, 2m).")

@@ -1,9 +1,4 @@
-"""Checks for the exercises of notebooks 01 (frozen embedding) and 02 (fine-tuning).
-
-:func:`check_shuffled_words` measures the notebook's own trained model on the test reviews it
-is given; :func:`check_accuracy_function` and :func:`check_learning_rate_comparison` judge plain
-functions and numbers, so all three work in FAST and full mode alike.
-"""
+"""Checks for the exercises of notebooks 01 (frozen embedding) and 02 (fine-tuning)."""
 
 from __future__ import annotations
 
@@ -38,8 +33,7 @@ PROBE_REVIEWS = ["one", "The plot is dull, but the cast is wonderful.",
 def module_tokens(text: str) -> list[str]:
     """The tokens nnlm-en-dim50 reads: split on the space character only, empty strings skipped.
 
-    Its TF-Hub card: the module "preprocesses its input by splitting on spaces"; a tab or a line
-    break stays inside its token.
+    Its TF-Hub card: the module "preprocesses its input by splitting on spaces".
     """
     return [token for token in text.split(" ") if token]
 
@@ -49,15 +43,10 @@ def check_shuffled_words(shuffle_words: Callable, accuracy_with_shuffled_words: 
                          limit: int = 2000) -> None:
     """Exercise 1 (01): shuffle each review's words, then measure the frozen classifier again.
 
-    ``shuffle_words(review, rng)`` must return the review's tokens as the module splits them
-    (:func:`module_tokens`: on the space character only), all of them and only them, in a random
-    order drawn from the NumPy generator ``rng``.
-    ``accuracy_with_shuffled_words(texts, labels, seed)`` must return the notebook's model's
-    accuracy on the texts after ``shuffle_words`` with ``np.random.default_rng(seed)``.
-    ``predict(texts)`` is the notebook's model as a function (P(positive) of each text): the
-    check recomputes the student's number from it, on the same shuffled texts, and prints the
-    accuracy before and after and the largest change of any review's probability. At most
-    ``limit`` texts are used, so that the values a grader records stay small.
+    ``shuffle_words(review, rng)`` must return the review's :func:`module_tokens` in a random order
+    drawn from ``rng``; ``accuracy_with_shuffled_words(texts, labels, seed)`` the model's accuracy
+    on the shuffled texts. ``predict(texts)`` (P(positive) of each text) lets the check recompute
+    that number. At most ``limit`` texts are used, so the values a grader records stay small.
     """
     exercise = SHUFFLED_WORDS
     facts = observe(exercise, _describe_shuffling, shuffle_words, accuracy_with_shuffled_words,
@@ -126,8 +115,7 @@ def _describe_shuffling(shuffle_words: Callable, accuracy_with_shuffled_words: C
 def check_accuracy_function(accuracy_from_probabilities: Callable) -> None:
     """Exercise 2 (01): ``accuracy_from_probabilities(probabilities, labels) -> float``.
 
-    A review counts as predicted positive when its probability is above 0.5 (as Keras's
-    ``accuracy`` metric does); probabilities may come as ``(n, 1)`` (``model.predict``) or ``(n,)``.
+    Positive above 0.5, as Keras's ``accuracy``; probabilities may be ``(n, 1)`` or ``(n,)``.
     """
     exercise = ACCURACY_FUNCTION
     rng = np.random.default_rng(7)
@@ -154,10 +142,8 @@ def check_accuracy_function(accuracy_from_probabilities: Callable) -> None:
 def check_learning_rate_comparison(runs: Mapping[str, Mapping] | Callable[[], Mapping]) -> None:
     """Exercise 1 (02): fine-tuning at the original rate vs one tenth of it, from the same start.
 
-    ``runs`` (or the function that returns it, which the check calls) maps ``"one tenth"``
-    and ``"original"`` to dicts with ``learning_rate``, ``val_accuracy`` (one value per
-    epoch) and ``embedding_change`` (mean absolute change of the embedding table from the
-    frozen stage's values). On success it prints the two runs side by side.
+    ``runs`` (or the function returning it) maps ``"one tenth"`` and ``"original"`` to dicts with
+    ``learning_rate``, ``val_accuracy`` (one value per epoch) and ``embedding_change``.
     """
     exercise = LEARNING_RATE_COMPARISON
     if callable(runs):

@@ -1,14 +1,10 @@
 """Checks for notebook 07's exercises: how surprised a model is by a text, position by position.
 
-* Exercise 1 — ``sample_perplexity(logits, ids, start)``: ``logits`` ``(L, V)`` are a language
-  model's scores after reading ``ids`` ``(L,)`` (row ``t`` scores the token at ``t + 1``);
-  return the perplexity of the continuation ``ids[start:]``:
-  ``exp(−mean over t ≥ start of log softmax(logits[t − 1])[ids[t]])``. The notebook scores the
-  LSTM's own samples with it, one per temperature.
-* Exercise 2 — ``loss_by_position(logits, targets)``: ``logits`` ``(B, T, V)``, ``targets``
-  ``(B, T)``; return the mean cross-entropy at each position of the window, ``(T,)``. The
-  notebook draws it for the mini-GPT (each window alone) and for the LSTM with its state carried
-  or reset.
+* Exercise 1 — ``sample_perplexity(logits, ids, start)``: row ``t`` of ``logits`` ``(L, V)``
+  scores the token at ``t + 1``; the perplexity of ``ids[start:]`` is
+  ``exp(−mean over t ≥ start of log softmax(logits[t − 1])[ids[t]])``.
+* Exercise 2 — ``loss_by_position(logits, targets)``: the mean cross-entropy at each position
+  of the window, ``(T,)``.
 """
 
 from __future__ import annotations
@@ -19,6 +15,7 @@ from seqlab.course.checks.core import (
     CheckFailed,
     as_array,
     assert_close,
+    log_softmax,
     passed,
     refuse_package_calls,
     run_student_code,
@@ -28,15 +25,9 @@ PERPLEXITY = "Exercise 1: how surprised is the model by its own samples"
 POSITION_LOSS = "Exercise 2: the loss at each position of a window"
 
 
-def _log_softmax(logits, axis=-1):
-    logits = np.asarray(logits, "float64")
-    shifted = logits - logits.max(axis=axis, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
-
-
 def sample_perplexity_reference(logits, ids, start) -> float:
     """What exercise 1 asks for (NumPy, float64)."""
-    log_probabilities = _log_softmax(logits)                         # (L, V)
+    log_probabilities = log_softmax(logits)                         # (L, V)
     ids = np.asarray(ids).astype(int)
     steps = np.arange(int(start), len(ids))
     return float(np.exp(-np.mean(log_probabilities[steps - 1, ids[steps]])))
@@ -67,7 +58,7 @@ def check_perplexity(sample_perplexity) -> None:
         expected = sample_perplexity_reference(logits, ids, start)
         if np.isclose(got, expected, rtol=1e-5):
             continue
-        log_probabilities = _log_softmax(logits)
+        log_probabilities = log_softmax(logits)
         steps = np.arange(start, len(ids))
         aligned = float(np.exp(-np.mean(log_probabilities[steps, ids[steps]])))
         if np.isclose(got, aligned, rtol=1e-5):
@@ -99,7 +90,7 @@ def check_perplexity(sample_perplexity) -> None:
 
 def loss_by_position_reference(logits, targets) -> np.ndarray:
     """What exercise 2 asks for (NumPy, float64): ``(T,)``."""
-    log_probabilities = _log_softmax(logits)                          # (B, T, V)
+    log_probabilities = log_softmax(logits)                          # (B, T, V)
     targets = np.asarray(targets).astype(int)
     picked = np.take_along_axis(log_probabilities, targets[..., None], axis=-1)[..., 0]  # (B, T)
     return -picked.mean(axis=0)

@@ -1,10 +1,9 @@
 """Checks for notebook 03's exercises: two recurrent cells, the reset-gate comparison and the
 gradient through ten steps.
 
-A student's cell subclasses :class:`seqlab.layers.RecurrentCell` and creates its weights with
-``add_gate``, so they carry the slides' names (``W_xf``, ``W_hf``, ``b_f``, ...). A check runs
-the cell inside ``keras.layers.RNN`` on a small random batch, gives every weight a random
-value, and compares the outputs and final states with a NumPy version of the equations.
+A student's cell subclasses :class:`seqlab.layers.RecurrentCell` and names its weights as the
+slides do (``W_xf``, ``W_hf``, ``b_f``, ...); a check runs it in ``keras.layers.RNN`` with
+random weights against a NumPy version of the equations.
 """
 
 from __future__ import annotations
@@ -44,9 +43,8 @@ def _sigmoid(a):
 def coupled_lstm_reference(w: Mapping[str, np.ndarray], x: np.ndarray):
     """Eqs. (3)-(7) with the input gate coupled to the forget gate, i = 1 - f.
 
-    Exercise 1's answer in NumPy: ``(outputs (batch, time, units), [h, c])`` for the weights
-    ``w`` (slide names) and inputs ``x`` ``(batch, time, features)``. The notebook's ``same_as``
-    names it, so the giveaway audit keeps its source out of the student copy.
+    Returns ``(outputs (batch, time, units), [h, c])`` for the weights ``w`` (slide names) and
+    inputs ``x`` ``(batch, time, features)``.
     """
     h = c = np.zeros((x.shape[0], UNITS))
     outputs = []
@@ -60,11 +58,7 @@ def coupled_lstm_reference(w: Mapping[str, np.ndarray], x: np.ndarray):
 
 
 def gru_without_reset_reference(w: Mapping[str, np.ndarray], x: np.ndarray):
-    """Eqs. (8), (10), (11) with r = 1: the main layer sees all of h(t-1).
-
-    Exercise 2a's answer in NumPy: ``(outputs (batch, time, units), [h])``; named in the
-    notebook's ``same_as`` like :func:`coupled_lstm_reference`.
-    """
+    """Eqs. (8), (10), (11) with r = 1: ``(outputs (batch, time, units), [h])``."""
     h = np.zeros((x.shape[0], UNITS))
     outputs = []
     for t in range(x.shape[1]):
@@ -81,12 +75,7 @@ def _gate_weights(gates: str) -> set[str]:
 
 def _check_cell(exercise: str, cell_class, *, gates: str, absent_gate: str, why: str,
                 reference, state_names: list[str]) -> int:
-    """Run ``cell_class`` in an RNN with random weights against ``reference``.
-
-    The cell must create the weights of ``gates`` (and none of ``absent_gate``), return one
-    state per name in ``state_names``, and match ``reference(weights, x) -> (sequence,
-    states)``. Returns the cell's parameter count, checked to be one block per gate.
-    """
+    """Run ``cell_class`` in an RNN with random weights against ``reference``; its parameter count."""
     rng = np.random.default_rng(2000)
     x = rng.normal(size=(BATCH, STEPS, FEATURES)).astype("float32")
     facts = observe(exercise, _describe_cell, exercise, cell_class, x)
@@ -170,15 +159,9 @@ def check_reset_gate_comparison(comparison) -> None:
     """Exercise 2b: both GRUs trained the same way, with their parameters and accuracy.
 
     Args:
-        comparison: the student's function that trains both cells and returns the results
-            (called here, without arguments), or the results themselves: a mapping from
-            ``"with reset gate"`` and ``"without reset gate"`` to dicts holding at least
-            ``cell_parameters`` (the recurrent layer's parameter count), ``val_accuracy`` and
-            ``epochs``.
-
-    The cell without reset gate must have exactly 2/3 of the parameters, both accuracies must
-    be numbers in [0, 1], and both runs the same number of epochs. On success the two results
-    are printed side by side.
+        comparison: the student's function (called here, without arguments) or its result: a
+            mapping from ``"with reset gate"`` and ``"without reset gate"`` to dicts holding at
+            least ``cell_parameters``, ``val_accuracy`` and ``epochs``.
     """
     exercise = RESET_GATE_COMPARISON
     if callable(comparison):
@@ -212,16 +195,12 @@ def check_reset_gate_comparison(comparison) -> None:
 def check_gradient_ratios(table) -> None:
     """Exercise 3: ``||dL/dx(0)|| / ||dL/dx(10)||`` through an RNN whose ``W_y = scale * I``.
 
+    The linear row must be exactly ``scale ** 10``, the diagonal of the slide's ``Lambda ** 10``;
+    the tanh and ReLU rows depend on the input weights and are only printed.
+
     Args:
         table: the student's function (called here, without arguments) or its result, a mapping
-            ``{activation: {scale: ratio}}`` for every activation of :data:`ACTIVATIONS` and
-            every scale of :data:`SCALES`.
-
-    What can be checked without the student's random input weights: every ratio is a finite
-    number >= 0, and the linear row is exactly ``scale ** 10``, the diagonal of the slide's
-    ``Lambda ** 10`` (with f the identity, every factor of the Jacobian product is ``W_y``). The
-    tanh and ReLU rows depend on the input weights; they are printed beside the linear row for
-    the written question.
+            ``{activation: {scale: ratio}}`` for every :data:`ACTIVATIONS` and :data:`SCALES`.
     """
     exercise = GRADIENT_RATIOS
     if callable(table):

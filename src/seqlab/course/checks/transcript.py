@@ -1,18 +1,10 @@
 """Facts about a student's answer, computed where the student's code runs and judged elsewhere.
 
-A check has two halves: running the student's code on the check's inputs (which may run
-anything the student wrote) and comparing what comes back with the reference. In a notebook
-both happen in the student's kernel, as always. The homework grader (:mod:`seqlab_instructor.homework`)
-separates them: in the student's (sandboxed) kernel a :class:`Transcript` in *record* mode
-stores every value the check obtains from student code; in the grader's own process the same
-check runs again in *replay* mode, getting those values back instead of running student code,
-and computes the verdict itself. Nothing the submission does to its kernel (replacing check
-functions, printing "passed") reaches that verdict: it only chooses the recorded values.
-
-Values cross as JSON (:func:`encode` / :func:`decode`): numbers, strings, lists, tuples, dicts
-and arrays. Where a student's answer is an object (a Keras model, a cell class), the check asks
-for plain facts about it with :func:`observe`, whose ``describe`` function runs next to the
-student's code.
+While grading, a :class:`Transcript` in *record* mode stores, in the student's sandboxed
+kernel, every value a check obtains from student code; the grader's own process runs the check
+again in *replay* mode on those values and computes the verdict itself, so nothing the
+submission does to its kernel reaches the verdict. Values cross as JSON (:func:`encode` /
+:func:`decode`).
 """
 
 from __future__ import annotations
@@ -196,9 +188,8 @@ def using(transcript: Transcript):
 def observe(exercise: str, describe: Callable[..., Any], *args) -> Any:
     """``describe(*args)``: plain facts (numbers, arrays, strings) about a student's answer.
 
-    In a notebook this just calls ``describe``. While grading, it runs next to the student's
-    code (recorded) and the grader's check gets the recorded facts back (replayed), so
-    ``describe`` must return data :func:`encode` keeps, and the judging happens on that data.
+    While grading, it runs next to the student's code and the check gets the recorded facts back,
+    so ``describe`` must return data :func:`encode` keeps.
     """
     transcript = active()
     if transcript is None:

@@ -1,29 +1,12 @@
 """Checks for notebook 05's exercises.
 
-* Does 1/sqrt(d_k) keep the gradients alive? (Exercise 1, predict-measure-explain): the student
-  predicts how the softmax's Jacobian at d_k = 512 compares without the scaling, then writes
-  ``softmax_jacobian_norm(d_k, scaled)``, the mean Frobenius norm of the softmax's Jacobian over
-  200 random queries and 10 keys; the check recomputes it, prints both columns and says whether
-  the prediction held.
-* ``attention(q, k, v, mask=None)``: eq. (16), ``softmax(Q K^T / sqrt(d_k)) V`` with masked keys
-  (``mask`` false) given a large negative score before the softmax; returns ``(output,
-  weights)`` (kept for the homework tools' tests; the notebook no longer asks for it).
-* The decoder without its causal mask (Exercise 2, an experiment): the lesson's translator
-  trained with the decoder's self-attention unmasked (:func:`report_lesson_model` prints the
-  lesson's model's numbers without showing how the accuracy is measured); the check confirms that the student's
-  model really sees the future (an earlier position's logits change when a later target token
-  changes), recomputes its teacher-forced accuracy on the lesson's test batch and compares it
-  with the number reported, and prints it beside the greedy exact match.
-* One head instead of four (Exercise 3, an experiment): every attention layer has one head of
-  the full width d_model, and the parameter count is compared with the four-head model's.
-* ``causal_mask(length)``: the look-ahead mask of the slides' "Masked Multi-Head Attention",
-  ``(length, length)``, true (or 1) where query ``t`` may see key ``s``, i.e. ``s <= t``
-  (kept for the homework tools' tests; the notebook no longer asks for it).
-
-Answers are compared with NumPy versions of the equations; the messages name the usual
-mistakes (the diagonal masked, the mask transposed, the √d_k scaling left out or squared, the
-softmax over the wrong axis). An Exercise 1 answer that calls the package's
-``scaled_dot_product_attention`` or :func:`attention_reference` is refused.
+* Exercise 1 — ``softmax_jacobian_norm(d_k, scaled)`` and a prediction: does 1/sqrt(d_k) keep
+  the softmax's gradients alive?
+* ``attention(q, k, v, mask=None)``: eq. (16), ``softmax(Q K^T / sqrt(d_k)) V``, returning
+  ``(output, weights)``, and ``causal_mask(length)``, the slides' "Masked Multi-Head
+  Attention" (``s <= t``); the notebook no longer asks for either.
+* Exercise 2 — the lesson's translator trained without the decoder's causal mask.
+* Exercise 3 — one attention head of the full width d_model instead of four.
 """
 
 from __future__ import annotations
@@ -40,6 +23,7 @@ from seqlab.course.checks.core import (
     passed,
     refuse_package_calls,
     run_student_code,
+    softmax,
 )
 from seqlab.course.checks.transcript import observe
 
@@ -59,12 +43,6 @@ def causal_mask_reference(length: int) -> np.ndarray:
     return np.tril(np.ones((length, length), bool))
 
 
-def _softmax(x, axis=-1):
-    x = x - x.max(axis=axis, keepdims=True)
-    e = np.exp(x)
-    return e / e.sum(axis=axis, keepdims=True)
-
-
 def attention_reference(q, k, v, mask=None, *, scale: bool = True):
     """Eq. (16) in NumPy; ``scale=False`` gives the usual mistake (no ``1/sqrt(d_k)``)."""
     scores = q @ np.swapaxes(k, -1, -2)
@@ -72,7 +50,7 @@ def attention_reference(q, k, v, mask=None, *, scale: bool = True):
         scores = scores / np.sqrt(q.shape[-1])
     if mask is not None:
         scores = np.where(np.asarray(mask, bool), scores, -1e9)
-    weights = _softmax(scores, axis=-1)
+    weights = softmax(scores, axis=-1)
     return weights @ v, weights
 
 
@@ -107,11 +85,7 @@ def check_causal_mask(causal_mask) -> None:
 
 
 def check_scaled_dot_product_attention(attention) -> None:
-    """Check ``attention(q, k, v, mask=None) -> (output, weights)`` against eq. (16).
-
-    An answer that calls the package's ``scaled_dot_product_attention`` or this module's
-    :func:`attention_reference` is refused (:func:`seqlab.course.checks.core.refuse_package_calls`).
-    """
+    """Check ``attention(q, k, v, mask=None) -> (output, weights)`` against eq. (16)."""
     refuse_package_calls(ATTENTION, attention, ATTENTION_FORBIDDEN)
     rng = np.random.default_rng(516)
     q = rng.normal(size=(2, 3, 8)).astype("float32")
@@ -159,7 +133,7 @@ def softmax_jacobian_reference(d_k: int, scaled: bool = True) -> float:
     q = rng.normal(size=(200, 1, d_k))
     k = rng.normal(size=(200, 10, d_k))
     scores = (q @ np.swapaxes(k, -1, -2))[:, 0] / (np.sqrt(d_k) if scaled else 1.0)  # (200, 10)
-    weights = _softmax(scores)
+    weights = softmax(scores)
     jacobian = weights[:, :, None] * (np.eye(10) - weights[:, None, :])  # (200, 10, 10)
     return float(np.linalg.norm(jacobian, axis=(1, 2)).mean())
 
@@ -168,11 +142,9 @@ def check_softmax_gradients(softmax_jacobian_norm, prediction) -> None:
     """Exercise 1: the softmax's Jacobian with and without 1/sqrt(d_k), and the prediction.
 
     Args:
-        softmax_jacobian_norm: the student's ``(d_k, scaled) -> float``
-            (:func:`softmax_jacobian_reference`'s recipe).
+        softmax_jacobian_norm: the student's ``(d_k, scaled) -> float``.
         prediction: ``"smaller"``, ``"same"`` or ``"larger"`` (or the student's function
-            returning it), the prediction for the unscaled Jacobian at d_k = 512 against the
-            scaled one, made before measuring.
+            returning it), for the unscaled Jacobian at d_k = 512 against the scaled one.
     """
     exercise = SOFTMAX_GRADIENTS
     if callable(prediction):
@@ -217,12 +189,9 @@ def _masked_accuracy(logits: np.ndarray, target_out: np.ndarray) -> float:
 
 
 def report_lesson_model(model, test_batch, *, greedy_exact_match: float) -> None:
-    """Print the lesson's model's numbers that Exercise 2's unmasked model is held against.
+    """Print the lesson's model's teacher-forced accuracy on ``test_batch`` and its greedy exact match.
 
-    Its teacher-forced token accuracy on ``test_batch`` (``(source_ids, target_in,
-    target_out)``; the true ``target_in`` as decoder input, padding left out) is computed here,
-    out of sight: measuring it is part of Exercise 2. ``greedy_exact_match`` is the lesson's
-    model's greedy exact match on the same sentences, printed beside it.
+    The accuracy is computed here, out of sight: measuring it is part of Exercise 2.
     """
     source_ids, target_in, target_out = (np.asarray(part) for part in test_batch)
     logits = np.asarray(model((source_ids, target_in), training=False), "float32")
@@ -261,13 +230,10 @@ def check_causal_mask_experiment(experiment, test_batch, lesson_parameters: int)
 
     Args:
         experiment: the student's function (called here, without arguments) or its result: a
-            mapping with ``"model"`` (the trained Keras model, ``(source_ids, target_in) ->
-            logits``), ``"teacher_forced_accuracy"`` (its token accuracy on ``test_batch`` with
-            the true target as decoder input) and ``"greedy_exact_match"`` (the fraction of the
-            same sentences its greedy loop translates exactly), both in [0, 1].
+            mapping with ``"model"`` (``(source_ids, target_in) -> logits``),
+            ``"teacher_forced_accuracy"`` and ``"greedy_exact_match"``, both in [0, 1].
         test_batch: ``(source_ids, target_in, target_out)`` of the lesson's test sentences.
-        lesson_parameters: the lesson's (masked) model's parameter count: the unmasked one must
-            be the same model apart from the mask.
+        lesson_parameters: the lesson's (masked) model's parameter count.
     """
     exercise = NO_CAUSAL_MASK
     facts = observe(exercise, _describe_unmasked_run, exercise, experiment, test_batch)
@@ -343,7 +309,7 @@ def check_one_head(build_one_head, four_head_parameters: int, d_model: int) -> N
     Args:
         build_one_head: the student's function returning the one-head model (or the model).
         four_head_parameters: the lesson's four-head model's parameter count.
-        d_model: the lesson's model size (one head must have the full width).
+        d_model: the lesson's model size.
     """
     # Imported here, as in the other checks: importing the checks loads no Keras.
     from seqlab.layers.transformer_blocks import head_size

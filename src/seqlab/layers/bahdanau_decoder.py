@@ -94,19 +94,12 @@ class BahdanauDecoder(keras.layers.Layer):
 
     def step(self, embedded_word, state, encoder_outputs, encoder_padding_mask=None,
              training=None):
-        """One decoder step.
-
-        Args:
-            embedded_word: ``(batch, embedding_dim)``, the embedding of the previous word.
-            state: list of ``(batch, units)`` tensors, the previous state (``h_(t-1)`` first).
-            encoder_outputs: ``(batch, Tv, value_dim)``.
-            encoder_padding_mask: optional ``(batch, Tv)``, True at real source positions.
-            training: enables dropout.
+        """One decoder step, arguments as :meth:`call` but one word ``(batch, embedding_dim)``
+        and the previous state list (``h_(t-1)`` first).
 
         Returns:
-            ``(output, new_state, weights)``: ``output`` ``(batch, units + value_dim)``, the
-            ``[h_t; c_t]`` that the output layer reads; ``new_state`` a list like ``state``;
-            ``weights`` ``(batch, Tv)`` (eq. 13).
+            ``(output, new_state, weights)``: ``[h_t; c_t]`` ``(batch, units + value_dim)``, the
+            new state list, and the weights ``(batch, Tv)`` of eq. (13).
         """
         if not self.built:  # step before any call, e.g. a decoding loop on a fresh layer
             self.build((None, None, embedded_word.shape[-1]), encoder_outputs.shape)

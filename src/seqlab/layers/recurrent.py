@@ -114,7 +114,7 @@ class SimpleRNNCell(RecurrentCell):
         units: number of recurrent perceptrons ``u``.
         activation: ``f`` (default ``"tanh"``, as Keras's ``SimpleRNN``).
 
-    Weights: ``W_x (d, u)``, ``W_y (u, u)``, ``b (u,)``. State: ``[y(t)]``, ``(batch, u)``.
+    Weights: ``W_x (d, u)``, ``W_y (u, u)``, ``b (u,)``.
 
     Call arguments:
         inputs: ``x(t)``, ``(batch, d)``: one time step (``keras.layers.RNN`` loops over time).
@@ -171,8 +171,6 @@ class LSTMCell(RecurrentCell):
         units: size ``u`` of both states ``h(t)`` and ``c(t)``.
         peephole: add the peephole connections.
         unit_forget_bias: start ``b_f`` at one so the cell remembers by default (as Keras).
-
-    States: ``[h(t), c(t)]``, each ``(batch, u)``; output ``h(t)``.
 
     Call arguments:
         inputs: ``x(t)``, ``(batch, d)``: one time step (``keras.layers.RNN`` loops over time).
@@ -248,8 +246,6 @@ class GRUCell(RecurrentCell):
 
     Args:
         units: size ``u`` of the state ``h(t)``.
-
-    State: ``[h(t)]``, ``(batch, u)``; output ``h(t)``.
 
     Call arguments:
         inputs: ``x(t)``, ``(batch, d)``: one time step (``keras.layers.RNN`` loops over time).

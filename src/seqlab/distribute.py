@@ -1,47 +1,11 @@
-"""Training past one device: pick the ``tf.distribute`` strategy for the runtime, and the rules
-for batch size and learning rate that go with it.
+"""Training past one device: the ``tf.distribute`` strategy for the runtime, and the batch-size
+and learning-rate rules that go with it.
 
-In a notebook the setup cell chooses the strategy once (``setup(strategy=STRATEGY)`` calls
-:func:`choose_strategy`: ``"auto"``, ``"default"``, ``"mirrored"``), then::
-
-    from seqlab.distribute import global_batch_size, scale_learning_rate
-
-    strategy = RUN.strategy                                # what the setup cell chose
-    BATCH_SIZE = global_batch_size(BATCH_SIZE, strategy)   # BATCH_SIZE is per replica
-    LEARNING_RATE = scale_learning_rate(LEARNING_RATE, BATCH_SIZE, 128)  # tuned for 128
-    with strategy.scope():                                 # variables live on every replica
-        model = build_rnn_translator(...)
-
-What ``"auto"`` picks: ``MirroredStrategy`` over all GPUs when there are several, and
-TensorFlow's default strategy (one device) otherwise (Colab's TPU runtimes ship no TensorFlow:
-there is no TPU choice). ``"mirrored"`` forces ``MirroredStrategy``; on a machine without a
-GPU it splits the
-CPU into two logical devices first, which is how the tests and CI exercise two replicas without
-special hardware. ``None`` reads the environment variable ``SEQLAB_STRATEGY`` (default
-``"auto"``).
-
-**The rules** (:func:`global_batch_size`, :func:`scale_learning_rate`,
-:func:`scale_warmup_steps`), the same for every notebook:
-
-* a notebook's ``BATCH_SIZE`` is the batch of *one replica*; the global batch, the one
-  ``tf.data`` produces and ``fit`` splits among the replicas, is ``BATCH_SIZE × replicas``.
-  Each replica keeps the batch a single device was sized for, and an epoch takes ``replicas`` times fewer steps;
-* the Adam learning rate follows the global batch by the square-root rule:
-  ``rate × sqrt(global batch / the batch the rate was tuned for)`` (Malladi et al., 2022, "On
-  the SDEs and Scaling Rules for Adaptive Gradient Algorithms"; Krizhevsky, 2014, proposed it
-  for SGD too). A ``k`` times larger batch has ``sqrt(k)`` times less gradient noise; the
-  linear rule of Goyal et al. (2017) is derived for SGD, and applied to Adam at 8 replicas it
-  takes notebook 04's rate from 2e-3 to 1.6e-2, where the RNN diverges. With the tuned batch
-  (one device, or ``BATCH_SIZE`` divided by the replicas) nothing changes;
-* the Transformer's warm-up is counted in examples, not steps:
-  ``warmup_steps × tuned batch / global batch``. With the paper's schedule
-  ``d^-0.5 · min(step^-0.5, step · warmup^-1.5)`` that multiplies the whole schedule, seen as a
-  function of the examples seen, by ``sqrt(global / tuned)``: the same square-root rule.
-
-Losses under a strategy: :class:`seqlab.training.MaskedSparseCategoricalCrossentropy` returns
-each replica's share of the global batch's mean, so loss values and gradients equal the
-single-device ones on the same global batch (``tests/test_distribute.py`` checks every model
-family on two logical CPU devices).
+A notebook's ``BATCH_SIZE`` is the batch of one replica; the global batch is ``BATCH_SIZE ×
+replicas``. Adam's rate follows the global batch by the square-root rule (Malladi et al., 2022,
+"On the SDEs and Scaling Rules for Adaptive Gradient Algorithms"; Krizhevsky, 2014): the linear
+rule of Goyal et al. (2017) is derived for SGD and makes notebook 04's RNN diverge at 8
+replicas. The Transformer's warm-up is counted in examples, not steps.
 """
 
 from __future__ import annotations
@@ -78,8 +42,7 @@ def choose_strategy(name: str | None = None, *, quiet: bool = False) -> tf.distr
     """The ``tf.distribute`` strategy for this runtime, created once per process.
 
     Call it before anything runs a TensorFlow operation when ``"mirrored"`` may split the CPU
-    (logical devices are fixed when TensorFlow initialises them); in the notebooks the setup
-    cell, right after the parameters cell, runs it (:func:`seqlab.course.notebook.setup`).
+    (logical devices are fixed when TensorFlow initialises them).
 
     Args:
         name: ``"auto"`` (several GPUs if present, else one device), ``"default"`` (one
@@ -96,7 +59,9 @@ def choose_strategy(name: str | None = None, *, quiet: bool = False) -> tf.distr
         StrategyError: ``"mirrored"`` on a CPU after TensorFlow has initialised its devices.
     """
     name = strategy_name(name)
-    kind = _resolve(name)
+    kind = name
+    if name == "auto":
+        kind = "mirrored" if len(tf.config.list_physical_devices("GPU")) > 1 else "default"
     if kind not in _chosen:
         _chosen[kind] = _create(kind)
     strategy = _chosen[kind]
@@ -109,7 +74,7 @@ def choose_strategy(name: str | None = None, *, quiet: bool = False) -> tf.distr
 def describe_strategy(strategy: tf.distribute.Strategy) -> str:
     """``"MirroredStrategy, 2 replicas on /cpu:0, /cpu:1"`` and the like."""
     replicas = strategy.num_replicas_in_sync
-    if _is_default(strategy):
+    if strategy is tf.distribute.get_strategy() and not tf.distribute.has_strategy():
         gpus = tf.config.list_physical_devices("GPU")
         return (f"default strategy (one device), 1 replica on "
                 f"{'/gpu:0' if gpus else '/cpu:0'}")
@@ -121,14 +86,15 @@ def global_batch_size(per_replica_batch_size: int, strategy: tf.distribute.Strat
     """``per_replica_batch_size × replicas``: the batch size ``tf.data`` must produce."""
     if int(per_replica_batch_size) < 1:
         raise ValueError(f"per_replica_batch_size must be a positive integer; got {per_replica_batch_size}")
-    return int(per_replica_batch_size) * _replicas(strategy)
+    replicas = (strategy or tf.distribute.get_strategy()).num_replicas_in_sync
+    return int(per_replica_batch_size) * replicas
 
 
 def scale_learning_rate(learning_rate: float, global_batch_size: int, tuned_batch_size: int) -> float:
     """Adam's learning rate for a global batch other than the one it was tuned for.
 
     ``learning_rate × sqrt(global_batch_size / tuned_batch_size)``: the square-root rule (see
-    the module docstring). With the batch a notebook was tuned for, the rate is unchanged.
+    the module docstring).
     """
     _check_batch_sizes(global_batch_size, tuned_batch_size)
     return float(learning_rate) * math.sqrt(global_batch_size / tuned_batch_size)
@@ -164,17 +130,13 @@ def scale_warmup_steps(warmup_steps: int, global_batch_size: int, tuned_batch_si
 def text_as_codepoints(data):
     """Batches of raw text as 0-padded ``int32`` Unicode code points, for several replicas.
 
-    Keras 3.10-3.15 starts ``fit``/``evaluate``/``predict`` under a strategy with several
-    replicas by averaging the first distributed batch to learn its shapes, which fails for
-    strings. A sentiment classifier built with such a strategy therefore reads code points
-    (``seqlab.lessons.nb01.build_sentiment_classifier`` built in such a ``strategy.scope()`` puts a
-    :class:`seqlab.layers.text.TextFromCodepoints` first), and this turns its data into them.
+    Keras 3.10-3.15 starts ``fit``/``evaluate``/``predict`` under several replicas by averaging
+    the first distributed batch, which fails for strings; a classifier built under such a
+    strategy reads code points (:class:`seqlab.layers.text.TextFromCodepoints` first).
 
-    ``data``: a batched ``tf.data.Dataset`` whose elements are ``reviews`` or
-    ``(reviews, labels[, weights])`` with ``reviews`` a ``(batch,)`` string tensor, or such a
-    string tensor / list of strings itself (for ``predict``). Each batch becomes
-    ``(batch, longest review in characters)``; every replica's share of a global batch has
-    the same width. Invalid UTF-8 bytes become U+FFFD.
+    ``data``: a batched ``tf.data.Dataset`` of ``reviews`` or ``(reviews, labels[, weights])``,
+    ``reviews`` a ``(batch,)`` string tensor, or such a tensor or list of strings itself. Each
+    batch becomes ``(batch, longest review in characters)``; invalid UTF-8 becomes U+FFFD.
     """
     def encode(texts):
         texts = tf.convert_to_tensor(texts)
@@ -193,32 +155,13 @@ def text_as_codepoints(data):
     return data.map(encode, num_parallel_calls=tf.data.AUTOTUNE)
 
 
-# ------------------------------------------------------------------------------------------
-
-
 def _check_batch_sizes(*sizes) -> None:
     if any(int(size) < 1 for size in sizes):
         raise ValueError(f"batch sizes must be positive integers; got {sizes}")
 
 
-def _replicas(strategy) -> int:
-    return (strategy or tf.distribute.get_strategy()).num_replicas_in_sync
-
-
-def _is_default(strategy) -> bool:
-    return strategy is tf.distribute.get_strategy() and not tf.distribute.has_strategy()
-
-
 def _short(device: str) -> str:
     return device.replace("/job:localhost/replica:0/task:0", "").replace("/device:", "/").lower()
-
-
-def _resolve(name: str) -> str:
-    if name != "auto":
-        return name
-    if len(tf.config.list_physical_devices("GPU")) > 1:
-        return "mirrored"
-    return "default"
 
 
 def _create(kind: str) -> tf.distribute.Strategy:

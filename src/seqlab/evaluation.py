@@ -31,16 +31,11 @@ def bleu(hypotheses: Sequence[str], references: Sequence[str] | Sequence[Sequenc
         hypotheses: one translation per sentence.
         references: one reference per sentence, or a list of references per sentence (all
             sentences must then have the same number).
-        lowercase / tokenize: passed to ``sacrebleu.corpus_bleu``; ``"13a"``, sacrebleu's
-            default, splits punctuation off the words as WMT's official scoring script
-            (``mteval-v13a.pl``) does (Post, 2018, "A Call for Clarity in Reporting BLEU
-            Scores"). Smoothing is sacrebleu's default (``"exp"``), which changes only an
-            n-gram order with no match at all.
+        lowercase / tokenize: passed to ``sacrebleu.corpus_bleu``; ``"13a"`` splits punctuation
+            off the words as WMT's ``mteval-v13a.pl`` does (Post, 2018, "A Call for Clarity in
+            Reporting BLEU Scores").
 
-    BLEU (Papineni et al., 2002, §2): the clipped n-gram precisions for n = 1..4, counted over
-    the whole corpus, their geometric mean, times the brevity penalty ``exp(1 - r / c)`` when
-    the hypotheses' total length ``c`` does not exceed the references' ``r``; notebook 04
-    computes it by hand for one sentence.
+    BLEU as Papineni et al. (2002, §2) define it; notebook 04 computes it by hand.
 
     Raises:
         ValueError: for no hypotheses or a length mismatch.
@@ -72,8 +67,7 @@ def format_scores(scores: Mapping[str, float]) -> str:
     """Scores as a person reads them: ``{"bleu": 62.24.., "exact_match": 0.167..}`` ->
     ``"BLEU 62.2, exact match 16.7 %"``.
 
-    BLEU (0-100) gets one decimal, ``exact_match`` (a fraction, 0-1) is shown in per cent;
-    any other score is shown with three significant digits under its name in words.
+    Any other score is shown with three significant digits under its name in words.
 
     Raises:
         TypeError: if ``scores`` is not a mapping of names to numbers.
@@ -120,10 +114,8 @@ def diagnose_translations(predictions: Sequence[str], references: Sequence[str],
                           max_empty: float = 0.3, epochs: int | None = None) -> str | None:
     """A message saying why these translations must not be read as a result, or ``None``.
 
-    Notebooks call it after decoding the test split and print the message *instead of*
-    drawing conclusions: a model that is still at the stage of repeating one token, writing
-    the same sentence for every input, or scoring near-zero BLEU is undertrained, and its
-    attention maps and scores say nothing about the architecture.
+    A model that repeats one token, writes the same sentence for every input, or scores
+    near-zero BLEU is undertrained: notebooks print this message instead of conclusions.
 
     Args:
         predictions / references: decoded and reference sentences, paired one to one.

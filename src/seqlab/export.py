@@ -1,15 +1,6 @@
-"""Ship a trained translator as one TensorFlow SavedModel: raw strings in, translations out.
-
-The ``.keras`` file (``model.save``) holds the network only; the text processing (the two
-vocabularies and :func:`seqlab.data.translation_text.standardize_with_markers`) lives in the
-vectorizers. The export puts both, and the greedy decoding loop, into one graph::
-
-    export_translator(model, data.source_vectorizer, data.target_vectorizer, "models/nmt_export")
-    reloaded = tf.saved_model.load("models/nmt_export")      # no seqlab import needed
-    reloaded.translate(tf.constant(["Good morning."]))["text"]
-
-TensorFlow only, by nature (SavedModel). Works for any :class:`seqlab.decoding.Translator` (the
-decoding protocol) that can be traced with an unknown batch size.
+"""Ship a trained translator as one TensorFlow SavedModel: the vectorizers, the network and
+greedy decoding in one graph, raw strings in, translations out (no seqlab import to reload it).
+Works for any :class:`seqlab.decoding.Translator` that can be traced with an unknown batch size.
 """
 
 from __future__ import annotations
@@ -59,9 +50,8 @@ class ExportedTranslator(tf.Module):
 
 
 def detokenize_tensor(words: tf.Tensor) -> tf.Tensor:
-    """:func:`seqlab.data.translation_text.detokenize` in TensorFlow ops, NFC aside (TensorFlow has no
-    NFC op): ``(batch, T)`` words -> ``(batch,)`` texts, with the same hidden tokens and the same
-    table of rules (``DETOKENIZE_RULES``)."""
+    """:func:`seqlab.data.translation_text.detokenize` in TensorFlow ops, NFC aside:
+    ``(batch, T)`` words -> ``(batch,)`` texts."""
     hidden = tf.reduce_any(tf.equal(words[..., None], HIDDEN_TOKENS), axis=-1)  # (batch, T)
     text = tf.strings.reduce_join(tf.where(hidden, "", words), axis=-1, separator=" ")
     # Hidden words leave runs of separators behind; Python's version never joins them.

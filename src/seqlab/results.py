@@ -1,18 +1,7 @@
-"""The results files notebooks hand to each other: one reader, one writer, one size rule.
-
-Notebooks 01/02 record each training stage of the sentiment classifier in
-``models/imdb_results.json`` (notebooks 03 and 08 compare with it); notebook 04 records its
-translators in ``models/nmt_results.json`` (notebook 05 compares with it). Both files are a
-JSON object with the ``"size"`` its numbers were measured at (one of
-:data:`seqlab.sizes.SIZES`: ``"fast"``, ``"class"``, ``"full"``, the notebook's ``SIZE``) and
-entries below it::
-
-    {"size": "fast", "frozen": {...}, "fine_tuned": {...}}                    # imdb
-    {"size": "fast", "models": {"rnn-bahdanau": {...}, "transformer": {...}}}  # nmt
-
-Writing an entry at another size starts the file afresh, so a file never compares a FAST-mode
-number with a full-size one. :func:`write_imdb_result` and :func:`write_nmt_result` build each
-notebook's entries; :func:`record_result` stores them.
+"""The results files notebooks hand to each other (``models/imdb_results.json`` from notebooks
+01/02, ``models/nmt_results.json`` from notebook 04): a JSON object with the ``"size"`` its
+numbers were measured at and entries below it. Writing an entry at another size starts the
+file afresh, so a file never compares a FAST-mode number with a full-size one.
 """
 
 from __future__ import annotations
@@ -47,9 +36,7 @@ def record_result(kind: str, keys: Sequence[str], entry: Mapping, *, size: str,
         kind: ``"imdb"`` or ``"nmt"`` (the file ``models/{kind}_results.json``).
         keys: where the entry goes, e.g. ``("frozen",)`` or ``("models", "transformer")``.
         entry: a JSON-serialisable mapping (it replaces what was at that place).
-        size: the notebook's ``SIZE``: ``"fast"``, ``"class"`` or ``"full"``. If the file holds
-            another size's results they are dropped first, so a file never compares models of
-            different sizes.
+        size: the notebook's ``SIZE``; another size's results in the file are dropped first.
         path: another file (tests).
     """
     check_size(size)
@@ -79,11 +66,8 @@ def write_imdb_result(stage: str, *, test_accuracy: float, trainable_params: int
                       path: str | Path | None = None) -> dict:
     """Record one stage (``"frozen"`` or ``"fine_tuned"``) in ``models/imdb_results.json``.
 
-    Each stage holds ``test_accuracy``, ``trainable_params``, ``seconds_per_epoch`` and
-    ``handle``, plus the training ``history`` (``History.history``) when given, so notebook 02
-    can draw notebook 01's learning curves. Results of another size are dropped, so the file
-    never mixes a FAST-mode frozen model with a full-size fine-tuned one. Returns
-    the whole file's content.
+    Each stage holds ``test_accuracy``, ``trainable_params``, ``seconds_per_epoch``, ``handle``
+    and, when given, the training ``history``. Returns the whole file's content.
     """
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}; got {stage!r}")
@@ -109,8 +93,7 @@ def write_nmt_result(name: str, scores: Mapping[str, Mapping[str, float]], *, si
         name: e.g. ``"rnn-bahdanau"`` (notebook 04's best) or ``"transformer"`` (notebook 05).
         scores: per task (``"dates"``, ``"sample"``, ``"anki"``) a dict such as
             ``{"bleu": 31.2, "exact_match": 0.12}``, measured on that task's fixed test split.
-        size: the notebook's ``SIZE`` (``"fast"``, ``"class"``, ``"full"``); results of another
-            size are dropped, so a file never compares models of different sizes.
+        size: the notebook's ``SIZE``; another size's results in the file are dropped first.
         details: anything else worth keeping (configuration, training seconds).
     """
     entry = {

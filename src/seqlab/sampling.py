@@ -1,13 +1,5 @@
-"""Sampling text from a language model (notebook 07): one token at a time, with temperature
-and top-k.
-
-- :func:`next_token_probabilities` — ``softmax(logits / T)`` over the ``k`` most likely tokens.
-- :func:`sample_next_token` — one draw from it (``temperature=0``: the most likely token).
-- :func:`generate` — continue a prompt with a stateful character LSTM or a GPT-style model.
-
-Greedy translation decoding (:mod:`seqlab.decoding`) is the ``temperature -> 0`` limit of this:
-``sample_next_token(logits, 0)`` is ``argmax``. NumPy for the sampling, so a seeded draw is the
-same on every backend and device; the model's forward pass is traced once per model.
+"""Sampling text from a language model (notebook 07), one token at a time, with temperature and
+top-k. NumPy for the sampling, so a seeded draw is the same on every backend and device.
 """
 
 from __future__ import annotations
@@ -82,7 +74,7 @@ def sample_next_token(logits, temperature: float = 1.0, top_k: int | None = None
     probabilities = next_token_probabilities(logits, temperature, top_k)
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     rows = np.atleast_2d(probabilities)
-    # inverse-CDF draw per row; clip guards against round-off at the top end
+    # inverse-CDF draw per row; the minimum guards against round-off at the top end
     cumulative = np.cumsum(rows, axis=-1)
     draws = rng.random((rows.shape[0], 1)) * cumulative[:, -1:]
     ids = np.minimum((cumulative <= draws).sum(axis=-1), rows.shape[-1] - 1)
@@ -91,20 +83,14 @@ def sample_next_token(logits, temperature: float = 1.0, top_k: int | None = None
     return int(ids[0]) if probabilities.ndim == 1 else ids.astype("int64")
 
 
-# --------------------------------------------------------------------------------------------
-# Generating text from a language model (notebook 07), one sampled token at a time.
-# --------------------------------------------------------------------------------------------
-
-
 def generate(model, prompt_ids, num_tokens: int, *, temperature: float = 1.0,
              top_k: int | None = None, seed: int = 0) -> np.ndarray:
     """Continue ``prompt_ids`` by ``num_tokens`` tokens sampled one at a time.
 
-    Works with a stateful character LSTM built for batch 1 (notebook 07's ``build_char_lstm``): the
-    prompt is read once, then each new token is fed alone and the LSTM's state carries the
-    past. Any other model (e.g. notebook 07's ``MiniGPT``) sees the last ``context_length`` tokens at
-    every step, padded on the right to that length so one traced call serves every step (the
-    causal mask keeps the padding from affecting the position we read).
+    A stateful character LSTM built for batch 1 (notebook 07's ``build_char_lstm``) reads the
+    prompt once, then each new token alone. Any other model (e.g. notebook 07's ``MiniGPT``)
+    sees the last ``context_length`` tokens, padded on the right so one traced call serves every
+    step.
 
     Args:
         model: a language model mapping ``(1, T)`` ids to ``(1, T, vocab)`` logits.

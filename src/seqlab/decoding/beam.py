@@ -1,7 +1,4 @@
-"""Beam search: the ``beam_width`` most likely prefixes at every step, with length
-normalisation; :func:`beam_search` and the steps it is made of (ranking the extensions,
-choosing which live on, picking the best finished hypothesis).
-"""
+"""Beam search with length normalisation: :func:`beam_search` and the steps it is made of."""
 
 from __future__ import annotations
 
@@ -16,10 +13,6 @@ from seqlab.decoding.protocol import Translator
 __all__ = ["beam_search"]
 
 
-def _length_normalised(score: float, length: int, length_penalty: float) -> float:
-    return score / (max(length, 1) ** length_penalty)
-
-
 @dataclass
 class _Finished:
     """A hypothesis that emitted ``[END]`` or reached ``max_length`` tokens."""
@@ -31,11 +24,7 @@ class _Finished:
 
 @dataclass
 class _Beams:
-    """The ``width`` live hypotheses of every sentence after ``t`` steps, batch-major.
-
-    A slot whose score is ``-inf`` holds no hypothesis (at the start only slot 0 is live: the
-    other copies would repeat it).
-    """
+    """The ``width`` live hypotheses of every sentence, batch-major (score ``-inf``: empty slot)."""
 
     prefixes: np.ndarray  # (batch, width, t + 1) int32, [START] first
     scores: np.ndarray  # (batch, width) float32 log-probabilities
@@ -61,14 +50,9 @@ class _Beams:
 
 def _ranked_candidates(scores: np.ndarray, log_probs: np.ndarray
                        ) -> tuple[np.ndarray, np.ndarray]:
-    """Every one-token extension of every live hypothesis, best first.
-
-    ``scores`` ``(batch, width)`` and ``log_probs`` ``(batch, width, vocab)`` -> the extensions'
-    scores ``(batch, width * vocab)`` (index ``parent * vocab + token``) and, per sentence, the
-    indices of the best ``2 * width`` of them in descending order (stable: ties keep their
-    order), ``(batch, 2 * width)``. ``2 * width`` candidates always hold ``width`` that do not
-    end the sentence.
-    """
+    """All extensions' scores ``(batch, width * vocab)`` (index ``parent * vocab + token``) and
+    the indices of the best ``2 * width`` per sentence, best first (enough for ``width`` that
+    do not end the sentence)."""
     batch, width, vocab = log_probs.shape
     candidates = (scores[:, :, None] + log_probs).reshape(batch, width * vocab)
     count = min(2 * width, candidates.shape[1])
@@ -125,17 +109,10 @@ def beam_search(model: Translator, source_ids, start_id: int, end_id: int, max_l
                 beam_width: int = 4, length_penalty: float = 0.6, use_cache: bool = True):
     """Keep the ``beam_width`` most likely prefixes at every step; return the best finished one.
 
-    A hypothesis ends when it emits ``[END]`` or reaches ``max_length`` tokens. Finished
-    hypotheses are ranked by ``log p / length ** length_penalty`` (length normalisation: without
-    it, ``length_penalty=0``, beam search favours short outputs because every extra token
-    lowers the log-probability). A sentence stops searching once it has ``beam_width``
-    finished hypotheses. With ``beam_width=1`` this is exactly :func:`greedy_decode`.
-    ``use_cache`` as in :func:`greedy_decode` (the cache is reordered with the beams).
-
-    Each step: decode every live hypothesis one token further, rank the extensions
-    (:func:`_ranked_candidates`), let each sentence choose which live on and which end
-    (:func:`_choose_extensions`), and reorder the beams and the model's state to follow the
-    survivors' parents. At the end, :func:`_best_translations`.
+    Finished hypotheses (``[END]`` or ``max_length`` tokens) are ranked by
+    ``log p / length ** length_penalty``; without it (``length_penalty=0``) short outputs win.
+    A sentence stops once it has ``beam_width`` finished hypotheses. With ``beam_width=1`` this
+    is exactly :func:`greedy_decode`; ``use_cache`` as there.
 
     Returns:
         ``(tokens (batch, T), attention (batch, T, S) or None, scores (batch,))`` as NumPy
@@ -184,8 +161,8 @@ def beam_search(model: Translator, source_ids, start_id: int, end_id: int, max_l
             for parent, token, score in ending:
                 tokens = [*beams.prefixes[b, parent, 1:].tolist(), token]
                 history = np.concatenate([beams.attention[b, parent], attention[b, parent][None]])
-                finished[b].append(_Finished(
-                    _length_normalised(score, len(tokens), length_penalty), tokens, history))
+                normalised = score / len(tokens) ** length_penalty  # len(tokens) >= 1
+                finished[b].append(_Finished(normalised, tokens, history))
             for slot, (parent, token, score) in enumerate(continuing):
                 prefixes[b, slot] = [*beams.prefixes[b, parent].tolist(), token]
                 scores[b, slot], parents[b, slot] = score, parent

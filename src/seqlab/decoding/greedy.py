@@ -1,6 +1,5 @@
-"""Greedy decoding (the slides' fig. 13): the most likely next token at every step, as a
-``tf.while_loop``; the compiled-function cache the decoders (and :mod:`seqlab.sampling`) share.
-"""
+"""Greedy decoding (the slides' fig. 13) as a ``tf.while_loop``, and the compiled-function
+cache the decoders and :mod:`seqlab.sampling` share."""
 
 from __future__ import annotations
 
@@ -48,8 +47,7 @@ def greedy_decode_in_graph(model: Translator, source_ids, start_id: int, end_id:
     buffer = tf.concat([tf.fill([batch, 1], start_id),
                         tf.zeros([batch, max_length], tf.int32)], axis=1)  # (batch, L + 1)
     source_length = tf.shape(source_ids)[1]
-    # Whether the model returns attention is learnt while tracing the loop body (traced once;
-    # run eagerly, the body sets it on every step).
+    # Whether the model returns attention is learnt while tracing the loop body.
     returns_attention = []
 
     def condition(t, buffer, state, finished, attentions):
@@ -100,9 +98,8 @@ def greedy_decode(model: Translator, source_ids, start_id: int, end_id: int, max
     key = f"greedy-{start_id}-{end_id}-{max_length}-{use_cache}"
     cache = _COMPILED.setdefault(model, {})
     if key not in cache:
-        # The first call runs eagerly: tracing the loop costs more than running it once (a
-        # notebook often decodes each model once); from the second call on, a tf.function
-        # traced for any batch size and source length serves every call.
+        # The first call runs eagerly (tracing costs more than one run); later calls share a
+        # tf.function traced for any batch size and source length.
         cache[key] = None
         tokens, attention = greedy_decode_in_graph(model, source_ids, start_id, end_id, max_length,
                                                 use_cache)

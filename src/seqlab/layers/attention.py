@@ -1,32 +1,7 @@
-"""Attention for encoder-decoder RNNs: the slides' eqs. (12)-(14).
-
-For a decoder state (the *query*) ``h_t`` and the encoder outputs (the *values*) ``y_i``:
-
-* score, eq. (12): ``e_ti = h_t . y_i`` (Luong *dot*), ``h_t^T W y_i`` (Luong *general*),
-  ``v^T tanh(W [h_t; y_i])`` (Bahdanau, *concat* / additive);
-* weights, eq. (13): ``alpha_ti = softmax_i(e_ti)`` over the source positions ``i``, with
-  padding hidden by :func:`seqlab.layers.masking.masked_softmax` (the package's one masking
-  rule, right in float32, float16 and bfloat16);
-* context, eq. (14): ``h~_t = sum_i alpha_ti y_i``.
-
-Both layers are called like ``keras.layers.Attention``: ``layer(query, values, padding_mask=None,
-return_attention_scores=False)`` (the arguments are in each class's docstring). The weights
-exist only as a return value.
-
-Where Keras has the same maths (tested in ``tests/test_layers_attention.py``):
-
-* ``LuongAttention("dot")(q, v, m)`` == ``keras.layers.Attention()([q, v], mask=[None, m])``;
-* ``LuongAttention("general")(q, v, m)`` ==
-  ``keras.layers.Attention()([q, v, W(v)], mask=...)`` (keys = values projected by ``W``);
-* ``BahdanauAttention(u)(q, v, m)`` ==
-  ``keras.layers.AdditiveAttention()([W_q(q), v, W_v(v)], mask=...)`` with its ``scale`` set to
-  our ``v`` vector: Keras's layer adds query and key *as given*, so it only equals Bahdanau's
-  ``v^T tanh(W [h; y])`` after the query and keys have been projected with the two halves of our
-  ``W`` (``W [h; y] = W_q h + W_v y``).
-
-Computed with ``keras.ops`` only, so the layers also run on the JAX and PyTorch backends. Every
-axis that is added or removed is a static one (the query's step axis, of size 1), so the layers
-trace the same way inside a ``tf.while_loop`` with unknown batch and source sizes.
+"""Attention for encoder-decoder RNNs, the slides' eqs. (12)-(14): score ``e_ti`` (Luong *dot*
+``h_t . y_i``, Luong *general* ``h_t^T W y_i``, Bahdanau *concat* ``v^T tanh(W [h_t; y_i])``),
+weights ``alpha_ti = softmax_i(e_ti)`` (padding masked by
+:func:`seqlab.layers.masking.masked_softmax`) and context ``h~_t = sum_i alpha_ti y_i``.
 """
 
 from __future__ import annotations
@@ -49,22 +24,18 @@ class _SourceAttention(keras.layers.Layer):
         self.supports_masking = True
 
     def project_values(self, values):
-        """The keys that eq. (12) compares the query with, ``(batch, Tv, dk)``: the values
-        themselves or a projection of them. Depends on the values only, so a decoder that
-        attends at every step computes them once and passes them in as ``keys``."""
+        """The keys eq. (12) compares the query with, ``(batch, Tv, dk)``: the values or their
+        projection (a decoder computes them once and passes them in as ``keys``)."""
         return values
 
     def score(self, query, values, keys=None):
-        """Eq. (12): ``query`` ``(batch, Tq, dq)``, ``values`` ``(batch, Tv, dv)`` (``keys``:
-        their :meth:`project_values`, computed here when ``None``) -> scores
+        """Eq. (12): queries ``(batch, Tq, dq)``, values ``(batch, Tv, dv)`` -> scores
         ``(batch, Tq, Tv)``."""
         raise NotImplementedError
 
     def call(self, query, values, padding_mask=None, return_attention_scores=False,
              values_mask=None, keys=None):
-        # Keras fills ``values_mask`` in by itself from the values' Keras mask (a layer whose
-        # ``call`` has an ``<argument>_mask`` parameter gets that argument's mask); an explicit
-        # ``padding_mask`` wins.
+        # Keras fills ``values_mask`` in from the values' Keras mask; ``padding_mask`` wins.
         single_step = len(query.shape) == 2
         if single_step:
             query = ops.expand_dims(query, 1)  # (batch, 1, dq)
@@ -99,12 +70,9 @@ class BahdanauAttention(_SourceAttention):
     """Bahdanau (concat / additive) attention, slide eq. (12): ``e_ti = v^T tanh(W [h_t; y_i])``,
     then eqs. (13)-(14).
 
-    ``W [h; y]`` is computed as ``W_q h + W_v y`` (the two column blocks of ``W``), so the
-    values are projected once per sequence instead of once per (query, value) pair: the same
-    numbers, ``Tq`` times less work. The product with ``v`` is a sum over the ``units`` axis
-    (``sum_u tanh(...)_u v_u``), not a ``Dense(1)`` and a squeeze: that one-column matrix
-    product of a rank-4 tensor segfaults TensorFlow 2.19's oneDNN CPU matmul kernel for some
-    shapes (``(32, 1, 12, 16) @ (16, 1)`` does; ``tests/test_layers_attention.py`` keeps the shape).
+    ``W [h; y]`` is computed as ``W_q h + W_v y``, projecting the values once per sequence.
+    The product with ``v`` is a sum over ``units``, not a ``Dense(1)``: that one-column product
+    of a rank-4 tensor segfaults TensorFlow 2.19's oneDNN CPU kernel for some shapes.
 
     Args:
         units: rows of ``W`` (the size of the hidden layer of the "alignment model").
@@ -115,11 +83,9 @@ class BahdanauAttention(_SourceAttention):
         values: encoder outputs ``y``, ``(batch, Tv, value_dim)``.
         padding_mask: optional ``(batch, Tv)`` boolean, True at real source positions.
         return_attention_scores: also return the weights of eq. (13).
-        values_mask: Keras's slot for the values' Keras mask ``(batch, Tv)``, which Keras fills
-            in itself (from ``Embedding(mask_zero=True)``); used when ``padding_mask`` is None.
-            Pass ``padding_mask`` instead.
-        keys: optional, :meth:`project_values` of ``values`` computed once beforehand (a
-            decoder that attends at every step passes them); computed here when ``None``.
+        values_mask: where Keras passes the values' Keras mask ``(batch, Tv)``; used when
+            ``padding_mask`` is None.
+        keys: optional, :meth:`project_values` of ``values`` computed beforehand.
 
     Returns:
         The context of eq. (14), ``(batch, value_dim)`` or ``(batch, Tq, value_dim)``; with
@@ -170,11 +136,8 @@ class LuongAttention(_SourceAttention):
     """Luong (multiplicative) attention, slide eq. (12): ``"dot"`` ``e_ti = h_t . y_i`` or
     ``"general"`` ``e_ti = h_t^T W y_i``, then eqs. (13)-(14).
 
-    ``"dot"`` needs ``query_dim == value_dim`` and has no weights; ``"general"``'s ``W`` maps
-    values to the query's size, so the two may differ.
-
     Args:
-        score: ``"dot"`` or ``"general"``.
+        score: ``"dot"`` (needs ``query_dim == value_dim``) or ``"general"``.
         **kwargs: standard layer arguments (``name``, ``dtype``, ...).
 
     Call arguments and returns: as :class:`BahdanauAttention`.

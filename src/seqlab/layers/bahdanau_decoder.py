@@ -1,26 +1,9 @@
 """Bahdanau et al.'s attention decoder: the previous state queries, the context enters the RNN.
 
 Bahdanau, Cho and Bengio (2015), "Neural Machine Translation by Jointly Learning to Align and
-Translate", section 3.1 and appendix A.2.2: the decoder state is updated as
-``s_i = f(s_{i-1}, y_{i-1}, c_i)``, where the context ``c_i`` is computed from the *previous*
-state ``s_{i-1}``. In the slides' notation (deck 000, "The Math of Attention Mechanisms"), one
-step ``t`` of :class:`BahdanauDecoder` is:
-
-1. score, eq. (12) *concat*, with the previous state as the query:
-   ``e_ti = v^T tanh(W [h_(t-1); y_i])`` over the encoder outputs ``y_i``;
-2. weights, eq. (13): ``alpha_ti = softmax_i(e_ti)`` (padded source positions get weight 0);
-3. context, eq. (14): ``c_t = sum_i alpha_ti y_i``;
-4. recurrence: ``h_t = cell([embedding(w_(t-1)); c_t], h_(t-1))`` -- the context is part of the
-   recurrent cell's *input*, so it changes the state that the next step queries with;
-5. output: ``[h_t; c_t]``, what the output layer reads (Bahdanau et al.'s eq. (4),
-   ``p(y_i | ...) = g(y_{i-1}, s_i, c_i)``, without the ``y_{i-1}`` term; their ``g`` is a
-   maxout layer, a translator adds its own output layers on top).
-
-Luong et al. (2015) instead query with the *current* state ``h_t`` and leave the recurrence
-alone (the slides' "Other Attention Mechanisms"), so their decoder runs the whole target
-through a fused GRU/LSTM first and attends afterwards. Here the context of step ``t`` needs the
-state of step ``t-1`` and the next state needs the context, so the target is a loop of
-:meth:`BahdanauDecoder.step` over time, in training as in decoding.
+Translate", section 3.1 and appendix A.2.2, in the slides' notation (deck 000, "The Math of
+Attention Mechanisms", eqs. (12)-(14)). Unlike Luong et al.'s decoder, the context of step
+``t`` needs the state of step ``t-1``, so the target is a loop over time, in training too.
 """
 
 from __future__ import annotations
@@ -39,9 +22,8 @@ class BahdanauDecoder(keras.layers.Layer):
     cell reads ``[embedding(w_(t-1)); c_t]`` (their appendix A: ``s_i = f(s_{i-1}, y_{i-1}, c_i)``).
 
     The score is :class:`seqlab.layers.BahdanauAttention`'s ``v^T tanh(W [h; y])`` (eq. (12),
-    *concat*); the encoder outputs are projected by ``W``'s value half once per call, not once
-    per step. :meth:`call` loops :meth:`step` over the target (the same computation: the test
-    compares them).
+    *concat*); the step's output is ``[h_t; c_t]``, what the output layer reads (their eq. (4)
+    without the ``y_{i-1}`` term).
 
     Args:
         units: size of the recurrent state ``h`` (GRU: ``[h]``; LSTM: ``[h, c]``, ``h`` queries).
@@ -61,10 +43,8 @@ class BahdanauDecoder(keras.layers.Layer):
         encoder_padding_mask: optional ``(batch, Tv)``, True at real source positions.
         return_attention_scores: also return the weights of eq. (13).
         return_state: also return the final state (list).
-        padding_mask: optional, the target's padding mask ``(batch, T)``, True at real target
-            tokens (Keras does not fill it in: the call has three inputs). At a padded step
-            the state is carried over unchanged (as Keras's RNN layers do); the outputs there
-            are computed but mean nothing.
+        padding_mask: optional ``(batch, T)``, True at real target tokens (Keras does not fill
+            it in). At a padded step the state is carried over unchanged.
         training: enables dropout.
 
     Returns:
@@ -112,23 +92,14 @@ class BahdanauDecoder(keras.layers.Layer):
             self.cell.build((None, embedding_dim + value_dim))  # reads [embedding; context]
         self.built = True
 
-    # ---- one step -----------------------------------------------------------------------------
-
     def step(self, embedded_word, state, encoder_outputs, encoder_padding_mask=None,
              training=None):
-        """One decoder step.
-
-        Args:
-            embedded_word: ``(batch, embedding_dim)``, the embedding of the previous word.
-            state: list of ``(batch, units)`` tensors, the previous state (``h_(t-1)`` first).
-            encoder_outputs: ``(batch, Tv, value_dim)``.
-            encoder_padding_mask: optional ``(batch, Tv)``, True at real source positions.
-            training: enables dropout.
+        """One decoder step, arguments as :meth:`call` but one word ``(batch, embedding_dim)``
+        and the previous state list (``h_(t-1)`` first).
 
         Returns:
-            ``(output, new_state, weights)``: ``output`` ``(batch, units + value_dim)``, the
-            ``[h_t; c_t]`` that the output layer reads; ``new_state`` a list like ``state``;
-            ``weights`` ``(batch, Tv)`` (eq. 13).
+            ``(output, new_state, weights)``: ``[h_t; c_t]`` ``(batch, units + value_dim)``, the
+            new state list, and the weights ``(batch, Tv)`` of eq. (13).
         """
         if not self.built:  # step before any call, e.g. a decoding loop on a fresh layer
             self.build((None, None, embedded_word.shape[-1]), encoder_outputs.shape)
@@ -152,8 +123,6 @@ class BahdanauDecoder(keras.layers.Layer):
         output = ops.concatenate([hidden, ops.cast(context, hidden.dtype)], axis=-1)
         return output, new_state, weights  # (batch, units + value_dim), [...], (batch, Tv)
 
-    # ---- the whole target -------------------------------------------------------------------
-
     def call(self, target_embeddings, encoder_outputs, initial_state, encoder_padding_mask=None,
              return_attention_scores=False, return_state=False, padding_mask=None,
              training=None):
@@ -168,21 +137,10 @@ class BahdanauDecoder(keras.layers.Layer):
             results.append(state)
         return results[0] if len(results) == 1 else tuple(results)
 
-    def _carry(self, keep, new_state, state):
-        """At padded target steps (``keep`` False) the state stays as it was."""
-        if keep is None:
-            return new_state
-        keep = ops.expand_dims(ops.cast(keep, "bool"), -1)  # (batch, 1)
-        return [ops.where(keep, new, old) for new, old in zip(new_state, state, strict=True)]
-
     def _scanned(self, embedded, state, values, keys, encoder_padding_mask, padding_mask,
                  training):
-        """``ops.scan`` of :meth:`_step` over the time-major target.
-
-        A scan rather than a Python loop: it traces faster, works when the length is unknown
-        when traced, and under XLA. The carry is ``(state, output, weights)`` and each step emits the same structure:
-        TensorFlow's ``ops.scan`` needs the per-step outputs shaped like the carry.
-        """
+        """``ops.scan`` of :meth:`_step` over the time-major target (each step emits its carry,
+        ``(state, output, weights)``, as TensorFlow's ``ops.scan`` needs)."""
         dtype = self.compute_dtype
         if padding_mask is None:
             padding_mask = ops.ones(ops.shape(embedded)[:2], dtype="bool")  # (batch, T)
@@ -197,10 +155,12 @@ class BahdanauDecoder(keras.layers.Layer):
                 ops.zeros((batch, ops.shape(values)[1]), dtype))
 
         def body(carry, inputs):
-            word, keep_t = inputs[:, :-1], inputs[:, -1] > 0  # (batch, embedding_dim), (batch,)
+            word, keep = inputs[:, :-1], inputs[:, -1:] > 0  # (batch, embedding_dim), (batch, 1)
             output, new_state, w = self._step(word, list(carry[0]), values, keys,
                                               encoder_padding_mask, training)
-            new_state = self._carry(keep_t, new_state, list(carry[0]))
+            # At a padded target step the state stays as it was.
+            new_state = [ops.where(keep, new, old)
+                         for new, old in zip(new_state, carry[0], strict=True)]
             new_carry = (tuple(new_state), output, ops.cast(w, dtype))
             return new_carry, new_carry
 

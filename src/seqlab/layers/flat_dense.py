@@ -1,13 +1,5 @@
-"""The Transformer's speed path: ``Dense`` through a 2-D view, outside the source a lesson shows.
-
-On TensorFlow's CPU kernels a ``Dense`` applied to ``(B, T, d)`` runs as a broadcasting batched
-matrix product; the same layer applied to the ``(B·T, d)`` view of its input runs as one 2-D
-``MatMul`` that the graph optimiser fuses with the bias add. Notebook 05's output layer alone,
-computed so, made its full-size training step 1.09 times as fast in the same run (656 against
-718 ms, ``benchmarks/README.md``, "The output layer on real tokens only"). :class:`FlatDense`
-is that layer; :class:`FastMultiHeadAttention` is
-:class:`seqlab.layers.MultiHeadAttention` with ``FlatDense`` projections, which the Transformer
-blocks use. Both compute what their plain twins compute (``tests/test_layers_flat_dense.py``).
+"""``Dense`` through a 2-D view (:class:`FlatDense`), a single ``MatMul`` on TensorFlow's CPU
+kernels instead of a broadcasting batched product, and :class:`FastMultiHeadAttention` built on it.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
 """``HubTextEmbedding``: a TF-Hub text-embedding SavedModel as a native Keras 3 layer.
 
-``tensorflow_hub.KerasLayer`` is a tf_keras (Keras 2) layer: Keras 3 refuses it ("Only
-instances of `keras.Layer` can be added to a Sequential model"). Keras 3's own
-``keras.layers.TFSMLayer`` wraps a SavedModel, but copies its variables, so fine-tuning trains
-copies the module never reads (and, in Keras 3.15, fails first with
-"'Variable:0_momentum' is not a valid scope name"). This layer tracks the module's own
-variables as its Keras weights, so ``summary()`` counts them, ``trainable`` freezes and
-unfreezes them, the optimizer updates what the module computes with, and
-``model.save`` / ``load_weights`` store them.
+Unlike ``keras.layers.TFSMLayer``, which copies a SavedModel's variables (so fine-tuning would
+train copies the module never reads), this layer's weights are the module's own variables.
 """
 
 from __future__ import annotations
@@ -23,10 +17,8 @@ import tensorflow as tf
 #: The case study's pretrained sentence embedding: 50 numbers per review, 48,190,600 weights.
 NNLM_EN_DIM50 = "https://tfhub.dev/google/nnlm-en-dim50/2"
 
-#: The handle of the project's offline stand-in for nnlm-en-dim50. It resolves on any machine to
-#: the module :func:`seqlab.data.standin.build_standin_text_embedding` builds (on first use)
-#: from the sample reviews. The builder is data code: this module imports it only when the
-#: handle is used, so ``import seqlab.layers`` does not load ``seqlab.data``.
+#: The project's offline stand-in for nnlm-en-dim50, built on first use by
+#: :func:`seqlab.data.standin.build_standin_text_embedding` (imported only then).
 STANDIN_HANDLE = "seqlab:standin-text-embedding"
 
 #: Hosts and path prefixes whose modules safe mode loads: Google's own TF-Hub / Kaggle models.
@@ -64,23 +56,15 @@ def is_trusted_handle(handle: str) -> bool:
         return False
 
 
-#: The pip command that makes ``tensorflow_hub`` 0.16 importable: it imports ``pkg_resources``,
-#: which setuptools 82 removed (tensorflow/hub#934) and which a fresh Python >= 3.12 venv lacks.
+#: The pip command that makes ``tensorflow_hub`` 0.16 importable (it imports ``pkg_resources``).
 HUB_FIX = 'pip install "setuptools<82"'
-#: The warning setuptools 67-81 gives when ``tensorflow_hub`` imports ``pkg_resources``
-#: (a ``UserWarning`` from setuptools 80, a ``DeprecationWarning`` before).
+#: The deprecation warning setuptools 67-81 gives when ``tensorflow_hub`` imports it.
 _PKG_RESOURCES_WARNING = r"pkg_resources is deprecated as an API"
 
 
 def import_tensorflow_hub():
-    """``tensorflow_hub``, imported quietly, or one :class:`seqlab.data.download.BrokenInstallError`.
-
-    Imported only when a URL handle is used: it imports tf_keras, which FAST mode never needs.
-    Its ``from pkg_resources import parse_version`` prints setuptools' deprecation warning
-    (setuptools 67-81) on every full-mode run; that one warning is silenced here, nothing else.
-    Where ``pkg_resources`` is missing (setuptools >= 82, or none at all), the error names
-    :data:`HUB_FIX`.
-    """
+    """``tensorflow_hub`` without setuptools' ``pkg_resources`` warning, or one
+    :class:`seqlab.data.download.BrokenInstallError` naming the pip command that fixes it."""
     try:
         with warnings.catch_warnings():
             for category in (UserWarning, DeprecationWarning):
@@ -109,9 +93,8 @@ def resolve_handle(handle: str) -> str:
     """The local SavedModel folder for a handle: the stand-in, a URL (downloaded), or a path.
 
     Raises:
-        seqlab.data.DownloadError: a URL module could not be downloaded (with FAST-mode advice).
-        seqlab.data.download.BrokenInstallError: ``tensorflow_hub`` cannot be imported here
-            (names the pip command that fixes it, see :func:`import_tensorflow_hub`).
+        seqlab.data.DownloadError: a URL module could not be downloaded.
+        seqlab.data.download.BrokenInstallError: ``tensorflow_hub`` cannot be imported.
         FileNotFoundError: a local path holds no SavedModel.
     """
     if handle == STANDIN_HANDLE:
@@ -137,25 +120,16 @@ def resolve_handle(handle: str) -> str:
 
 
 def _safe_variable_name(variable: tf.Variable) -> str:
-    # Keras variable names may not contain "/", and optimizers build slot names from them,
-    # so "embeddings/part_0:0" must become "embeddings_part_0".
+    # Keras variable names may not contain "/" or ":" ("embeddings/part_0:0").
     name = variable.name.removesuffix(":0")
     return name.replace("/", "_").replace(":", "_")
 
 
 class _ModuleVariable(keras.Variable):
-    """A Keras variable whose storage *is* an existing ``tf.Variable`` of the module (no copy).
+    """A Keras variable whose storage *is* the module's ``tf.Variable`` (no copy).
 
-    Keras creates a fresh ``tf.Variable`` from any initial value it is given (that is why
-    ``TFSMLayer``'s weights are copies); here the backend's initialisation hook is overridden
-    to adopt the module's variable instead, so reads, gradients, optimizer updates,
-    ``assign`` and ``load_weights`` all act on the variable the module computes with.
-
-    This is the project's one use of private Keras API (the ``_initialize`` hook and
-    ``_value``; documented in tests/test_public_api.py): Keras has no public way to wrap a
-    variable without copying it, and without it the embedding cannot be fine-tuned at all.
-    :func:`share_module_variables` checks that the hook worked; where a Keras release changes
-    it, :class:`HubTextEmbedding` falls back to public API only (frozen use).
+    The project's one use of private Keras API (``_initialize``, ``_value``; see
+    tests/test_public_api.py): Keras has no public way to wrap a variable without copying it.
     """
 
     def __init__(self, variable: tf.Variable, *, trainable: bool):
@@ -176,8 +150,12 @@ def _never_called(shape, dtype=None):
 def _no_sharing_message() -> str:
     from seqlab import config
 
-    return _NO_SHARING.format(version=keras.__version__, floor=config.TESTED_FLOOR["keras"],
-                              newest=config.TESTED_NEWEST["keras"])
+    return (
+        f"This Keras ({keras.__version__}) no longer lets HubTextEmbedding share the TF-Hub "
+        "module's variables (it relies on keras.Variable's initialisation hook), so the module "
+        "can be used frozen but not fine-tuned. Use Keras "
+        f"{config.TESTED_FLOOR['keras']} to {config.TESTED_NEWEST['keras']}.x to fine-tune it."
+    )
 
 
 def share_module_variables(module, trainable_ids=frozenset()) -> list | None:
@@ -193,53 +171,23 @@ def share_module_variables(module, trainable_ids=frozenset()) -> list | None:
     return weights
 
 
-_NO_SHARING = (
-    "This Keras ({version}) no longer lets HubTextEmbedding share the TF-Hub module's "
-    "variables (it relies on keras.Variable's initialisation hook, the project's one use of "
-    "private Keras API), so the module can be used frozen but not fine-tuned. Use Keras "
-    "{floor} to {newest}.x (the tested range) to fine-tune it."
-)
-
-
 @keras.saving.register_keras_serializable(package="seqlab")
 class HubTextEmbedding(keras.layers.Layer):
     """A TF-Hub text-embedding module (nnlm-en-dim50 or the stand-in) as a Keras 3 layer.
 
-    Computes ``module(strings)``: for nnlm-en-dim50, each review becomes the "sqrtn"
-    combination of its tokens' 50-dimensional vectors,
-    :math:`e(s) = \\frac{1}{\\sqrt{n}} \\sum_{i=1}^{n} E[t_i]`, where the tokens are the text
-    split on spaces, case and punctuation kept (the module's card: "The module preprocesses its
-    input by splitting on spaces"), and unknown tokens share hash buckets.
+    Computes ``module(strings)``: for nnlm-en-dim50, the "sqrtn" combination of the review's
+    tokens' 50-dimensional vectors, :math:`e(s) = \\frac{1}{\\sqrt{n}} \\sum_{i=1}^{n} E[t_i]`
+    (tokens split on spaces; empty strings embed to zeros).
 
     Args:
-        handle: a TF-Hub URL (default :data:`NNLM_EN_DIM50`, downloaded and cached by
-            ``tensorflow_hub`` on first use), the stand-in handle
-            ``"seqlab:standin-text-embedding"`` (built locally from the sample reviews, see
-            :mod:`seqlab.data.standin`), or the folder of a TF2 SavedModel whose
-            ``__call__`` maps a 1-D string tensor to ``(batch, dim)`` floats.
-        trainable: whether fitting may change the module's weights. ``False`` (the default)
-            freezes them, as in the case study's first stage; set ``layer.trainable = True``
-            and recompile to fine-tune.
+        handle: a TF-Hub URL (default :data:`NNLM_EN_DIM50`), :data:`STANDIN_HANDLE`, or the
+            folder of a TF2 SavedModel mapping a 1-D string tensor to ``(batch, dim)`` floats.
+        trainable: whether fitting may change the module's weights (default ``False``); set
+            ``layer.trainable = True`` and recompile to fine-tune.
 
-    Input: a batch of strings, shape ``(batch,)`` and dtype ``string`` (in a model,
-    ``keras.Input(shape=(), dtype="string")``). Empty strings embed to zeros; any UTF-8
-    text is accepted. Output: ``(batch, dim)`` float32, ``dim = 50`` for nnlm-en-dim50.
-
-    Weights: the module's own variables (for nnlm-en-dim50, one 963,812 x 50 table, 48,190,600
-    parameters), shared rather than copied.
-
-    Saving and safe mode: the config stores the handle, and the weights go into ``.keras`` and
-    ``.weights.h5`` files, so ``model.save("x.keras")`` then ``keras.models.load_model`` returns
-    the fine-tuned model. Loading this layer from a file means loading the SavedModel its
-    handle names, which runs that SavedModel's TensorFlow graph: the kind of code Keras's safe
-    mode (on by default in ``load_model``) exists to keep out of files you did not make. So
-    :meth:`from_config` only accepts trusted handles (:func:`is_trusted_handle`: Google's
-    modules on tfhub.dev and kaggle.com, and this project's stand-in), plus handles your own
-    code vouches for with :func:`trusted_handles`, and refuses any other with a
-    ``ValueError``. It does so whatever ``safe_mode`` says: Keras has no public way to ask
-    which mode a load runs in, and a rule that holds in every mode needs none. The notebooks
-    never depend on it: they rebuild the model in code with the handle they chose and call
-    ``model.load_weights(...)``, which restores numbers only.
+    Loading from a file runs the SavedModel's graph, so :meth:`from_config` refuses any handle
+    that is not trusted (:func:`is_trusted_handle`) or vouched for (:func:`trusted_handles`),
+    whatever ``safe_mode`` says: Keras has no public way to ask which mode a load runs in.
 
     Call arguments:
         inputs: ``(batch,)`` strings.
@@ -258,9 +206,7 @@ class HubTextEmbedding(keras.layers.Layer):
     def __init__(self, handle: str = NNLM_EN_DIM50, trainable: bool = False, **kwargs):
         super().__init__(trainable=trainable, **kwargs)
         self.handle = str(handle)
-        # XLA cannot compile the string and hash-table ops inside the module. (Keras's input
-        # conversion casts floats only, so strings reach `call` untouched.)
-        self.supports_jit = False
+        self.supports_jit = False  # XLA cannot compile the module's string and hash-table ops
         self._module = tf.saved_model.load(resolve_handle(self.handle))
         if not callable(self._module) or getattr(self._module, "variables", None) is None:
             raise ValueError(
@@ -268,13 +214,9 @@ class HubTextEmbedding(keras.layers.Layer):
                 "__call__ on a batch of strings and a `variables` list."
             )
         trainable_ids = {id(v) for v in getattr(self._module, "trainable_variables", [])}
-        # Keras tracks variables assigned to a layer attribute (in order): these become the
-        # layer's weights, filed as trainable or not by the module's own flag, so that
-        # `layer.trainable = True` later unfreezes exactly the module's trainable variables.
+        # The module's variables become the layer's weights, trainable by the module's own flag.
         shared = share_module_variables(self._module, trainable_ids)
-        #: False where this Keras lacks the hook: then the layer holds no Keras weights (the
-        #: module computes with its own), works frozen, and refuses to be unfrozen.
-        self.shares_module_variables = shared is not None
+        self.shares_module_variables = shared is not None  # False: frozen use only
         if shared is None:
             if self.trainable:
                 raise RuntimeError(_no_sharing_message())
@@ -329,8 +271,7 @@ class HubTextEmbedding(keras.layers.Layer):
         return keras.KerasTensor((inputs.shape[0], self.output_dim), dtype="float32")
 
     def call(self, inputs):
-        if not isinstance(inputs, (tf.Tensor, tf.Variable)):
-            inputs = tf.convert_to_tensor(inputs)
+        inputs = tf.convert_to_tensor(inputs)
         shape = None if inputs.shape.rank is None else inputs.shape.as_list()
         self._check_input(inputs.dtype, shape)
         return self._module(inputs)
@@ -363,12 +304,7 @@ _vouched: list[str] = []
 def trusted_handles(*handles: str):
     """Let :meth:`HubTextEmbedding.from_config` load these handles while the block runs.
 
-    For files you made yourself, whose module is neither Google's nor the stand-in::
-
-        with seqlab.layers.trusted_handles("/my/module"):
-            model = keras.models.load_model("mine.keras")
-
-    The trust lives in your code, never in the file being loaded.
+    For files you made yourself: ``with trusted_handles("/my/module"): load_model(...)``.
     """
     added = [str(handle) for handle in handles]
     _vouched.extend(added)

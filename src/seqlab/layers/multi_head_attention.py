@@ -1,22 +1,8 @@
 """Scaled dot-product and multi-head attention (slides' "Attention is All You Need", eq. 16 and
-fig. 18).
+fig. 18), with a key/value cache for step-by-step decoding.
 
-Shape letters used in the comments: ``B`` batch, ``T`` query (target) length, ``S`` key/value
-(source) length, ``H`` heads, ``dk`` key/query size per head, ``dv`` value size per head,
-``d`` model size, ``L`` length of a decoding cache.
-
-- :func:`scaled_dot_product_attention` — eq. 16, softmax(QKᵀ/√dk)·V, masked with
-  :func:`seqlab.layers.masking.masked_softmax` (the package's one masking rule; the padding and
-  causal masks live there too).
-- :class:`MultiHeadAttention` — per-head linear projections of Q, K and V, eq. 16 on each head,
-  concatenation, output projection (fig. 18), with an optional key/value cache for
-  step-by-step decoding (:func:`write_into_cache`) and the mask rules of
-  ``keras.layers.MultiHeadAttention`` (:func:`combine_attention_masks`).
-- :func:`copy_keras_attention_weights` loads a ``keras.layers.MultiHeadAttention``'s weights
-  so the two can be compared number for number.
-
-Attention weights are *returned* (``return_attention_scores=True``), never kept as layer state.
-Everything computes with ``keras.ops``.
+Shape letters in the comments: ``B`` batch, ``T`` query length, ``S`` key/value length, ``H``
+heads, ``dk``/``dv`` key/value size per head, ``d`` model size, ``L`` decoding cache length.
 """
 
 from __future__ import annotations
@@ -29,15 +15,9 @@ from keras import ops
 
 from seqlab.layers.masking import causal_mask, masked_softmax
 
-_PACKAGE = "seqlab"
-
 
 def scaled_dot_product_attention(q, k, v, attention_mask=None, dropout=None):
     """Eq. 16: ``Attention(Q, K, V) = softmax(Q Kᵀ / √dk) V``; returns ``(output, weights)``.
-
-    A differentiable dictionary lookup: each query is compared with every key, the softmax
-    turns the similarities into weights that sum to 1, and the output is the weighted mix of
-    the values.
 
     Args:
         q: ``(..., T, dk)`` queries.
@@ -72,25 +52,14 @@ def scaled_dot_product_attention(q, k, v, attention_mask=None, dropout=None):
     return output, weights
 
 
-# --------------------------------------------------------------------------------------------
-# Multi-head attention (slides' fig. 18)
-# --------------------------------------------------------------------------------------------
-
-
-@keras.saving.register_keras_serializable(package=_PACKAGE)
+@keras.saving.register_keras_serializable(package="seqlab")
 class MultiHeadAttention(keras.layers.Layer):
     """Multi-head attention built from :func:`scaled_dot_product_attention` (fig. 18, eq. 16).
 
     ``head_h = Attention(Q W_h^Q, K W_h^K, V W_h^V)``; ``MultiHead(Q, K, V) = Concat(head_1, …,
-    head_H) W^O``. The H per-head projections ``W_h^Q`` (``d × dk``) are stored side by side as
-    one ``Dense(H·dk)`` kernel ``(d, H·dk)`` — columns ``h·dk … (h+1)·dk − 1`` are head ``h`` —
-    which computes all heads in one matrix product; likewise for K and V. ``W^O`` is a
-    ``Dense(d_out)`` kernel ``(H·dv, d_out)`` applied to the concatenated heads.
-
-    The call signature follows ``keras.layers.MultiHeadAttention``, so the two are
-    interchangeable; :func:`copy_keras_attention_weights` maps Keras's weights onto this layer.
-    The Transformer blocks use :class:`seqlab.layers.flat_dense.FastMultiHeadAttention`, the
-    same computation with faster projections.
+    head_H) W^O``. The per-head ``W_h^Q`` are side by side in one ``Dense(H·dk)`` kernel
+    (columns ``h·dk … (h+1)·dk − 1`` are head ``h``); likewise for K and V. The call signature
+    follows ``keras.layers.MultiHeadAttention``.
 
     Args:
         num_heads: ``H``.
@@ -106,20 +75,15 @@ class MultiHeadAttention(keras.layers.Layer):
         value: ``(B, S, d_v)``.
         key: ``(B, S, d_k)``; defaults to ``value``.
         query_mask, value_mask, key_mask: optional ``(B, T)`` / ``(B, S)`` padding masks, True
-            on real positions. Named as in ``keras.layers.MultiHeadAttention`` rather than
-            ``padding_mask``: Keras fills each in from the matching input's Keras mask (its
-            ``<argument>_mask`` rule; e.g. from :class:`seqlab.layers.PositionalEmbedding`)
-            when it is not given, and the two layers stay interchangeable.
+            on real positions; Keras fills each in from the matching input's Keras mask.
         attention_mask: optional ``(B, T, S)`` or ``(B, H, T, S)`` boolean.
         use_causal_mask: hide keys after each query (:func:`seqlab.layers.causal_mask`).
         return_attention_scores: also return the weights ``(B, H, T, S)``.
         training: enables the attention dropout.
         cache: optional ``(keys (B, H, L, dk), values (B, H, L, dv))``, already projected.
-            Without ``cache_update_index`` they are used as they are instead of projecting
-            ``key``/``value`` (cross-attention over an encoder output computed once); with it,
-            ``key``/``value`` (the new positions) are projected and written into the cache at
-            that index, and the query attends to the whole cache (step-by-step self-attention;
-            with ``use_causal_mask`` the not yet written positions are hidden).
+            Without ``cache_update_index`` they replace ``key``/``value`` (cross-attention);
+            with it, ``key``/``value`` are projected, written into the cache at that index,
+            and the query attends to the whole cache (step-by-step self-attention).
         cache_update_index: int or scalar tensor, position of the first new key in the cache.
 
     Returns:
@@ -240,8 +204,8 @@ def write_into_cache(cache, update, index):
     """``cache`` ``(B, H, L, depth)`` with positions ``index … index + T − 1`` replaced by
     ``update`` ``(B, H, T, depth)``.
 
-    Written with a gather and a ``where`` (plain TensorFlow kernels) rather than
-    ``ops.slice_update``, which TensorFlow runs as an XLA-compiled op at every step.
+    A gather and a ``where`` rather than ``ops.slice_update``, which TensorFlow runs as an
+    XLA-compiled op at every step.
 
     Example:
         >>> cache = np.zeros((1, 1, 4, 2), "float32")
@@ -262,10 +226,8 @@ def combine_attention_masks(query_mask=None, value_mask=None, key_mask=None,
     """The masks :class:`MultiHeadAttention` accepts, as one boolean broadcastable to
     ``(B, H, T, S)`` (True where a query may attend to a key), or ``None``.
 
-    The rules of ``keras.layers.MultiHeadAttention``: a padded query attends nowhere, a padded
-    key or value is seen by no query, ``attention_mask`` ``(B, T, S)`` applies to every head,
-    and the causal mask (``query_length`` × ``key_length``, queries starting at
-    ``query_start``) hides later keys.
+    As ``keras.layers.MultiHeadAttention``: a padded query attends nowhere, a padded key is
+    seen by no query, a ``(B, T, S)`` ``attention_mask`` applies to every head.
 
     Example:
         >>> mask = combine_attention_masks(value_mask=np.array([[True, False]]),
@@ -298,20 +260,8 @@ def combine_attention_masks(query_mask=None, value_mask=None, key_mask=None,
 def copy_keras_attention_weights(source, target):
     """Copy a built ``keras.layers.MultiHeadAttention``'s weights into our built layer.
 
-    Uses Keras's public ``query_dense``, ``key_dense``, ``value_dense`` and ``output_dense``
-    properties. Layout mapping: Keras keeps each projection as an ``EinsumDense`` whose kernel
-    has one axis per head:
-
-    =================  ============================  ===========================
-    projection         Keras kernel / bias           ours (``Dense``) kernel / bias
-    =================  ============================  ===========================
-    query, key         ``(d, H, dk)`` / ``(H, dk)``  ``(d, H·dk)`` / ``(H·dk,)``
-    value              ``(d, H, dv)`` / ``(H, dv)``  ``(d, H·dv)`` / ``(H·dv,)``
-    output             ``(H, dv, d)`` / ``(d,)``     ``(H·dv, d)`` / ``(d,)``
-    =================  ============================  ===========================
-
-    A C-order reshape is all it takes: index ``(h, j)`` of the head axes becomes column (or
-    row) ``h·dk + j``, which is where :class:`MultiHeadAttention` reads head ``h``.
+    Keras's ``EinsumDense`` kernels have one axis per head (``(d, H, dk)``, output
+    ``(H, dv, d)``); a C-order reshape gives ours (``(d, H·dk)``, ``(H·dv, d)``).
 
     Args:
         source: a built ``keras.layers.MultiHeadAttention``.

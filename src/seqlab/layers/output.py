@@ -1,12 +1,7 @@
 """The decoder's output layer, computed at the real tokens only (:class:`RealTokenDense`).
 
-The slides' Transformer ends in "an output (dense) layer using Softmax as the activation
-function", and "all of the above components are time-distributed, so that each word is treated
-independently of all the others" (main deck, "Transformer: Other Components"). So the logits of
-one position never depend on another position, and a padded position's logits are thrown away
-by the masked loss. With a target vocabulary of 8,000 words the output layer is about half of a
-small translator's arithmetic, and in a batch padded to its longest sentence more than half of
-the positions can be padding: computing them changes no result, only the time.
+The slides' output layer is time-distributed (main deck, "Transformer: Other Components"), so a
+padded position's logits never affect another position and the masked loss ignores them.
 """
 
 from __future__ import annotations
@@ -14,27 +9,14 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-_PACKAGE = "seqlab"
 
-
-@keras.saving.register_keras_serializable(package=_PACKAGE)
+@keras.saving.register_keras_serializable(package="seqlab")
 class RealTokenDense(keras.layers.Dense):
     """``keras.layers.Dense`` that computes its outputs at the real positions of a batch only.
 
-    ``layer(x, padding_mask=mask)`` with ``x`` of shape ``(B, T, d)`` and ``mask`` ``(B, T)``
-    (True on real tokens) gathers the real positions into one ``(N, d)`` matrix, applies the
-    dense layer to those ``N`` rows (a 2-D matrix product: on TensorFlow's CPU kernels also
-    faster than the broadcast product a rank-3 input gets), and scatters the ``(N, units)``
-    result back into ``(B, T, units)``, with zeros at the padded positions. At the real
-    positions the output equals ``keras.layers.Dense`` with the same weights; a loss masked
-    to the real tokens (``MaskedSparseCategoricalCrossentropy``) therefore gives the same
-    value and the same gradients, and only the padded positions' work is left out. Without a
-    mask, or with ``skip_padding=False``, it is ``Dense`` on every position (through the same
-    2-D view).
-
-    The number of real positions changes from batch to batch, so the gathered matrix has no
-    fixed shape: XLA (``jit_compile=True``) and TPUs need fixed shapes, so build the layer
-    with ``skip_padding=False`` there (it then computes every position, as ``Dense`` does).
+    At the real positions the output equals ``keras.layers.Dense`` with the same weights, so a
+    loss masked to the real tokens gets the same value and gradients; padded positions get
+    zeros. The gathered rows have no fixed shape: use ``skip_padding=False`` under XLA or TPUs.
 
     Args:
         units: the output size (the target vocabulary, for logits).
@@ -45,6 +27,9 @@ class RealTokenDense(keras.layers.Dense):
     Call arguments:
         inputs: ``(..., d)``; with ``padding_mask``, ``(B, T, d)``.
         padding_mask: ``(B, T)`` bool, True on real tokens; or None.
+
+    Returns:
+        ``(..., units)``, zeros at the padded positions.
 
     Example:
         >>> import numpy as np

@@ -1,10 +1,6 @@
 """Positional information for the Transformer (slides' "Positional Encodings", eq. 15).
 
-- :func:`positional_encoding` — eq. 15 (sin on even dimensions, cos on odd ones, interleaved).
-- :class:`PositionalEmbedding` — token embedding × √d_model + positional encoding.
-
-Shape letters used in the comments: ``B`` batch, ``T`` sequence length, ``d`` model size.
-Everything computes with ``keras.ops``.
+Shape letters in the comments: ``B`` batch, ``T`` sequence length, ``d`` model size.
 """
 
 from __future__ import annotations
@@ -14,7 +10,6 @@ import math
 import keras
 from keras import ops
 
-_PACKAGE = "seqlab"
 
 def positional_encoding(length, depth, dtype="float32"):
     """The sinusoidal positional encodings of eq. 15, a ``(length, depth)`` tensor.
@@ -24,11 +19,8 @@ def positional_encoding(length, depth, dtype="float32"):
         PE[p, i] = sin(p / 10000^(i / d))          if i is even
         PE[p, i] = cos(p / 10000^((i - 1) / d))    if i is odd
 
-    so dimensions ``2k`` and ``2k + 1`` share one frequency ``1 / 10000^(2k/d)`` and hold its
-    sine and cosine side by side (interleaved, as on the slides — not the sin-block/cos-block
-    concatenation some tutorials use). Because ``PE[p + k]`` is a fixed rotation of ``PE[p]``
-    for each frequency pair, a linear map can turn "position p" into "position p + k": that is
-    what lets attention find tokens by relative position.
+    Sine and cosine of each frequency are interleaved, as on the slides (not the
+    sin-block/cos-block concatenation some tutorials use).
 
     Args:
         length: number of positions (an int, or a scalar tensor inside a traced function).
@@ -54,14 +46,12 @@ def positional_encoding(length, depth, dtype="float32"):
     return ops.cast(encoding, dtype)
 
 
-@keras.saving.register_keras_serializable(package=_PACKAGE)
+@keras.saving.register_keras_serializable(package="seqlab")
 class PositionalEmbedding(keras.layers.Layer):
     """Token embedding scaled by √d_model plus the positional encoding of eq. 15.
 
-    The scaling keeps the embedding and the encoding (values in [−1, 1]) on comparable scales,
-    as in the paper (section 3.4). With ``mask_zero=True`` token id 0 is padding and the layer
-    returns a ``(B, T)`` boolean mask through ``compute_mask``, so Keras passes it on to the
-    mask-aware layers that follow.
+    The scaling is the paper's (section 3.4). With ``mask_zero=True`` token id 0 is padding and
+    ``compute_mask`` gives the ``(B, T)`` mask Keras passes on.
 
     Args:
         vocab_size: number of token ids.

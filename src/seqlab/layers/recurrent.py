@@ -1,45 +1,10 @@
-"""Recurrent cells written from the slide equations (1)–(11), and a weight bridge to Keras.
+"""Recurrent cells written from the slide equations (1)–(11), one time step each.
 
-Each cell computes **one time step**: ``cell(x_t, states) -> (y_t, new_states)`` with
-``x_t`` of shape ``(batch, features)``. Wrap it in ``keras.layers.RNN`` to run it over a
-sequence ``(batch, time, features)``; the wrapper loops over time, honours masks (a masked
-step keeps the previous state and output), and provides ``return_sequences``,
-``return_state``, ``go_backwards`` and ``keras.layers.Bidirectional``::
-
-    layer = keras.layers.RNN(LSTMCell(32), return_sequences=True)
-
-These cells are for understanding. Train real models with Keras's fused layers
-(``keras.layers.LSTM``/``GRU``, cuDNN on a GPU);
-:func:`~seqlab.layers.recurrent_weights.copy_keras_cell_weights` and the tests
-prove the two compute the same thing, and ``python -m benchmarks.recurrent`` measures their
-speeds side by side.
-
-Weight layout
--------------
-One weight per symbol on the slides, named after it, so ``cell.W_xf`` *is* ``W_xf`` of eq. (3).
-Each gate (or main layer) ``k`` has ``W_xk (d, u)``, ``W_hk (u, u)`` and ``b_k (u,)``:
-
-- ``SimpleRNNCell``: ``W_x``, ``W_y``, ``b`` (eq. 1) = Keras's ``kernel``,
-  ``recurrent_kernel``, ``bias``.
-- ``LSTMCell``: gates ``i, f, g, o``, plus ``p_i, p_f, p_o (u,)`` with ``peephole=True``;
-  Keras's column blocks are ``[i | f | c | o]``.
-- ``GRUCell``: gates ``z, r, g``; Keras's column blocks are ``[z | r | h]``.
-
-(``d`` = input features, ``u`` = units.) Keras stores the blocks side by side in one
-``kernel (d, k·u)``, ``recurrent_kernel (u, k·u)`` and ``bias (k·u,)``; its ``c`` (LSTM) and
-``h`` (GRU) block is the slides' main layer ``g``. The slides write column vectors,
-``W_x x^T``, so their ``W_x`` is ``(u, d)``; Keras and we multiply row vectors from the left,
-``x @ W_x`` with ``W_x`` of shape ``(d, u)`` — the transpose, same numbers.
-
-GRU and ``reset_after``
------------------------
-Eq. (10) applies the reset gate to ``h(t-1)`` *before* the recurrent weights,
-``W_hg (r ⊙ h(t-1))``. That is Keras's ``GRU(reset_after=False)``. Keras's default,
-``reset_after=True`` (the cuDNN variant), computes ``r ⊙ (W_hg h(t-1) + b_hg)`` with a second
-bias; it is a different cell, and :func:`copy_keras_cell_weights` refuses it.
-
-Initial weights mirror Keras's defaults: Glorot-uniform input weights, orthogonal recurrent
-weights, zero biases, and a forget-gate bias of one in the LSTM (``unit_forget_bias``).
+``cell(x_t, states) -> (y_t, new_states)`` with ``x_t`` of shape ``(batch, features)``; wrap a
+cell in ``keras.layers.RNN`` to run it over ``(batch, time, features)``. One weight per symbol
+on the slides (``cell.W_xf`` is eq. (3)'s ``W_xf``), stored ``(d, u)`` for row vectors, the
+transpose of the slides' ``W_x``. For understanding: train with Keras's fused layers and copy
+their weights in with :func:`seqlab.layers.recurrent_weights.copy_keras_cell_weights`.
 """
 
 from __future__ import annotations
@@ -98,12 +63,8 @@ class RecurrentCell(keras.layers.Layer):
         self.input_dim = int(input_shape[-1])
 
     def add_gate(self, gate: str, *, state: str = "h", bias_initializer=None) -> None:
-        """Create ``W_x<gate> (d, u)``, ``W_<state><gate> (u, u)`` and ``b_<gate> (u,)``.
-
-        They become attributes named the same way, e.g. ``add_gate("f")`` gives ``self.W_xf``,
-        ``self.W_hf`` and ``self.b_f``. ``gate=""`` with ``state="y"`` gives eq. (1)'s ``W_x``,
-        ``W_y`` and ``b``.
-        """
+        """Create ``W_x<gate> (d, u)``, ``W_<state><gate> (u, u)`` and ``b_<gate> (u,)`` as
+        attributes (``gate=""``, ``state="y"``: eq. (1)'s ``W_x``, ``W_y``, ``b``)."""
         if self.input_dim is None:
             raise RuntimeError("add_gate needs the input size: call it from build(), after "
                                "super().build(input_shape).")
@@ -153,7 +114,7 @@ class SimpleRNNCell(RecurrentCell):
         units: number of recurrent perceptrons ``u``.
         activation: ``f`` (default ``"tanh"``, as Keras's ``SimpleRNN``).
 
-    Weights: ``W_x (d, u)``, ``W_y (u, u)``, ``b (u,)``. State: ``[y(t)]``, ``(batch, u)``.
+    Weights: ``W_x (d, u)``, ``W_y (u, u)``, ``b (u,)``.
 
     Call arguments:
         inputs: ``x(t)``, ``(batch, d)``: one time step (``keras.layers.RNN`` loops over time).
@@ -202,18 +163,14 @@ class LSTMCell(RecurrentCell):
         \mathbf{c}_{(t)} &= \mathbf{f}_{(t)} \otimes \mathbf{c}_{(t-1)} + \mathbf{i}_{(t)} \otimes \mathbf{g}_{(t)} \quad (6)\\
         \mathbf{y}_{(t)} = \mathbf{h}_{(t)} &= \mathbf{o}_{(t)} \otimes \tanh(\mathbf{c}_{(t)}) \quad (7)
 
-    With ``peephole=True`` (Gers & Schmidhuber, 2000) the gate controllers also see the
-    long-term state: ``p_i ⊙ c(t-1)`` is added inside eq. (2), ``p_f ⊙ c(t-1)`` inside eq. (3),
-    and ``p_o ⊙ c(t)`` inside eq. (4) — so ``o`` is computed after eq. (6). The peephole
-    weights ``p_i, p_f, p_o`` are vectors ``(u,)`` (one weight per cell, the "diagonal"
-    connections of the paper and of TensorFlow 2's ``PeepholeLSTMCell``).
+    With ``peephole=True`` (Gers & Schmidhuber, 2000), ``p_i ⊙ c(t-1)`` is added inside
+    eq. (2), ``p_f ⊙ c(t-1)`` inside eq. (3) and ``p_o ⊙ c(t)`` inside eq. (4), each ``p``
+    a ``(u,)`` vector.
 
     Args:
         units: size ``u`` of both states ``h(t)`` and ``c(t)``.
         peephole: add the peephole connections.
         unit_forget_bias: start ``b_f`` at one so the cell remembers by default (as Keras).
-
-    States: ``[h(t), c(t)]``, each ``(batch, u)``; output ``h(t)``.
 
     Call arguments:
         inputs: ``x(t)``, ``(batch, d)``: one time step (``keras.layers.RNN`` loops over time).
@@ -289,8 +246,6 @@ class GRUCell(RecurrentCell):
 
     Args:
         units: size ``u`` of the state ``h(t)``.
-
-    State: ``[h(t)]``, ``(batch, u)``; output ``h(t)``.
 
     Call arguments:
         inputs: ``x(t)``, ``(batch, d)``: one time step (``keras.layers.RNN`` loops over time).

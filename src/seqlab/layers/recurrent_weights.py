@@ -1,10 +1,5 @@
-"""The weight bridge from Keras's fused recurrent layers to the cells of
-:mod:`seqlab.layers.recurrent`: :func:`copy_keras_cell_weights`.
-
-Keras keeps each layer's gates side by side in one ``kernel (d, k·u)``, ``recurrent_kernel
-(u, k·u)`` and ``bias (k·u,)``; our cells keep one weight per symbol of the slides. The block
-order of each cell is in :mod:`seqlab.layers.recurrent`'s docstring ("Weight layout").
-"""
+"""Copy the weights of Keras's fused recurrent layers into the cells of
+:mod:`seqlab.layers.recurrent`: :func:`copy_keras_cell_weights`."""
 
 from __future__ import annotations
 
@@ -31,10 +26,9 @@ def _cell_of(layer):
 def copy_keras_cell_weights(source, target):
     """Copy trained weights from Keras's ``SimpleRNN``/``LSTM``/``GRU`` into our cell.
 
-    After the copy, ``target`` computes what ``source`` computes (tested to 1e-5, with and
-    without masks). Keras's fused ``kernel``/``recurrent_kernel``/``bias`` are cut into the
-    per-gate blocks listed in the module docstring; an ``LSTMCell(peephole=True)`` gets zero
-    peephole weights, which makes it a plain LSTM.
+    Keras's fused ``kernel (d, k·u)``, ``recurrent_kernel (u, k·u)`` and ``bias (k·u,)`` are
+    cut into one block per gate (LSTM ``[i | f | c | o]``, GRU ``[z | r | h]``; Keras's ``c``
+    and ``h`` block is the slides' ``g``). ``LSTMCell(peephole=True)`` gets zero peepholes.
 
     Args:
         source: a built ``keras.layers.SimpleRNN``, ``LSTM`` or ``GRU(reset_after=False)``, its

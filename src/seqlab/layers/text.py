@@ -1,16 +1,8 @@
 """``TextFromCodepoints``: reviews carried as Unicode code points, turned back into strings.
 
-Why it exists: under a ``tf.distribute`` strategy with several replicas, Keras 3.10-3.15's
-TensorFlow trainer starts ``fit``, ``evaluate`` and ``predict`` by averaging the first
-distributed batch (``strategy.reduce("MEAN", batch)``) to learn its shapes, and a mean of
-strings fails. So a model that reads raw text, such as the sentiment classifier of notebooks
-01-02, is fed under such a strategy with each batch of reviews as a 0-padded ``int32`` matrix
-of code points (:func:`seqlab.distribute.text_as_codepoints`), and this layer, its first,
-turns them back into the strings the TF-Hub module reads. Numbers and results are the same as
-with strings (``tests/test_layers_text.py``).
-
-Not on a slide: it is plumbing between the data and the sentence embedding
-(:class:`seqlab.layers.HubTextEmbedding`).
+Under a strategy with several replicas, Keras 3.10-3.15 starts ``fit``, ``evaluate`` and
+``predict`` by averaging the first distributed batch, which fails for strings; so raw text is
+fed as code points (:func:`seqlab.distribute.text_as_codepoints`) and this layer turns them back.
 """
 
 from __future__ import annotations
@@ -23,17 +15,8 @@ import tensorflow as tf
 class TextFromCodepoints(keras.layers.Layer):
     """UTF-8 strings from a 0-padded matrix of Unicode code points (no weights).
 
-    Row ``i`` of the input holds review ``i``'s characters as code points (``ord(c)``),
-    followed by zeros; the output is the review as a UTF-8 string. It undoes
-    ``tf.strings.unicode_decode(reviews, "UTF-8").to_tensor()``, which is what
-    :func:`seqlab.distribute.text_as_codepoints` applies to a dataset. Code point 0 is the
-    padding, so a NUL character inside a review is dropped (reviews have none).
-
-    No slide equation: it only carries text past Keras's multi-replica start (see the module
-    docstring) to the sentence embedding, :class:`seqlab.layers.HubTextEmbedding`.
-
-    Input: ``(batch, characters)`` int32 code points (in a model,
-    ``keras.Input(shape=(None,), dtype="int32")``). Output: ``(batch,)`` strings.
+    It undoes ``tf.strings.unicode_decode(reviews, "UTF-8").to_tensor()``; code point 0 is the
+    padding, so a NUL character inside a review is dropped.
 
     Call arguments:
         inputs: ``(batch, characters)`` integer code points, 0-padded.
@@ -87,8 +70,8 @@ def review_input(text_input: str = "auto") -> list:
         text_input: ``"strings"``, a ``(batch,)`` string input; ``"codepoints"``, a
             ``(batch, characters)`` int32 input followed by :class:`TextFromCodepoints`
             (data through :func:`seqlab.distribute.text_as_codepoints`); ``"auto"``, code
-            points when the current ``tf.distribute`` strategy (the one whose ``scope()`` the
-            model is built in) has several replicas, strings otherwise (see the module docstring).
+            points when the current ``tf.distribute`` strategy has several replicas, strings
+            otherwise.
 
     Returns:
         A list (an input tensor, then any layers) to unpack at the start of a

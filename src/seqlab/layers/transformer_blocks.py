@@ -1,13 +1,8 @@
-"""The Transformer's encoder and decoder layers (slides' "Transformer: Other Components").
+"""The Transformer's encoder and decoder layers (slides' "Transformer: Other Components"):
+post-norm residual sub-layers, as in the paper.
 
-- :class:`PositionwiseFeedForward` — Dense(dff, relu) → Dense(d_model) at every position.
-- :class:`TransformerEncoderLayer`, :class:`TransformerDecoderLayer` — residual connection +
-  layer normalisation around every sub-layer (post-norm, as in the paper), built on
-  :class:`seqlab.layers.MultiHeadAttention`.
-
-Shape letters used in the comments: ``B`` batch, ``T`` target length, ``S`` source length,
-``H`` heads, ``d`` model size, ``dff`` feed-forward size, ``L`` length of a decoding cache.
-Attention weights are *returned* (``return_attention_scores=True``), never kept as layer state.
+Shape letters in the comments: ``B`` batch, ``T`` target length, ``S`` source length, ``H``
+heads, ``d`` model size, ``dff`` feed-forward size, ``L`` length of a decoding cache.
 """
 
 from __future__ import annotations
@@ -16,14 +11,10 @@ import keras
 
 from seqlab.layers.flat_dense import FastMultiHeadAttention, FlatDense
 
-_PACKAGE = "seqlab"
 
-
-@keras.saving.register_keras_serializable(package=_PACKAGE)
+@keras.saving.register_keras_serializable(package="seqlab")
 class PositionwiseFeedForward(keras.layers.Layer):
     """The position-wise feed-forward network: ``FFN(x) = max(0, x W1 + b1) W2 + b2``.
-
-    The same two ``Dense`` layers applied to every position on its own.
 
     Args:
         d_model: ``d``, the input and output size.
@@ -46,7 +37,6 @@ class PositionwiseFeedForward(keras.layers.Layer):
         super().__init__(**kwargs)
         self.d_model = int(d_model)
         self.dff = int(dff)
-        # FlatDense: keras.layers.Dense through a 2-D view, the same numbers, faster on a CPU.
         self.inner_dense = FlatDense(self.dff, activation="relu", name="inner",
                                      dtype=self.dtype_policy)
         self.outer_dense = FlatDense(self.d_model, name="outer", dtype=self.dtype_policy)
@@ -70,9 +60,6 @@ class PositionwiseFeedForward(keras.layers.Layer):
 def head_size(d_model, num_heads):
     """``dk = d_model / num_heads``, or one clear error when the heads do not divide ``d_model``.
 
-    The package's one head-size rule: the attention sub-layers, the Transformer translator's
-    key/value cache and notebook 05's one-head check all take the head size from here.
-
     Example:
         >>> head_size(128, 4)
         32
@@ -83,8 +70,7 @@ def head_size(d_model, num_heads):
 
 
 def residual_parts(layer, name):
-    """The Dropout and the LayerNormalization around sub-layer ``name`` (``LN(x + Dropout(
-    Sublayer(x)))``), with ``layer``'s rate, epsilon and dtype policy."""
+    """The Dropout and LayerNormalization of ``LN(x + Dropout(Sublayer(x)))`` for ``layer``."""
     dropout = keras.layers.Dropout(layer.dropout, dtype=layer.dtype_policy)
     norm = keras.layers.LayerNormalization(epsilon=layer.layer_norm_epsilon, name=f"{name}_norm",
                                            dtype=layer.dtype_policy)
@@ -92,8 +78,7 @@ def residual_parts(layer, name):
 
 
 def attention_sublayer(layer, name):
-    """A :class:`seqlab.layers.flat_dense.FastMultiHeadAttention` (multi-head attention with
-    faster projections) with ``layer``'s heads, head size, attention dropout, dtype."""
+    """A :class:`FastMultiHeadAttention` with ``layer``'s heads, dropout and dtype."""
     return FastMultiHeadAttention(layer.num_heads, head_size(layer.d_model, layer.num_heads),
                               dropout=layer.attention_dropout, name=name,
                               dtype=layer.dtype_policy)
@@ -101,11 +86,7 @@ def attention_sublayer(layer, name):
 
 def store_hyperparameters(layer, d_model, num_heads, dff, dropout, attention_dropout,
                           layer_norm_epsilon):
-    """Keep the constructor arguments the encoder and decoder layers share on ``layer``.
-
-    Raises:
-        ValueError: when ``num_heads`` does not divide ``d_model``.
-    """
+    """Keep the constructor arguments the encoder and decoder layers share on ``layer``."""
     layer.d_model = int(d_model)
     layer.num_heads = int(num_heads)
     layer.dff = int(dff)
@@ -127,7 +108,7 @@ def layer_hyperparameters(layer):
     }
 
 
-@keras.saving.register_keras_serializable(package=_PACKAGE)
+@keras.saving.register_keras_serializable(package="seqlab")
 class TransformerEncoderLayer(keras.layers.Layer):
     """One encoder layer (slides' "The Architecture of Transformer", post-norm as in the paper).
 
@@ -146,12 +127,9 @@ class TransformerEncoderLayer(keras.layers.Layer):
 
     Call arguments:
         x: ``(B, S, d)``.
-        mask: optional ``(B, S)`` padding mask, True on real tokens: Keras's own ``mask``
-            argument, which Keras fills in from ``x``'s Keras mask (from
-            :class:`seqlab.layers.PositionalEmbedding`) when not given; padded keys get zero
-            attention weight.
-        use_causal_mask: hide the positions after each position (:func:`seqlab.layers.causal_mask`): the
-            layer is then a decoder-only (GPT) block, masked self-attention + feed-forward.
+        mask: optional ``(B, S)`` padding mask, True on real tokens (Keras fills it in from
+            ``x``'s Keras mask).
+        use_causal_mask: hide the positions after each position: a decoder-only (GPT) block.
         return_attention_scores: also return the self-attention weights ``(B, H, S, S)``.
         training: enables dropout.
 
@@ -204,7 +182,7 @@ class TransformerEncoderLayer(keras.layers.Layer):
         return {**super().get_config(), **layer_hyperparameters(self)}
 
 
-@keras.saving.register_keras_serializable(package=_PACKAGE)
+@keras.saving.register_keras_serializable(package="seqlab")
 class TransformerDecoderLayer(keras.layers.Layer):
     """One decoder layer: masked self-attention, cross-attention to the encoder, feed-forward.
 
@@ -214,9 +192,8 @@ class TransformerDecoderLayer(keras.layers.Layer):
         x = LayerNorm(x + Dropout(CrossAttention(x, context, context)))   # queries from x
         x = LayerNorm(x + Dropout(FeedForward(x)))
 
-    The causal mask keeps position ``t`` from seeing targets after ``t``; that also hides the
-    trailing target padding from every real position, so no target padding mask is needed
-    (padded positions are excluded from the loss).
+    The causal mask also hides the trailing target padding, so no target padding mask is
+    needed.
 
     Args:
         d_model: ``d``, the size of every position's vector.
@@ -231,23 +208,18 @@ class TransformerDecoderLayer(keras.layers.Layer):
         context: ``(B, S, d)``, the encoder output.
         encoder_padding_mask: optional ``(B, S)`` padding mask of ``context``, True on real
             source tokens (keras-hub's ``TransformerDecoder`` name).
-        use_causal_mask: hide the target positions after each position (True, the
-            Transformer's decoder). False lets every position see the whole target prefix,
-            future included: the experiment of notebook 05's exercise, never a model to use.
+        use_causal_mask: hide the target positions after each position (True). False is
+            notebook 05's exercise, never a model to use.
         return_attention_scores: also return the weights, a dict with ``"self_attention"``
             ``(B, H, T, L)`` and ``"cross_attention"`` ``(B, H, T, S)``.
         training: enables dropout.
-        self_attention_cache: optional ``(keys, values)``, each ``(B, H, L, d / H)``: the
-            self-attention keys and values of the positions decoded so far (step-by-step
-            decoding; see :meth:`MultiHeadAttention.call`). ``x`` then holds only the new
-            positions, starting at ``self_attention_cache_update_index``.
+        self_attention_cache: optional ``(keys, values)``, each ``(B, H, L, d / H)``, of the
+            positions decoded so far; ``x`` then holds only the new positions.
         self_attention_cache_update_index: int or scalar tensor, where ``x`` starts.
         cross_attention_cache: optional ``(keys, values)`` of ``context``, each
-            ``(B, H, S, d / H)`` (:meth:`MultiHeadAttention.project_key_value`), so they are
-            not projected again at every step.
-        context_mask: Keras's slot for ``context``'s Keras mask ``(B, S)``, which Keras fills
-            in itself; used when ``encoder_padding_mask`` is None. Pass
-            ``encoder_padding_mask`` instead.
+            ``(B, H, S, d / H)`` (:meth:`MultiHeadAttention.project_key_value`).
+        context_mask: where Keras passes ``context``'s Keras mask ``(B, S)``; used when
+            ``encoder_padding_mask`` is None.
 
     Returns:
         ``(B, T, d)``; then the scores dict if ``return_attention_scores``; then the updated

@@ -1,11 +1,6 @@
-"""Training helpers: compiling, the masked loss and metric, the optimizer, learning-rate schedules,
-callbacks, the results files, and the ``tf.distribute`` helpers a training cell needs.
-
-One module per topic (``compiling``, ``losses``, ``optimizers``, ``schedules``, ``callbacks``,
-``resume``: training that survives a disconnect);
-the results files are :mod:`seqlab.results` and the strategy helpers :mod:`seqlab.distribute`,
-re-exported here because a notebook's training cells use them. Import from here:
-``from seqlab.training import compile_translator``.
+"""Training helpers: compiling, the masked loss and metric, optimizers, learning-rate schedules,
+callbacks, resumable runs, and the results and ``tf.distribute`` helpers a training cell needs.
+Import from here: ``from seqlab.training import compile_translator``.
 """
 
 from seqlab.distribute import (

@@ -15,21 +15,14 @@ def standard_callbacks(checkpoint_path: str | Path, monitor: str = "val_accuracy
                        verbose: int = 0) -> list[keras.callbacks.Callback]:
     """Checkpoint the best epoch, stop when it stops improving, and lower the learning rate.
 
-    Returns, in this order:
-
-    - ``ModelCheckpoint``: writes the weights of the best epoch so far (by ``monitor``) to
-      ``checkpoint_path``, so a crash or an overfitting tail never loses the best model;
-    - ``EarlyStopping``: stops after ``patience`` epochs without improvement and restores the
-      best epoch's weights into the model;
-    - ``ReduceLROnPlateau``: multiplies the learning rate by ``lr_factor`` after
-      ``lr_patience`` epochs without improvement (default: half of ``patience``, at least 1,
-      so the smaller steps get a chance before training stops).
+    Returns ``[ModelCheckpoint, EarlyStopping, ReduceLROnPlateau]``: the best epoch's weights
+    written to ``checkpoint_path``, a stop after ``patience`` epochs without improvement (the
+    best weights restored), and the rate times ``lr_factor`` after ``lr_patience`` epochs
+    without improvement (default: half of ``patience``, at least 1).
 
     Args:
-        checkpoint_path: a ``*.weights.h5`` file (Keras 3's weights format); its folder is
-            created if needed.
-        monitor: a metric logged by ``fit``, e.g. ``"val_accuracy"`` (maximised) or
-            ``"val_loss"`` (minimised); Keras infers the direction from the name.
+        checkpoint_path: a ``*.weights.h5`` file; its folder is created if needed.
+        monitor: a metric logged by ``fit``, e.g. ``"val_accuracy"`` or ``"val_loss"``.
 
     Raises:
         ValueError: if ``checkpoint_path`` does not end in ``.weights.h5`` or a patience is
@@ -60,8 +53,7 @@ def standard_callbacks(checkpoint_path: str | Path, monitor: str = "val_accuracy
 class EpochTimer(keras.callbacks.Callback):
     """Records the wall time of every training epoch in ``seconds`` (a list).
 
-    The first epoch also traces and compiles the training step, so
-    :meth:`seconds_per_epoch` reports the median of the later epochs when there are any.
+    :meth:`seconds_per_epoch` leaves out the first epoch, which also traces the training step.
     """
 
     def __init__(self):
@@ -88,16 +80,12 @@ class EpochTimer(keras.callbacks.Callback):
 class TimeBudget(keras.callbacks.Callback):
     """Stops training once ``seconds`` of wall time have passed since ``fit`` began.
 
-    Keras has no such callback (``EarlyStopping`` watches a metric, not the clock). It lets two
-    models be compared at the same wall-clock budget, and a class run end on time whatever the
-    machine: training stops after the first batch that ends past the budget, so the epoch in
-    progress is cut short and then validated as usual. Tracing and compiling the first step
-    count, as they do for a student waiting for the cell.
+    Training stops after the first batch that ends past the budget; that epoch is then
+    validated as usual. Tracing and compiling the first step count.
 
     Attributes (after ``fit``):
         steps: training steps run.
-        elapsed: wall seconds from the start of ``fit`` to the end of each epoch (a list, one
-            entry per epoch, validation included), for plotting a metric against time.
+        elapsed: wall seconds from the start of ``fit`` to the end of each epoch.
         stopped: True if the budget ended training before the last epoch.
 
     Args:

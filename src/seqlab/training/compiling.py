@@ -1,5 +1,4 @@
-"""Compiling the course's models the same way everywhere, inside their ``tf.distribute`` strategy:
-the sentiment classifiers (notebooks 01-03, 06) and the translators (notebooks 04, 05)."""
+"""Compiling the course's models the same way, inside their ``tf.distribute`` strategy."""
 
 from __future__ import annotations
 
@@ -15,11 +14,9 @@ def compile_translator(model: keras.Model, optimizer="adam", *, label_smoothing:
                        **compile_options) -> keras.Model:
     """Compile an RNN or Transformer translator: masked cross-entropy and masked token accuracy.
 
-    Runs in the model's ``tf.distribute`` strategy scope (the one it was built in, see
-    :func:`seqlab.lessons.nb04.build_rnn_translator`), where the metric's and the optimizer's
-    variables must be created. An optimizer object keeps the strategy it was created under, so
-    one that is not built yet is re-created from its configuration inside the scope (same
-    class, learning rate or schedule, and settings): ``model.optimizer`` is then that copy.
+    Compiles in the model's strategy scope; an optimizer that is not built yet is re-created
+    there from its configuration (an optimizer keeps the strategy it was created under), so
+    ``model.optimizer`` is then that copy.
 
     Args:
         model: the translator.
@@ -46,12 +43,9 @@ def compile_translator(model: keras.Model, optimizer="adam", *, label_smoothing:
 def compile_sentiment_classifier(model: keras.Model, learning_rate: float = 1e-3) -> keras.Model:
     """Compile as the slides do: Adam at ``learning_rate``, binary cross-entropy, accuracy.
 
-    Call it again after changing ``trainable``: Keras fixes the list of trained weights when
-    it compiles. Compiles inside the model's ``tf.distribute`` strategy scope, so a model
-    built there needs nothing more. A model with a TF-Hub embedding gets
-    :class:`seqlab.training.optimizers.LazyAdam`: Adam for the dense layers, and for the
-    embedding table an update of the rows the batch used only. While the table is frozen it
-    is exactly Keras's Adam. Any other model gets Keras's Adam.
+    Call it again after changing ``trainable``: Keras fixes the trained weights when it
+    compiles. A model with a TF-Hub embedding gets :class:`seqlab.training.optimizers.LazyAdam`
+    (exactly Adam while the table is frozen), any other Keras's Adam.
 
     Example: ``compile_sentiment_classifier(model, 1e-3 / 10)`` after unfreezing the embedding.
     """

@@ -1,22 +1,9 @@
 """The masked loss and metric for sequence outputs where token id 0 is padding.
 
-A translation batch pads every target to the same length; averaging the loss over the padding
-would reward the model for predicting padding after ``[END]``. The loss and the accuracy here
-count real tokens only (``y_true != 0``). One definition of each: the loss class
-:class:`MaskedSparseCategoricalCrossentropy` and the metric class :class:`MaskedAccuracy`.
-
-**Definition, also under ``tf.distribute``.** The loss of a batch is the mean cross-entropy
-over the real tokens of the *global* batch (all replicas together)::
-
-    loss = sum over real tokens of -log p(token)  /  number of real tokens in the global batch
-
-On one device that is the plain masked mean. Under a strategy with R replicas each replica sees
-``1/R`` of the batch; Keras adds the replicas' gradients. So each replica returns its own real
-tokens' losses divided by the token count of the *global* batch (one all-reduce of a scalar), and
-the Keras reduction is ``"sum"`` (which Keras leaves unscaled): the replicas' sums add up to
-exactly the single-device loss and gradients. (Keras's ``"sum_over_batch_size"`` with the mask
-as weights would average the replicas' *own* token means instead — equal only when every
-replica happens to hold the same number of real tokens.)
+The loss is the mean cross-entropy over the real tokens of the *global* batch. Under a strategy
+each replica divides its tokens' losses by the global token count (one all-reduce of a scalar)
+and the Keras reduction is ``"sum"``, so values and gradients equal the single-device ones
+(``"sum_over_batch_size"`` would average the replicas' own means instead).
 """
 
 from __future__ import annotations
@@ -28,12 +15,7 @@ PAD_ID = 0
 
 
 def _token_losses(y_true, logits, label_smoothing: float = 0.0):
-    """Per-token cross-entropy from logits: ``(batch, T)`` ints, ``(batch, T, V)`` -> ``(batch, T)``.
-
-    ``ops.sparse_categorical_crossentropy(from_logits=True)`` is one fused kernel on TensorFlow
-    (``sparse_softmax_cross_entropy_with_logits``, whose gradient is computed alongside): with
-    an 8,000-word vocabulary this, not the RNN, is the largest tensor of a training step.
-    """
+    """Per-token cross-entropy: ``(batch, T)`` ints, ``(batch, T, V)`` logits -> ``(batch, T)``."""
     logits = ops.cast(logits, "float32")
     y_true = ops.cast(y_true, "int32")
     negative_log_likelihood = ops.sparse_categorical_crossentropy(y_true, logits, from_logits=True)
@@ -46,11 +28,8 @@ def _token_losses(y_true, logits, label_smoothing: float = 0.0):
 
 
 def sum_over_replicas(value):
-    """``value`` summed over the replicas of the ``tf.distribute`` strategy running this step.
-
-    Outside a strategy's replica function (or with one replica, or on another backend) it is
-    ``value`` itself. Used for the real-token count, a scalar: one tiny all-reduce per step.
-    """
+    """``value`` summed over the replicas of the ``tf.distribute`` strategy running this step
+    (``value`` itself outside a replica function, with one replica, or on another backend)."""
     if keras.backend.backend() != "tensorflow":
         return value
     import tensorflow as tf
@@ -65,18 +44,12 @@ def sum_over_replicas(value):
 class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
     """Cross-entropy averaged over the real (non-padding) tokens of the global batch.
 
-    See the module docstring for the definition under ``tf.distribute``: the value and the
-    gradients with R replicas equal the single-device ones on the same global batch.
-
     Args:
         from_logits: whether ``y_pred`` holds logits (default) or probabilities.
         label_smoothing: ``eps`` in ``(1 - eps) * one_hot + eps / vocab`` (0 turns it off).
         tokens_per_batch: None (default): divide by the real tokens of this global batch. A
-            number: divide by it instead, for every batch (e.g. the training split's mean real
-            tokens per batch). With batches grouped by length, a batch of short sentences holds
-            far fewer tokens than one of long sentences, and the per-batch mean would give each
-            of its tokens a larger weight; a constant gives every token the same weight, as
-            random batches (whose token counts vary little) do.
+            number: divide by it for every batch, so every token weighs the same when batches
+            are grouped by length.
         name: the loss's name.
 
     Call arguments:
@@ -133,9 +106,8 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
 class MaskedAccuracy(keras.metrics.Metric):
     """Token accuracy over real (non-padding) tokens, accumulated exactly over an epoch.
 
-    ``correct / total`` over every real token seen since the last reset, not the mean of
-    per-batch ratios. Under ``tf.distribute`` the two counters are summed over the replicas
-    when read (Keras metric variables aggregate by sum), so the result is the global one.
+    ``correct / total`` over every real token seen since the last reset (not the mean of
+    per-batch ratios), the two counters summed over the replicas.
 
     Args:
         name: the metric's name (the key in ``History.history``).

@@ -1,12 +1,7 @@
-"""Two Adams for embedding tables, each measured against Keras's Adam in the same run
-(``python -m benchmarks.embedding_updates``, table in ``benchmarks/README.md``).
-
-An embedding lookup's gradient is a ``tf.IndexedSlices`` (the rows a batch used, one per
-occurrence). Keras 3's Adam densifies it and rewrites the whole table and both moment tables
-in several passes on every step. :class:`LazyAdam` updates the used rows only (notebook 02's
-963,812-row TF-Hub table); :class:`FusedAdam` is exactly Adam, in TensorFlow's fused kernel
-(notebook 06's skip-gram tables). Both first add up the rows of the same index, as Adam on the
-dense gradient does, so several replicas match one device.
+"""Two Adams for embedding tables, whose gradients are ``tf.IndexedSlices`` that Keras 3's Adam
+densifies: :class:`LazyAdam` updates the used rows only, :class:`FusedAdam` is exactly Adam in
+TensorFlow's fused kernel. Both first add up the rows of the same index, so several replicas
+match one device.
 """
 
 from __future__ import annotations
@@ -29,8 +24,8 @@ def sum_rows_per_index(gradient: tf.IndexedSlices) -> tf.IndexedSlices:
 
 
 class _MomentsByVariable:
-    """Adam's moment tables of each model variable, by the variable's ``ref()`` (not tracked:
-    the optimizer tracks and saves the moments itself)."""
+    """Moment tables by model variable ``ref()``, in an object Keras does not track (the
+    optimizer already saves the moments)."""
 
     def __init__(self):
         self.by_variable = {}
@@ -39,10 +34,8 @@ class _MomentsByVariable:
 class _AdamWithMomentLookup(keras.optimizers.Adam):
     """Keras's Adam that knows, from public API, which moment tables belong to which variable.
 
-    Keras creates Adam's moments with the public :meth:`add_variable_from_reference`; this
-    override notes each one against its model variable (and, under a ``tf.distribute``
-    strategy, each replica's copy against the same replica's copy of the variable, which is
-    what ``update_step`` receives).
+    Keras creates the moments with the public :meth:`add_variable_from_reference`; this
+    override notes each one (each replica's copy, under a strategy) against its variable.
     """
 
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
@@ -99,11 +92,8 @@ class LazyAdam(_AdamWithMomentLookup):
         θ[i] ← θ[i] − α_t m[i] / (√v[i] + ε),    α_t = η √(1 − β₂ᵗ) / (1 − β₁ᵗ),
 
     for each used row ``i`` (``t`` the step count); the other rows of ``θ``, ``m`` and ``v``
-    stay as they are, so a rarely used row moves less than under dense Adam, whose momentum
-    keeps moving it. The update of TF Addons' ``LazyAdam`` and PyTorch's ``SparseAdam``.
-    Fine-tuning notebook 02's TF-Hub table it trains 8.8 times as many reviews per second as
-    Keras's Adam in the same run (``benchmarks/README.md``). Not with ``amsgrad=True`` nor
-    ``jit_compile`` (``tf.unique`` has dynamic shapes).
+    stay as they are (TF Addons' ``LazyAdam``, PyTorch's ``SparseAdam``). Not with
+    ``amsgrad=True`` nor ``jit_compile`` (``tf.unique`` has dynamic shapes).
 
     Args:
         learning_rate, beta_1, beta_2, epsilon, **kwargs: as ``keras.optimizers.Adam``.
@@ -149,11 +139,9 @@ class LazyAdam(_AdamWithMomentLookup):
 class FusedAdam(_AdamWithMomentLookup):
     """Adam on every weight, each variable updated in one pass by TensorFlow's fused kernel.
 
-    The same update as Keras's Adam on the dense gradient (a sparse gradient's rows of the
-    same index added up), computed by ``tf.raw_ops.ResourceApplyAdam``, which reads and writes
-    each table once. On notebook 06's skip-gram it trains 1.96 times as many pairs per second as
-    Keras's Adam in the same run (``benchmarks/README.md``). TensorFlow only; not with
-    ``amsgrad=True``; runs with or without ``jit_compile``.
+    The same update as Keras's Adam on the dense gradient, computed by
+    ``tf.raw_ops.ResourceApplyAdam``, which reads and writes each table once. TensorFlow only;
+    not with ``amsgrad=True``; runs with or without ``jit_compile``.
 
     Args:
         learning_rate, beta_1, beta_2, epsilon, **kwargs: as ``keras.optimizers.Adam``.

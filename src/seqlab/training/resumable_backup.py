@@ -1,5 +1,4 @@
-"""The callback of a training run: Keras's ``BackupAndRestore`` that also keeps the run's
-history and marks it finished (:class:`ResumableBackup`, used by
+"""The callback of a training run (:class:`ResumableBackup`, used by
 :class:`seqlab.training.TrainingRun`)."""
 
 from __future__ import annotations
@@ -29,38 +28,13 @@ _RESUMED_MODELS: weakref.WeakSet = weakref.WeakSet()
 class ResumableBackup(keras.callbacks.BackupAndRestore):
     """Keras's ``BackupAndRestore`` that also keeps the run's history and marks it finished.
 
-    What Keras's ``BackupAndRestore`` does (Keras 3, ``save_freq="epoch"``): at the end of every
-    epoch it saves the model's weights *and the optimizer's state* (Adam's moments, its step
-    count, so a learning-rate schedule continues where it was) and the number of finished
-    epochs to ``backup_dir``; at the start of the next ``fit`` it loads them, and ``fit``
-    continues with the next epoch. When a ``fit`` completes (all epochs, or stopped early by a
-    callback) it deletes ``backup_dir``.
+    Each finished epoch's logs, wall seconds and training steps go to ``history.json``, cut
+    back to the restored epoch when a fit resumes; when the fit completes, the final weights
+    and ``finished.json`` are written before Keras deletes the backup. An interrupted epoch
+    restarts from its first batch.
 
-    With ``double_checkpoint=True`` it keeps the previous epoch's backup as well (twice the
-    disk space) and falls back to it when the latest cannot be read, e.g. after a kill in the
-    middle of writing it; if neither can be read, this callback says so and trains from the
-    first epoch.
-
-    What it does not restore: the position inside an epoch (an interrupted epoch starts again
-    from its first batch, so at most one epoch of training is lost: minutes in every notebook
-    of this course), the order in which a shuffled dataset deals its batches (the resumed
-    process shuffles its first epoch as a fresh one would), random draws such as dropout's,
-    and other callbacks' state (``EarlyStopping`` and ``ReduceLROnPlateau`` count their
-    patience, ``TimeBudget`` its seconds, from the resumed epoch). So a resumed run ends near,
-    not exactly at, the uninterrupted run's numbers, as two runs with different shuffles do.
-    Keras's integer ``save_freq`` (a backup every n batches) is not used: Keras 3 records only
-    the epoch, restarts that epoch from its first batch and would train those batches twice.
-
-    What this subclass adds: each finished epoch's logs, wall seconds (validation included)
-    and training steps go to ``history.json`` (before the epoch's backup is written, and cut
-    back to the restored epoch when a fit resumes), so the run's record covers every epoch
-    across resumes; one line is printed when a fit resumes; and when the fit completes, the
-    final weights, the history and a ``finished.json`` marker are written next to the backup
-    before Keras deletes it.
-
-    Pass it *last* in ``fit(callbacks=...)``: callbacks run in list order, and
-    ``EarlyStopping(restore_best_weights=True)`` puts the best epoch's weights back when
-    training ends, which must happen before this callback saves the final weights.
+    Pass it *last* in ``fit(callbacks=...)``, so that ``EarlyStopping(restore_best_weights=True)``
+    has put the best weights back before the final weights are saved.
 
     Args:
         folder: the run's folder; the backup itself goes to its ``backup`` subfolder.
@@ -70,8 +44,7 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
     def __init__(self, folder: str | Path, name: str | None = None):
         self.folder = Path(folder)
         self.name = name or self.folder.name
-        # double_checkpoint: Keras keeps the previous epoch's backup too, and falls back to it
-        # when a kill in the middle of writing the latest one left that unreadable.
+        # double_checkpoint: fall back to the previous epoch's backup if the latest is unreadable.
         super().__init__(backup_dir=str(self.folder / BACKUP_FOLDER), save_freq="epoch",
                          double_checkpoint=True)
         self._first_epoch_of_fit = True
@@ -82,11 +55,8 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
     def _start_next_fit_at_epoch_zero(self):
         """Make the model's next ``fit`` start at epoch 0, and leave a backup of that state.
 
-        Keras (3.10 to 3.13) keeps the epoch a ``BackupAndRestore`` restored on the model and
-        starts every later ``fit`` of that model there, with or without a backup (a plain
-        ``fit`` too). Restoring a backup in which no epoch has finished is the public way to set
-        it back. The optimizer is built first, as ``BackupAndRestore`` does before it loads, so
-        the backup holds its state and loads back without warnings.
+        Keras (3.10 to 3.13) starts every later ``fit`` of a model at the epoch a backup
+        restored; restoring a backup with no finished epoch is the public way to reset it.
         """
         if self.model.optimizer is not None and not self.model.optimizer.built:
             self.model.optimizer.build(self.model.trainable_variables)

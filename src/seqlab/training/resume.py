@@ -1,24 +1,6 @@
-"""Training that survives a disconnect: Keras's ``BackupAndRestore`` behind one small helper.
-
-A notebook creates a :class:`TrainingRun` right before its ``fit`` and passes the run's
-callbacks to it::
-
-    run = TrainingRun("01-frozen-" + SIZE, model)
-    if not run.finished:
-        model.fit(train, validation_data=valid, epochs=EPOCHS,
-                  callbacks=[*callbacks, *run.callbacks])   # the run's callbacks last
-    history = run.history
-
-If the kernel dies (a lost Colab session, a restart, the stop button), running the notebook
-again continues the ``fit`` from the last finished epoch; once a ``fit`` has completed, running
-it again loads the final weights instead of training again.
-
-Backups go to Google Drive when it is mounted on Colab (``/content/drive/MyDrive``, then
-``seqlab/backups/<run name>``), else to ``models/backups/<run name>`` (``SEQLAB_HOME``'s
-``models/``); ``SEQLAB_BACKUP_DIR`` names another folder. See docs/resuming.md.
-
-The callback lives in :mod:`seqlab.training.resumable_backup`, the run folder's files in
-:mod:`seqlab.training.run_files`.
+"""Training that survives a disconnect (:class:`TrainingRun`): a lost session resumes from the
+last finished epoch, and a finished run is loaded instead of trained again. See
+docs/resuming.md.
 """
 
 from __future__ import annotations
@@ -45,18 +27,12 @@ from seqlab.training.run_files import (
     write_json,
 )
 
-#: Where Colab mounts Google Drive (``drive.mount("/content/drive")``).
 GOOGLE_DRIVE = Path("/content/drive/MyDrive")
 
 
 def backup_root() -> Path:
-    """The folder that holds every run's backups (one subfolder per run).
-
-    In this order: ``$SEQLAB_BACKUP_DIR`` if set; ``seqlab/backups`` on Google Drive when Drive
-    is mounted on Colab (``/content/drive/MyDrive`` exists), so the backups outlive the Colab
-    runtime; else ``models/backups`` of the checkout (``$SEQLAB_HOME/models/backups`` when
-    ``SEQLAB_HOME`` is set), which a lost Colab runtime loses with it.
-    """
+    """The folder of every run's backups: ``$SEQLAB_BACKUP_DIR``, else ``seqlab/backups`` on
+    Google Drive when it is mounted on Colab, else ``models/backups``."""
     override = os.environ.get("SEQLAB_BACKUP_DIR")
     if override:
         return Path(override).expanduser()
@@ -65,28 +41,14 @@ def backup_root() -> Path:
     return config.MODELS_DIR / "backups"
 
 
-
 class TrainingRun:
     """One named training run that survives a disconnect: resumes, or loads when finished.
 
-    Create it in the cell of the ``fit``, right before it. It prints one line saying where its
-    backups go. If this run finished earlier (its folder holds ``finished.json`` and the final
-    weights), it loads the final weights into ``model``, prints how to train again, and
-    ``finished`` is True: the notebook skips ``fit``, so a finished run is never trained again
-    by accident. Otherwise ``callbacks`` holds a :class:`ResumableBackup` for ``fit``: the fit
-    resumes from the last finished epoch if an earlier one was interrupted.
-
-    To train again from scratch: pass ``retrain=True`` (the run's folder is deleted first), or
-    delete the folder printed by the first line.
-
-    ``history`` holds every epoch of the run, across resumes, as ``fit``'s return value does:
-    ``run.history.history["val_loss"]``, ``run.history.epoch``.
-
-    Name each run after what it trains and its size (``f"04-{variant}-{SIZE}"``), so that runs
-    of another model or size never share a backup: a backup only fits the model and compile
-    settings that wrote it (Keras's ``BackupAndRestore`` documentation says so too). A resumed
-    run restarts a ``TimeBudget`` and the patience of ``EarlyStopping``: see
-    :class:`ResumableBackup` for what a resume restores and what it does not.
+    Create it right before the ``fit``. If this run finished earlier, it loads the final
+    weights into ``model`` and ``finished`` is True (the notebook skips ``fit``); otherwise
+    ``callbacks`` holds a :class:`ResumableBackup` for ``fit``. A run whose settings changed
+    (model, optimizer, replicas) starts afresh. Name each run after what it trains and its size
+    (``f"04-{variant}-{SIZE}"``).
 
     Args:
         name: the run's folder name: letters, digits, ``-``, ``_``, ``.``; no path separators.
@@ -100,9 +62,7 @@ class TrainingRun:
         callbacks: ``[ResumableBackup(...)]``, or ``[]`` when finished; put them last in
             ``fit(callbacks=...)``.
         history: every epoch's logs, across resumes (a ``keras.callbacks.History``).
-        epoch_seconds, steps: each epoch's wall seconds and the run's training steps, across
-            resumes; :meth:`seconds_per_epoch` as ``EpochTimer`` reports it. A finished run
-            keeps them, so a notebook can print its times without training again.
+        epoch_seconds, steps: each epoch's wall seconds and the run's training steps.
 
     Raises:
         ValueError: if ``name`` is empty or holds a path separator, or ``model`` is not a
@@ -196,8 +156,7 @@ class TrainingRun:
 
     @property
     def epoch_seconds(self) -> list[float]:
-        """Wall seconds of each epoch of the run (validation included), across resumes; an
-        epoch cut short by a callback (``TimeBudget``) counts what it ran."""
+        """Wall seconds of each epoch of the run (validation included), across resumes."""
         return [record["seconds"] for record in read_records(self.folder)]
 
     @property
@@ -206,8 +165,7 @@ class TrainingRun:
         return sum(record["steps"] for record in read_records(self.folder))
 
     def seconds_per_epoch(self) -> float:
-        """Median epoch time, as :class:`seqlab.training.EpochTimer` reports it: the first
-        epoch also traces the training step, so it is left out when there are others.
+        """Median epoch time, leaving out the first (tracing) epoch when there are others.
 
         Raises:
             ValueError: if no epoch has finished yet.

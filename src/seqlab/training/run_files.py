@@ -1,11 +1,4 @@
-"""The files of a training run's folder (:class:`seqlab.training.TrainingRun`): what the run
-trains, its epoch records, its final weights and the mark that it finished.
-
-A run's folder holds ``settings.json`` (the fingerprint of what it trains: a backup only fits
-the same), ``history.json`` (one record per finished epoch, kept across resumes), Keras's
-``backup`` folder while a ``fit`` runs, and, once a ``fit`` completed, ``final.weights.h5``
-and ``finished.json`` (written last).
-"""
+"""The files of a training run's folder (:class:`seqlab.training.TrainingRun`)."""
 
 from __future__ import annotations
 
@@ -36,8 +29,7 @@ def first_line(error: Exception) -> str:
 
 
 def _without_names(value):
-    """A Keras config with every ``name`` left out (Keras numbers automatic names, ``dense_3``,
-    by how many layers the session has built: the same model gets other names in a new kernel)."""
+    """A Keras config without ``name``s (automatic names such as ``dense_3`` vary by session)."""
     if isinstance(value, dict):
         return {key: _without_names(item) for key, item in value.items() if key != "name"}
     if isinstance(value, (list, tuple)):
@@ -46,9 +38,8 @@ def _without_names(value):
 
 
 def training_settings(model: keras.Model) -> dict:
-    """What a backup of ``model`` only fits: its architecture (config, or its weights' shapes
-    where the model has no config), its optimizer's class and settings (learning rate and its
-    schedule included), and the number of replicas it trains on."""
+    """What a backup of ``model`` only fits: architecture, weights' shapes, optimizer settings
+    and number of replicas."""
     try:
         architecture = _without_names(model.get_config())
     except NotImplementedError:
@@ -70,8 +61,7 @@ def settings_fingerprint(settings: dict) -> str:
 
 
 def as_history(records: list[dict]) -> keras.callbacks.History:
-    """A ``keras.callbacks.History`` of the epoch records, as ``fit`` returns one: ``.epoch``
-    and ``.history[name]``."""
+    """A ``keras.callbacks.History`` of the epoch records, as ``fit`` returns one."""
     history = keras.callbacks.History()
     history.epoch = [record["epoch"] for record in records]
     history.history = {}

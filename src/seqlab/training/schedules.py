@@ -1,12 +1,4 @@
-"""The Transformer's learning-rate schedule and optimiser (Vaswani et al. 2017, section 5.3).
-
-    lrate = d_model^-0.5 · min(step_num^-0.5, step_num · warmup_steps^-1.5)
-
-The rate grows linearly for ``warmup_steps`` steps, peaks at ``(d_model · warmup_steps)^-0.5``
-and then decays as ``1/√step``. The paper uses ``warmup_steps = 4000`` with
-``Adam(β₁=0.9, β₂=0.98, ε=1e-9)``: :func:`transformer_optimizer` builds exactly that, with Keras's
-own ``Adam``.
-"""
+"""The Transformer's learning-rate schedule and optimiser (Vaswani et al. 2017, section 5.3)."""
 
 from __future__ import annotations
 
@@ -18,15 +10,14 @@ from keras import ops
 class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """The paper's warm-up then inverse-square-root schedule.
 
-    Keras counts optimizer iterations from 0 while the paper's ``step_num`` starts at 1, so
-    iteration ``s`` uses ``step_num = s + 1`` (the first update gets a small positive rate, not
-    0). The peak is therefore at iteration ``warmup_steps - 1``.
+    ``lrate = d_model^-0.5 · min(step_num^-0.5, step_num · warmup_steps^-1.5)``, with
+    ``step_num`` = Keras's iteration + 1 (the paper counts from 1), so the peak,
+    ``(d_model · warmup_steps)^-0.5``, is at iteration ``warmup_steps - 1``.
 
     Args:
         d_model: the model size (the rate scales as ``d_model^-0.5``).
         warmup_steps: length of the linear warm-up.
-        scale: an extra constant factor (1.0 in the paper; short runs on small data sometimes
-            use a smaller or larger one).
+        scale: an extra constant factor (1.0 in the paper).
     """
 
     def __init__(self, d_model, warmup_steps=4000, scale=1.0):

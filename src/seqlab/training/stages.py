@@ -1,5 +1,5 @@
-"""The case study's two stages (notebooks 01 and 02): where each keeps its best weights, how many
-parameters it trains, and notebook 01's frozen stage made ready for notebook 02."""
+"""The case study's two stages (notebooks 01 and 02): their weights files, parameter counts, and
+notebook 01's frozen stage made ready for notebook 02."""
 
 from __future__ import annotations
 
@@ -20,8 +20,7 @@ from seqlab.training.resume import TrainingRun
 def stage_weights_path(stage: str, size: str) -> Path:
     """``models/imdb_{stage}_{size}.weights.h5``: a stage's best weights, kept apart per size.
 
-    FAST mode's stand-in and the real nnlm-en-dim50 have different weights, so a checkpoint of
-    one size must never be loaded into a model of another.
+    The stand-in and nnlm-en-dim50 have different weights, so sizes never share a checkpoint.
 
     Example:
         >>> stage_weights_path("frozen", "fast").name

@@ -1,20 +1,15 @@
-"""Timing helpers of the benchmarks: a timed part of a notebook's run, the median of timed
-steps, the wall time of each step in ``fit`` (:class:`StepTimer`), batch counts, and the
-measurements several notebooks share (notebook 01's classifier on the nnlm-sized stand-in,
-measured once per run)."""
+"""Timing helpers of the benchmarks: a timed part of a notebook's run, the median or mean of
+timed steps, the wall time of each step in ``fit`` (:class:`StepTimer`), and a cache of
+measurements shared by both sizes of a notebook."""
 
 from __future__ import annotations
 
-import math
 import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import keras
-
-from benchmarks.stand_ins import nnlm_sized_module, review_batch
-from seqlab import config
 
 
 class StepTimer(keras.callbacks.Callback):
@@ -66,34 +61,6 @@ def mean_seconds(steps: list[Callable[[], object]]) -> float:
         step()
         times.append(time.perf_counter() - start)
     return statistics.fmean(times)
-
-
-def batches(examples: int, batch: int) -> int:
-    return math.ceil(examples / batch)
-
-
-
-# -------------------------------------------------------------------- shared measurements
-
-
-def hub_classifier_parts(batch: int, steps: int) -> dict[str, float]:
-    """Seconds per batch of notebook 01's classifier on the nnlm-sized stand-in module."""
-    import keras
-
-    from seqlab.layers import HubTextEmbedding
-    from seqlab.lessons.nb01 import build_sentiment_classifier
-    from seqlab.training import compile_sentiment_classifier
-
-    texts, labels = review_batch(batch)
-    keras.utils.set_random_seed(config.SEED)
-    model = build_sentiment_classifier(HubTextEmbedding(nnlm_sized_module(), trainable=False))
-    compile_sentiment_classifier(model, 1e-3)
-    frozen = median_seconds(lambda: model.train_on_batch(texts, labels), steps)
-    evaluate = median_seconds(lambda: model.test_on_batch(texts, labels), steps)
-    model.layers[0].trainable = True
-    compile_sentiment_classifier(model, 1e-4)
-    unfrozen = median_seconds(lambda: model.train_on_batch(texts, labels), steps)
-    return {"frozen": frozen, "evaluate": evaluate, "unfrozen": unfrozen}
 
 
 _CACHE: dict = {}

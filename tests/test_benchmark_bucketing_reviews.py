@@ -42,13 +42,3 @@ def test_the_benchmark_trains_both_pipelines_alternately_and_prints_the_ratio(no
     real = {name: float(row[4].rstrip("%")) for name, row in rows.items()}
     assert real["bucketed"] > real["padded"]                    # less padding trained on
     assert "bucketed / padded reviews per second:" in printed
-
-
-def test_full_modes_grouped_stand_in_batches_hold_every_review_once_cut_and_grouped():
-    batches = stand_ins.imdb_grouped_batches(300, 32, cut=120, max_tokens=50)
-    lengths = np.minimum(stand_ins.imdb_review_lengths(300), 120)
-    assert sum(len(y) for _, y in batches) == 300
-    widths = [x.shape[1] for x, _ in batches]
-    assert max(widths) <= 120 and len(set(widths)) > 1          # padded to their own longest
-    real = sorted(int(n) for x, _ in batches for n in (x != 0).sum(axis=1))
-    assert real == sorted(lengths.tolist())                      # each review's length kept

@@ -72,18 +72,3 @@ def test_full_mode_counts_the_recorded_epochs_else_the_configured_ones(monkeypat
     assert parts[2].count == gpt * 313
     assert f"the mini-GPT all {gpt} (not stopped early)" in how
 
-
-def test_notebook_03_counts_early_stoppings_epochs_at_most_the_configured_ones(monkeypatch):
-    monkeypatch.setattr(full_mode, "cached", lambda key, make: (0.5, [100, 200], 0.25, 0.01))
-    settings = full_mode.SETTINGS["03"]["full"]
-    monkeypatch.setattr(early_stopping, "epochs_at", lambda notebook, size: None)
-    parts, how = full_mode.measure_03(settings, 1, "full")
-    train = full_mode.batches(full_mode.IMDB_TRAIN, settings["batch"])
-    assert parts[0].count == settings["epochs"] * train and "early stopping" not in how
-    monkeypatch.setattr(early_stopping, "epochs_at", lambda notebook, size: {
-        "epochs": 3, "command": "issue 40's run"})
-    parts, how = full_mode.measure_03(settings, 1, "full")
-    assert parts[0].count == 3 * train and "early stopping: 3 of at most 5 epochs" in how
-    class_size = full_mode.SETTINGS["03"]["class"]                # 2 epochs: never more
-    parts, _ = full_mode.measure_03(class_size, 1, "class")
-    assert parts[0].count == class_size["epochs"] * train

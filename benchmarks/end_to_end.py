@@ -1,0 +1,437 @@
+"""Minutes a student's run takes: notebooks 01, 02, 03, 06 and 08 run end to end, at full or
+class size, on stand-ins of the real downloads' size and lengths — the record's source for them.
+
+    python -m benchmarks.end_to_end prepare /tmp/e2e           # the stand-ins (about 3 min)
+    python -m benchmarks.end_to_end run 01 02 03 --stand-ins /tmp/e2e --size full --record
+
+The notebook itself runs (``seqlab_instructor.runner``, a fresh kernel, ``FAST = False``): its
+``tf.data`` pipeline from text, ``fit`` with its validation and callbacks, testing, exercises.
+Nothing is timed per batch; an IPython start-up file times every top-level ``Model.fit``,
+``evaluate`` and ``predict`` call (``fit``'s own validation inside it) and their ``*_on_batch``
+forms (an exercise check's), the end of each epoch,
+and each ``bucket_by_length`` call (it reads its split once, vectorizing or tokenizing it, before
+``fit``). The minutes recorded are the sum of those calls: what the notebook spends in Keras,
+its input pipeline included. The whole run, kernel start to last cell, is printed beside them.
+
+The downloads cannot be reached here, so each is answered where the real one would be, by a
+**stand-in** named as one:
+
+- ``imdb_reviews``: a TFDS dataset prepared in ``TFDS_DATA_DIR`` (``tfds.dataset_builders.
+  store_as_tfds_dataset``: TFDS's own records and reader) with IMDB's split sizes (25,000 train,
+  25,000 test, 50,000 unsupervised) of generated text: the English words of the project's
+  sample reviews as the most frequent words, then made-up ones, their frequencies following
+  Zipf's law, review lengths from a log-normal with IMDB's median (174 words) and mean
+  (230) (the figures issue 28 cites; the real reviews cannot be read here), and a few
+  label-specific words so the classifiers learn;
+- nnlm-en-dim50: a module of its table size (963,812 × 50, random values) in the TF-Hub cache
+  under the real handle (``benchmarks.stand_ins.nnlm_sized_module``), every word of the
+  stand-in text in its vocabulary (assumed: that real reviews' words are mostly in the real
+  module's 963,812 tokens; not measurable here);
+- ``bert_tiny_en_uncased``: its architecture from random weights, with a word-piece vocabulary
+  of its size (30,522) learned from the stand-in text, saved with ``save_to_preset`` where
+  kagglehub caches the real preset; the host lookup before the download is answered.
+
+Early stopping: a stand-in text does not stop where the real one stops. Notebook 03 is run with
+``EPOCHS`` set to the epochs early stopping ran on the real reviews
+(``benchmarks/results/early_stopping.json``); any other ``fit`` that stopped early is counted at
+its configured epochs (each missing epoch at the mean of its later epochs): an upper bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+from benchmarks import early_stopping  # noqa: E402
+from benchmarks.full_mode_record import CLASS_LIMIT_MINUTES, read_record, record_entry  # noqa: E402
+from benchmarks.stand_ins import (  # noqa: E402
+    IMDB_MEAN_WORDS,
+    IMDB_MEDIAN_WORDS,
+    NNLM_DIM,
+    NNLM_ROWS,
+    imdb_review_lengths,
+)
+from seqlab import config  # noqa: E402
+
+NOTEBOOKS = ("01", "02", "03", "06", "08")
+_IMDB = (f"IMDB: its split sizes in generated words of Zipf frequencies, review lengths from a "
+         f"log-normal with median {IMDB_MEDIAN_WORDS} and mean {IMDB_MEAN_WORDS} words")
+_NNLM = f"nnlm-en-dim50: a module of its table size ({NNLM_ROWS:,} × {NNLM_DIM}, random values)"
+_BERT = ("bert_tiny_en_uncased: its architecture from random weights, a 30,522-piece vocabulary "
+         "learned from the stand-in text")
+#: The stand-ins each notebook reads (the record names them).
+STAND_INS = {"01": (_IMDB, _NNLM), "02": (_IMDB, _NNLM), "03": (_IMDB,), "06": (_IMDB, _NNLM),
+             "08": (_IMDB, _BERT)}
+#: keras-hub's Kaggle handle of the preset (``BertBackbone.presets``): kagglehub's cache key.
+BERT_HANDLE = "keras/bert/keras/bert_tiny_en_uncased/3"
+IMDB_SPLITS = {"train": 25_000, "test": 25_000, "unsupervised": 50_000}
+TIMING_LOG = "keras_calls.jsonl"
+
+# Runs in the notebook's kernel before its first cell (IPython start-up file).
+STARTUP = '''"""benchmarks.end_to_end: time Keras's top-level calls; answer the preset host's lookup."""
+import json, os, socket, time
+import keras
+
+_seqlab_log = os.environ["SEQLAB_TIMING_LOG"]
+_seqlab_depth = [0]
+_seqlab_lookup = socket.getaddrinfo
+
+
+def _seqlab_getaddrinfo(host, port, *args, **kwargs):
+    if host == "www.kaggle.com":  # the preset is in kagglehub's cache; nothing connects
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("192.0.2.1", port))]
+    return _seqlab_lookup(host, port, *args, **kwargs)
+
+
+socket.getaddrinfo = _seqlab_getaddrinfo
+
+
+class _SeqlabEpochClock(keras.callbacks.Callback):
+    def on_train_begin(self, logs=None):
+        self.start, self.ends = time.perf_counter(), []
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.ends.append(time.perf_counter() - self.start)
+
+    def on_train_end(self, logs=None):  # the last callback: after the others' on_train_end
+        self.train_end = time.perf_counter() - self.start
+
+
+def _seqlab_timed(name, method):
+    def timed(self, *args, **kwargs):
+        clock = None
+        if name == "fit" and _seqlab_depth[0] == 0:
+            clock = _SeqlabEpochClock()
+            kwargs["callbacks"] = [*(kwargs.get("callbacks") or []), clock]
+        _seqlab_depth[0] += 1
+        start = time.perf_counter()
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            _seqlab_depth[0] -= 1
+            if _seqlab_depth[0] == 0:
+                entry = {"call": name, "model": self.name, "seconds": time.perf_counter() - start,
+                         "epochs": kwargs.get("epochs", 1) if name == "fit" else None,
+                         "epoch_ends": clock.ends if clock else None,
+                         "train_end": getattr(clock, "train_end", None)}
+                with open(_seqlab_log, "a", encoding="utf-8") as log:
+                    log.write(json.dumps(entry) + "\\n")
+    return timed
+
+
+for _seqlab_name in ("fit", "evaluate", "predict", "train_on_batch", "test_on_batch",
+                     "predict_on_batch"):
+    setattr(keras.Model, _seqlab_name,
+            _seqlab_timed(_seqlab_name, getattr(keras.Model, _seqlab_name)))
+
+import seqlab.data as _seqlab_data  # noqa: E402
+_seqlab_group = _seqlab_data.bucket_by_length
+
+
+def _seqlab_timed_group(*args, **kwargs):  # reads the split once: its first pass, outside fit
+    start = time.perf_counter()
+    try:
+        return _seqlab_group(*args, **kwargs)
+    finally:
+        with open(_seqlab_log, "a", encoding="utf-8") as log:
+            log.write(json.dumps({"call": "bucket_by_length", "model": "input pipeline",
+                                  "seconds": time.perf_counter() - start, "epochs": None,
+                                  "epoch_ends": None}) + "\\n")
+
+
+_seqlab_data.bucket_by_length = _seqlab_timed_group
+'''
+
+
+# ------------------------------------------------------------------------------ stand-ins
+
+
+def made_up_words(count: int, seed: int = 0) -> list[str]:
+    """``count`` distinct made-up words of one to four syllables, shortest first."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    onsets, vowels, codas = list("bcdfghjklmnprstvwz"), list("aeiou"), ["", "", "n", "r", "s", "t"]
+    words: set[str] = set()
+    while len(words) < count:
+        syllables = rng.integers(1, 5)
+        words.add("".join(rng.choice(onsets) + rng.choice(vowels) + rng.choice(codas)
+                          for _ in range(syllables)))
+    return sorted(words, key=lambda w: (len(w), w))
+
+
+def stand_in_vocabulary(count: int = 90_000) -> list[str]:
+    """The stand-in text's words, most frequent first: the English words of this project's
+    sample reviews (``data/imdb_sample``) by their frequency there, so that the words a notebook
+    looks up exist, then made-up words up to ``count``."""
+    import re
+    from collections import Counter
+
+    from seqlab.data.imdb import read_sample_split
+
+    texts, _ = read_sample_split("train")
+    english = [w for w, _ in Counter(w for text in texts
+                                     for w in re.findall(r"[a-z']+", text.lower())).most_common()]
+    made_up = [w for w in made_up_words(count) if w not in set(english)]
+    return (english + made_up)[:count]
+
+
+def sentiment_words() -> list[str]:
+    """The 25 negative then the 25 positive label-specific words of the stand-in reviews."""
+    words = made_up_words(90_000)[200:225]
+    return [f"{w}less" for w in words] + [f"{w}ful" for w in words]
+
+
+def stand_in_reviews(count: int, words: list[str], seed: int) -> tuple[list[str], list[int]]:
+    """``count`` generated reviews of IMDB's lengths (log-normal) and their labels (0/1): words
+    drawn by Zipf's law (rank r with probability ∝ 1/r), every 40th word on average one of 25
+    label-specific words."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    lengths = imdb_review_lengths(count, seed=seed)
+    labels = rng.integers(0, 2, count)
+    ranks = np.arange(1, len(words) + 1)
+    chosen = rng.choice(len(words), size=int(lengths.sum()), p=(1 / ranks) / (1 / ranks).sum())
+    vocabulary = np.array(words, dtype=object)
+    tokens = vocabulary[chosen]
+    signal = rng.random(tokens.size) < 1 / 40
+    label_of_token = np.repeat(labels, lengths)
+    sentiment = np.array(sentiment_words(), dtype=object).reshape(2, -1)
+    tokens[signal] = sentiment[label_of_token[signal], rng.integers(0, 25, int(signal.sum()))]
+    ends = np.cumsum(lengths)
+    texts = [" ".join(tokens[end - n:end]) + "." for end, n in zip(ends, lengths, strict=True)]
+    return texts, [int(label) for label in labels]
+
+
+def prepare_imdb(data_dir: Path, split_sizes: dict[str, int] = IMDB_SPLITS) -> None:
+    """TFDS's ``imdb_reviews`` (``plain_text``, 1.0.0) prepared in ``data_dir`` from stand-in
+    text, ``split_sizes`` reviews per split (IMDB's by default)."""
+    import tensorflow as tf
+    import tensorflow_datasets as tfds
+
+    words = stand_in_vocabulary()
+    splits = {}
+    for seed, (split, count) in enumerate(split_sizes.items()):
+        texts, labels = stand_in_reviews(count, words, seed)
+        if split == "unsupervised":
+            labels = [-1] * count  # as TFDS's unlabelled split
+        splits[split] = tf.data.Dataset.from_tensor_slices(
+            {"text": tf.constant(texts), "label": tf.constant(labels, tf.int64)})
+    tfds.dataset_builders.store_as_tfds_dataset(
+        name="imdb_reviews", config="plain_text", version="1.0.0", data_dir=str(data_dir),
+        split_datasets=splits, description="seqlab's stand-in of IMDB's sizes and lengths",
+        features=tfds.features.FeaturesDict({"text": tfds.features.Text(),
+                                             "label": tfds.features.ClassLabel(num_classes=2)}))
+
+
+def prepare_hub(cache_dir: Path) -> None:
+    """The nnlm-sized stand-in module where ``tensorflow_hub`` caches nnlm-en-dim50."""
+    import hashlib
+
+    from benchmarks.stand_ins import nnlm_sized_module
+    from seqlab.layers import NNLM_EN_DIM50
+
+    module_dir = cache_dir / hashlib.sha1(NNLM_EN_DIM50.encode("utf8")).hexdigest()
+    shutil.rmtree(module_dir, ignore_errors=True)
+    shutil.copytree(nnlm_sized_module(stand_in_vocabulary() + sentiment_words()), module_dir)
+    (cache_dir / f"{module_dir.name}.descriptor.txt").write_text(
+        f"Module: {NNLM_EN_DIM50}\nWritten by benchmarks.end_to_end: a stand-in of its table "
+        f"size ({NNLM_ROWS:,} x {NNLM_DIM}, random values)\n", encoding="utf-8")
+
+
+def prepare_preset(cache_dir: Path) -> None:
+    """``bert_tiny_en_uncased``'s architecture from random weights, saved where kagglehub
+    caches the preset, its vocabulary learned from the stand-in text."""
+    import keras
+
+    from benchmarks.bert import BERT_TINY
+    from seqlab.data import build_wordpiece_vocabulary, import_keras_hub
+
+    keras_hub = import_keras_hub()
+    texts, _ = stand_in_reviews(2_000, stand_in_vocabulary(), seed=7)
+    vocabulary = build_wordpiece_vocabulary(texts, BERT_TINY["vocabulary_size"])
+    keras.utils.set_random_seed(0)
+    backbone = keras_hub.models.BertBackbone(**{**BERT_TINY, "vocabulary_size": len(vocabulary)})
+    tokenizer = keras_hub.models.BertTokenizer(vocabulary=vocabulary)
+    preprocessor = keras_hub.models.BertMaskedLMPreprocessor(tokenizer, sequence_length=512)
+    os.environ["KAGGLEHUB_CACHE"] = str(cache_dir)  # kagglehub reads it when asked
+    from kagglehub.cache import Cache
+    from kagglehub.handle import parse_model_handle
+
+    published = keras_hub.models.BertBackbone.presets["bert_tiny_en_uncased"]["kaggle_handle"]
+    if published != f"kaggle://{BERT_HANDLE}":
+        raise SystemExit(f"keras-hub now loads {published}: update BERT_HANDLE")
+    handle = parse_model_handle(BERT_HANDLE)
+    target = Path(Cache().get_path(handle))
+    keras_hub.models.BertMaskedLM(backbone, preprocessor).save_to_preset(str(target))
+    # kagglehub takes a cached file (keras-hub asks file by file) where its marker says complete
+    for file in target.rglob("*"):
+        if file.is_file():
+            Cache().mark_as_complete(handle, str(file.relative_to(target)))
+    Cache().mark_as_complete(handle)
+
+
+def prepare(folder: Path) -> Path:
+    """Every stand-in in ``folder``: ``tfds/``, ``tfhub/``, ``kagglehub/``."""
+    folder = Path(folder)
+    prepare_imdb(folder / "tfds")
+    prepare_hub(folder / "tfhub")
+    prepare_preset(folder / "kagglehub")
+    return folder
+
+
+# ------------------------------------------------------------------------------ running
+
+
+def counted_seconds(calls: list[dict]) -> tuple[float, list[str]]:
+    """Seconds of the logged calls, a ``fit`` that stopped early counted at its configured
+    epochs; with a note for each such ``fit``."""
+    import numpy as np
+
+    total, notes = 0.0, []
+    for call in calls:
+        total += call["seconds"]
+        ends, epochs = call.get("epoch_ends"), call.get("epochs")
+        if call["call"] == "fit" and ends and epochs and len(ends) < epochs:
+            durations = list(np.diff([0.0, *ends]))
+            each = statistics.fmean(durations[1:] or durations)
+            total += (epochs - len(ends)) * each
+            notes.append(f"{call['model']} stopped after {len(ends)} of {epochs} epochs, counted "
+                         f"at {epochs} ({each:.0f} s per missing epoch)")
+    return total, notes
+
+
+def notebook_parameters(number: str, size: str) -> tuple[dict, dict | None]:
+    """The notebook's papermill parameters at ``size``, and the early-stopping entry they follow:
+    notebook 03 trains the epochs early stopping ran on the real reviews, at most its own."""
+    from seqlab import sizes
+
+    parameters = {"SIZE": size}
+    stopped = early_stopping.epochs_at("03", size) if number == "03" else None
+    if stopped and stopped["epochs"] < sizes.settings("03", size)["epochs"]:
+        parameters["EPOCHS"] = stopped["epochs"]
+        return parameters, stopped
+    return parameters, None
+
+
+def run(number: str, size: str, stand_ins: Path, home: Path, output: Path) -> dict:
+    """Run notebook ``number`` at ``size`` on the stand-ins; return its timings."""
+    from seqlab_instructor.runner import run_notebook
+
+    log = output / f"{number}-{size}-{TIMING_LOG}"
+    log.unlink(missing_ok=True)
+    parameters, stopped = notebook_parameters(number, size)
+    startup = stand_ins / "ipython" / "profile_default" / "startup"
+    startup.mkdir(parents=True, exist_ok=True)
+    (startup / "00-seqlab-timing.py").write_text(STARTUP, encoding="utf-8")
+    backups = Path(tempfile.mkdtemp(prefix=f"e2e-backups-{number}-"))  # never a finished run
+    env = {"TFDS_DATA_DIR": str(stand_ins / "tfds"), "TFHUB_CACHE_DIR": str(stand_ins / "tfhub"),
+           "KAGGLEHUB_CACHE": str(stand_ins / "kagglehub"), "IPYTHONDIR": str(stand_ins / "ipython"),
+           "SEQLAB_HOME": str(home), "SEQLAB_BACKUP_DIR": str(backups),
+           "SEQLAB_TIMING_LOG": str(log)}
+    notebook = next((config.REPO_ROOT / "notebooks").glob(f"{number}_*.ipynb"))
+    load = os.getloadavg()[0]
+    started = time.strftime("%Y-%m-%d %H:%M")
+    result = run_notebook(notebook, output, fast=False, parameters=parameters, timeout=None,
+                          cwd=home / "notebooks", env=env)
+    shutil.rmtree(backups, ignore_errors=True)
+    calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    seconds, notes = counted_seconds(calls)
+    return {"number": number, "size": size, "calls": calls, "seconds": seconds, "notes": notes,
+            "notebook_seconds": result.seconds, "parameters": parameters, "stopped": stopped,
+            "measured": f"{started}, load {load:.1f} at the start"}
+
+
+def how(timing: dict, old: dict | None) -> str:
+    """The record's ``how`` of one end-to-end run, the old figure beside it."""
+    fits = [c for c in timing["calls"] if c["call"] == "fit"]
+    other = sum(c["seconds"] for c in timing["calls"] if c["call"] not in ("fit", "bucket_by_length"))
+    grouping = sum(c["seconds"] for c in timing["calls"] if c["call"] == "bucket_by_length")
+    parts = "; ".join(
+        f"fit {c['model']}: {c['seconds']:.0f} s ({len(c['epoch_ends'] or [])} epochs"
+        f"{', first ' + format(c['epoch_ends'][0], '.0f') + ' s' if c['epoch_ends'] else ''})"
+        for c in fits)
+    parameters = " ".join(f"-p {name} {value}" for name, value in timing["parameters"].items())
+    text = (f"notebook {timing['number']} run end to end at SIZE = '{timing['size']}' "
+            f"(seqlab_instructor.runner, {parameters}) on stand-ins of the real downloads "
+            f"(benchmarks.end_to_end): {'; '.join(STAND_INS[timing['number']])}. Keras's "
+            f"top-level calls, input pipeline, validation and callbacks included, took "
+            f"{timing['seconds']:.0f} s "
+            f"({parts}; evaluate and predict, per batch too, {other:.0f} s; the first pass over each split grouped by "
+            f"length, bucket_by_length, {grouping:.0f} s); the whole notebook "
+            f"{timing['notebook_seconds'] / 60:.1f} min from kernel start")
+    if timing["notes"]:
+        text += "; " + "; ".join(timing["notes"]) + " (an upper bound)"
+    if timing["stopped"]:
+        text += (f"; EPOCHS = {timing['stopped']['epochs']}, where early stopping ended the run "
+                 f"on the real reviews ({timing['stopped']['command']})")
+    if old:
+        minutes = timing["seconds"] / 60
+        text += (f"; the former figure, batches of token ids timed and multiplied: "
+                 f"{old['minutes']} min ({old['measured']}); end to end is "
+                 f"{minutes / old['minutes']:.1f}× that")
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.end_to_end", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    make = commands.add_parser("prepare", help="write the stand-ins into a folder")
+    make.add_argument("folder", type=Path)
+    timed = commands.add_parser("run", help="run notebooks end to end and time them")
+    timed.add_argument("numbers", nargs="+", choices=NOTEBOOKS)
+    timed.add_argument("--stand-ins", type=Path, required=True, help="the prepared folder")
+    timed.add_argument("--size", choices=("full", "class"), default="full")
+    timed.add_argument("--record", action="store_true", help="write the minutes into the record")
+    args = parser.parse_args(argv)
+    if args.command == "prepare":
+        print("stand-ins prepared in", prepare(args.folder))
+        return 0
+    home = args.stand_ins / "home"  # SEQLAB_HOME: the notebooks' models/ and results, not ours
+    if not home.is_dir():
+        home.mkdir()
+        for name in ("data", "notebooks", "pyproject.toml"):
+            (home / name).symlink_to(config.REPO_ROOT / name)
+        shutil.copytree(config.REPO_ROOT / "models", home / "models")
+    output = args.stand_ins / "runs"
+    output.mkdir(exist_ok=True)
+    for number in args.numbers:
+        timing = run(number, args.size, args.stand_ins, home, output)
+        (output / f"{number}-{args.size}.json").write_text(json.dumps(timing, indent=2))
+        old = read_record()["notebooks"].get(number, {}).get(args.size)
+        minutes = timing["seconds"] / 60
+        print(f"notebook {number} {args.size}: {minutes:.1f} min in Keras's calls "
+              f"(was {old['minutes'] if old else '–'}), whole notebook "
+              f"{timing['notebook_seconds'] / 60:.1f} min")
+        for call in timing["calls"]:
+            print(f"    {call['call']:<8} {call['model']:<32} {call['seconds']:8.1f} s")
+        if args.record:
+            command = (f"python -m benchmarks.end_to_end prepare DIR, then python -m "
+                       f"benchmarks.end_to_end run {number} --stand-ins DIR --size {args.size}")
+            sizes_to_record = [args.size]
+            if number in ("01", "02"):  # their class size is their full size
+                sizes_to_record = ["full", "class"]
+            for size in sizes_to_record:
+                if size == "class" and minutes > CLASS_LIMIT_MINUTES:
+                    print(f"  class size {minutes:.1f} min: over {CLASS_LIMIT_MINUTES}, not recorded")
+                    continue
+                entry_how = how(timing, read_record()["notebooks"].get(number, {}).get(size))
+                if size != args.size:
+                    entry_how = f"class size = full size (training already ≤ " \
+                                f"{CLASS_LIMIT_MINUTES} min); {entry_how}"
+                record_entry(number, size, minutes, entry_how, command, timing["measured"])
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

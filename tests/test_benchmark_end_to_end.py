@@ -1,0 +1,124 @@
+"""benchmarks.end_to_end's machinery at tiny sizes: the stand-in text, the timing start-up file
+and how the minutes are counted (the minutes themselves are measured by hand: benchmarks/README.md)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from seqlab import config
+
+sys.path.insert(0, str(config.REPO_ROOT))  # benchmarks/ is a package at the repository root
+from benchmarks import end_to_end, stand_ins  # noqa: E402
+
+
+def test_made_up_words_are_distinct_and_shortest_first():
+    words = end_to_end.made_up_words(2_000)
+    assert len(set(words)) == 2_000
+    assert [len(w) for w in words] == sorted(len(w) for w in words)
+
+
+def test_the_stand_in_vocabulary_starts_with_the_samples_english_words():
+    words = end_to_end.stand_in_vocabulary(3_000)
+    assert len(words) == len(set(words)) == 3_000
+    assert words[0] == "the" and {"good", "bad", "acting"} <= set(words[:400])
+
+
+def test_stand_in_reviews_have_imdbs_lengths_labels_and_label_words():
+    words = end_to_end.made_up_words(5_000)
+    texts, labels = end_to_end.stand_in_reviews(400, words, seed=3)
+    assert [len(t.split()) for t in texts] == list(stand_ins.imdb_review_lengths(400, seed=3))
+    assert set(labels) == {0, 1}
+    # the label-specific words: "...ful" in positive reviews only, "...less" in negative ones
+    positive = {w for t, y in zip(texts, labels, strict=True) if y == 1 for w in t.rstrip(".").split()}
+    negative = {w for t, y in zip(texts, labels, strict=True) if y == 0 for w in t.rstrip(".").split()}
+    made_up = set(words)
+    assert {w for w in positive - made_up if w.endswith("ful")}
+    assert not {w for w in negative - made_up if w.endswith("ful")}
+    # Zipf: the most frequent word is far more frequent than the hundredth
+    counts = sorted(np.unique(" ".join(texts).split(), return_counts=True)[1], reverse=True)
+    assert counts[0] > 20 * counts[99]
+
+
+def test_a_fit_stopped_early_is_counted_at_its_configured_epochs():
+    calls = [{"call": "fit", "model": "m", "seconds": 30.0, "epochs": 5,
+              "epoch_ends": [12.0, 21.0, 30.0]},          # epochs of 12, 9, 9 s; 2 missing
+             {"call": "evaluate", "model": "m", "seconds": 4.0, "epochs": None, "epoch_ends": None}]
+    seconds, notes = end_to_end.counted_seconds(calls)
+    assert seconds == pytest.approx(30 + 2 * 9 + 4)
+    assert notes == ["m stopped after 3 of 5 epochs, counted at 5 (9 s per missing epoch)"]
+    calls[0]["epoch_ends"] = [6.0 * k for k in range(1, 6)]  # all 5 run: counted as run
+    assert end_to_end.counted_seconds(calls) == (34.0, [])
+
+
+def test_the_start_up_file_logs_top_level_calls_and_grouping_only(tmp_path):
+    log = tmp_path / "calls.jsonl"
+    script = end_to_end.STARTUP + textwrap.dedent("""
+        import numpy as np
+        import tensorflow as tf
+        from seqlab.data import bucket_by_length  # as a notebook imports it, after start-up
+        ids = tf.constant([[5, 6, 0], [7, 0, 0]], tf.int64)
+        bucket_by_length(tf.data.Dataset.from_tensor_slices((ids, tf.constant([1, 0]))).batch(2),
+                         2, boundaries=[2])
+        model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)], name="tiny")
+        model.compile(optimizer="sgd", loss="mse")
+        x, y = np.ones((8, 3)), np.ones((8, 1))
+        model.fit(x, y, validation_data=(x, y), epochs=2, verbose=0)  # evaluates inside
+        model.evaluate(x, y, verbose=0)
+        socket.getaddrinfo("www.kaggle.com", 443)  # answered without the network
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=300,
+                   env={**__import__("os").environ, "SEQLAB_TIMING_LOG": str(log),
+                        "TF_CPP_MIN_LOG_LEVEL": "3"})
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(c["call"], c["model"]) for c in calls] == [
+        ("bucket_by_length", "input pipeline"), ("fit", "tiny"), ("evaluate", "tiny")]
+    assert calls[1]["epochs"] == 2 and len(calls[1]["epoch_ends"]) == 2
+    assert calls[1]["epoch_ends"][-1] <= calls[1]["seconds"]
+
+
+def test_the_record_text_names_the_stand_ins_and_the_former_figure():
+    timing = {"number": "03", "size": "full", "seconds": 300.0, "notebook_seconds": 420.0,
+              "parameters": {"SIZE": "full", "EPOCHS": 3}, "notes": [],
+              "stopped": {"epochs": 3, "command": "a run on the real reviews"},
+              "calls": [{"call": "fit", "model": "m", "seconds": 280.0, "epochs": 3,
+                         "epoch_ends": [100.0, 190.0, 280.0]},
+                        {"call": "evaluate", "model": "m", "seconds": 20.0, "epochs": None,
+                         "epoch_ends": None}]}
+    text = end_to_end.how(timing, {"minutes": 2.5, "measured": "2026-11-28 03:01, load 0.4"})
+    assert "fit m: 280 s (3 epochs, first 100 s)" in text
+    assert "evaluate and predict, per batch too, 20 s" in text
+    assert "stand-ins" in text and "EPOCHS = 3" in text
+    assert "2.5 min (2026-11-28 03:01, load 0.4); end to end is 2.0× that" in text
+
+
+def test_notebook_03_trains_the_epochs_early_stopping_ran_on_the_real_reviews(monkeypatch):
+    from benchmarks import early_stopping
+    from seqlab import sizes
+
+    monkeypatch.setattr(early_stopping, "epochs_at", lambda notebook, size: None)
+    assert end_to_end.notebook_parameters("03", "full") == ({"SIZE": "full"}, None)
+    stopped = {"epochs": 3, "command": "a run on the real reviews"}
+    monkeypatch.setattr(early_stopping, "epochs_at", lambda notebook, size: stopped)
+    assert end_to_end.notebook_parameters("03", "full") == ({"SIZE": "full", "EPOCHS": 3}, stopped)
+    assert sizes.settings("03", "class")["epochs"] <= 3   # never more than the size's own epochs
+    assert end_to_end.notebook_parameters("03", "class") == ({"SIZE": "class"}, None)
+    assert end_to_end.notebook_parameters("06", "full") == ({"SIZE": "full"}, None)
+
+
+def test_the_imdb_stand_in_is_read_by_the_notebooks_loader_and_profiled(tmp_path, capsys):
+    from benchmarks import imdb_epoch
+    from seqlab.data import load_imdb
+
+    end_to_end.prepare_imdb(tmp_path / "tfds", {"train": 300, "test": 40, "unsupervised": 20})
+    train, valid, test = load_imdb("tfds", batch_size=100, data_dir=tmp_path / "tfds")
+    assert sum(len(y) for _, y in train) == 210 and sum(len(y) for _, y in test) == 40  # 70/30
+    assert imdb_epoch.main(["--stand-ins", str(tmp_path), "--reviews", "128"]) == 0
+    printed = capsys.readouterr().out
+    assert "input pipeline's share of an epoch" in printed
+    assert "grouped is" in printed and "as fast as padded" in printed

@@ -286,7 +286,7 @@ def _describe_probes(build_probes, test_batches) -> dict:
             entry["fingerprint"] = np.asarray(backbone.token_embedding.embeddings)[:4, :4].astype("float64")
         correct = total = 0
         for x, y in test_batches:
-            logits = np.asarray(probe(x, training=False))
+            logits = np.asarray(probe.predict_on_batch(x))  # compiled: no eager pass per batch
             entry["classes"] = int(logits.shape[-1])
             correct += int((np.argmax(logits, axis=-1) == np.asarray(y)).sum())
             total += int(np.size(y))

@@ -1,8 +1,9 @@
 """Every FAST time the README and the notebooks' title cells state comes from one measured
 record, ``benchmarks/results/notebooks.json`` (written by ``python -m benchmarks.notebooks``),
 rounded by one rule; every full-mode and class-size time they state comes from
-``benchmarks/results/full_mode.json`` (written by ``python -m benchmarks.full_mode``), and every
-class size trains within the class limit."""
+``benchmarks/results/full_mode.json`` (written by ``python -m benchmarks.end_to_end``,
+``benchmarks.full_mode`` and the Anki measurements), and every class size trains within the
+class limit."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from seqlab import config
 from seqlab_instructor.notebook_files import notebook_paths
 
 sys.path.insert(0, str(config.REPO_ROOT))  # benchmarks/ is a package at the repository root
-from benchmarks import full_mode  # noqa: E402
+from benchmarks import end_to_end, full_mode  # noqa: E402
 from benchmarks import notebooks as timing  # noqa: E402
 from benchmarks import record_prose as prose  # noqa: E402
 from benchmarks.full_mode_record import complete  # noqa: E402
@@ -77,6 +78,12 @@ def test_the_full_mode_record_measures_every_notebook_it_covers():
         assert number in ENTRIES, (
             f"notebook {number} has no full and class entry in benchmarks/results/full_mode.json: "
             f"run `python -m benchmarks.full_mode --only {number}`")
+    for number in end_to_end.NOTEBOOKS:  # run end to end, the former figure beside it
+        for size in full_mode.SIZES:
+            entry = ENTRIES[number][size]
+            assert entry["command"].startswith("python -m benchmarks.end_to_end"), number
+            assert "run end to end" in entry["how"] and "the former figure" in entry["how"], (
+                number, size)
     for number, entry in FULL_RECORD["notebooks"].items():
         for size, measured in entry.items():
             assert size in full_mode.SIZES, f"notebook {number}: unknown size {size!r}"
@@ -164,7 +171,7 @@ def test_full_mode_sync_rewrites_readme_and_title_cells_and_leaves_the_others(tm
     assert prose.sync(record, [copy, other_copy], readme) == []
 
 
-@pytest.mark.parametrize("number", full_mode.MEASURED_NOTEBOOKS)
+@pytest.mark.parametrize("number", [*full_mode.MEASURED_NOTEBOOKS, *end_to_end.NOTEBOOKS])
 def test_measured_notebooks_take_a_size_parameter(number):
     path = next(p for p in NOTEBOOKS if timing.notebook_number(p) == number)
     cells = nbformat.read(path, as_version=4).cells
@@ -217,5 +224,5 @@ def test_the_title_phrase_is_filled_from_the_record_by_the_rounding_rule():
 
 
 def test_full_mode_keeps_exporting_what_other_commands_import():
-    assert full_mode.record_entry is not None and "06" in full_mode.SETTINGS
+    assert full_mode.record_entry is not None and "07" in full_mode.SETTINGS
     assert full_mode.sync is prose.sync

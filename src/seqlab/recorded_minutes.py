@@ -5,12 +5,12 @@ Minutes of training per notebook and size, measured on x86_64, 2 CPU cores.
 """
 
 MINUTES = {
-    '01': {'class': 0.2, 'full': 0.2},
-    '02': {'class': 0.8, 'full': 0.8},
-    '03': {'class': 2.0, 'full': 2.7},
+    '01': {'class': 0.6, 'full': 0.6},
+    '02': {'class': 1.5, 'full': 1.5},
+    '03': {'class': 3.1, 'full': 3.8},
     '04': {'class': 10.7, 'full': 71.6},
     '05': {'class': 12.7, 'full': 44.7},
-    '06': {'class': 3.5, 'full': 22.4},
+    '06': {'class': 4.2, 'full': 21.1},
     '07': {'class': 6.3, 'full': 42.3},
-    '08': {'class': 4.1, 'full': 17.6},
+    '08': {'class': 6.4, 'full': 15.2},
 }

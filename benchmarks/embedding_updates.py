@@ -4,12 +4,12 @@
     python -m benchmarks.embedding_updates --only skipgram     # or: fine_tuning
     python -m benchmarks.embedding_updates --rounds 4 --skipgram-steps 100
 
-Two parts, each at the full-size shapes of its notebook, with stand-ins of the real data (as
-``benchmarks.full_mode`` makes them; the real data cannot be downloaded here):
+Two parts, each at the full-size shapes of its notebook, with stand-ins of the real data
+(``benchmarks.stand_ins``; the real data cannot be downloaded here):
 
 **Notebook 06's skip-gram**: two 20,000 × 100 tables, 4,096 pairs per step, K = 4 negatives,
 window 2, Adam 0.005; the corpus is ``--reviews`` stand-in reviews of IMDB's mean length (230
-Zipf-distributed ids each, 914 pairs each, as ``benchmarks.full_mode`` counts them).
+Zipf-distributed ids each, 914 pairs each: every word counted as in the vocabulary).
 
 - *input pipeline*: today's ``tf.data`` pipeline (every pair an element: ``flat_map`` per text,
   a cache, a 100,000-pair shuffle buffer, ``batch``, then negatives per batch; kept here as
@@ -24,7 +24,7 @@ Zipf-distributed ids each, 914 pairs each, as ``benchmarks.full_mode`` counts th
 - *pipeline + step*: both whole paths in ``fit``, pairs per second.
 
 **Notebook 02's fine-tuning**: the case-study classifier on a TF-Hub module of nnlm-en-dim50's
-table size (963,812 × 50, random values, ``benchmarks.full_mode.nnlm_sized_module``), batches of
+table size (963,812 × 50, random values, ``benchmarks.stand_ins.nnlm_sized_module``), batches of
 128 stand-in reviews of 230 words (generated reviews of one label joined, so the labels can be
 learned), Adam 1e-4 as notebook 02 compiles it (today) against ``LazyAdam`` 1e-4 (what
 ``seqlab.training.compile_sentiment_classifier`` now gives a TF-Hub model), and ``FusedAdam``
@@ -53,8 +53,8 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from benchmarks.full_mode import IMDB_MEAN_WORDS, nnlm_sized_module  # noqa: E402
 from benchmarks.recurrent import device_description  # noqa: E402
+from benchmarks.stand_ins import IMDB_MEAN_WORDS, nnlm_sized_module  # noqa: E402
 from seqlab import config  # noqa: E402
 from seqlab.data import skipgram_dataset  # noqa: E402
 from seqlab.data.corpus import sample_log_uniform, skipgram_pairs  # noqa: E402
@@ -111,7 +111,7 @@ def batches_dataset(batches: list) -> tf.data.Dataset:
 
 
 def stand_in_ids(reviews: int, vocab: int, words: int = IMDB_MEAN_WORDS, seed: int = 0):
-    """Zipf-distributed ids of ``reviews`` stand-in reviews (as ``benchmarks.full_mode``)."""
+    """Zipf-distributed ids of ``reviews`` stand-in reviews of IMDB's mean length."""
     ranks = np.random.default_rng(seed).zipf(1.1, (reviews, words)) + 1
     return tf.ragged.constant(np.minimum(ranks, vocab - 1).tolist(), tf.int64)
 
@@ -249,8 +249,8 @@ def hub_model(module: str, optimizer, weights) -> keras.Model:
 def compare_fine_tuning(module: str | None = None, *, batch=128, rounds=3, steps=20,
                         frozen_steps=100, held_out=8) -> dict[str, list[Row]]:
     """Notebook 02's fine-tuning step: Keras's Adam against LazyAdam (see the module doc)."""
-    module = module or nnlm_sized_module()
     texts, labels = labelled_reviews(batch * (rounds * steps + frozen_steps + held_out))
+    module = module or nnlm_sized_module(sorted({w.lower() for t in texts for w in t.split()}))
 
     def batches(first, count):
         return [(texts[i * batch:(i + 1) * batch], labels[i * batch:(i + 1) * batch])

@@ -8,9 +8,17 @@ test on Exercise 2.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
+import os
+import re
 import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import nbformat
 import numpy as np
@@ -495,3 +503,93 @@ def test_written_answers_reach_the_instructors_sheet_and_the_students_feedback(t
     feedback = report.write_feedback(grades[0], tmp_path).read_text(encoding="utf-8")
     assert "It stops the decoder" in feedback and "graded by your instructor" in feedback
     assert "Model answer" not in feedback
+
+
+# ------------------------------------------------------------------ resuming a stopped run
+
+
+def _descendants(pid: int) -> set[int]:
+    parents = {}
+    for status in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError):
+            fields = status.read_text().rsplit(")", 1)[1].split()
+            parents[int(status.parent.name)] = int(fields[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _outputs(out: Path) -> dict[str, str]:
+    """Every output file's text; executed copies as their cells' sources and the HTML with its
+    numbers masked (both hold the run's own timings); kept grades without their seconds."""
+    found = {}
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".ipynb":
+            text = json.dumps([(c["cell_type"], c["source"]) for c in json.loads(text)["cells"]])
+        elif path.suffix == ".html":
+            text = re.sub(r"\d+", "0", text)
+        elif path.parent.name == grade.PROGRESS_DIR:
+            kept = json.loads(text)
+            kept["grade"].pop("seconds")
+            text = json.dumps(kept, sort_keys=True)
+        found[str(path.relative_to(out))] = text
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
+def test_a_grading_run_stopped_by_ctrl_c_resumes_and_ends_as_an_uninterrupted_one(
+        course, graded, tmp_path):
+    root, _, _ = course
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    for name in ("broken", "one_solved", "perfect", "wrong"):
+        shutil.copy(root / "submissions" / f"{name}.ipynb", folder)
+    options = ["--notebook", "01", "--notebooks", str(root / "notebooks"), "--sandbox", "none",
+               "--timeout", str(TIME_LIMIT), "--check-timeout", "60", "--jobs", "2"]
+    reference = tmp_path / "uninterrupted"
+    assert cli.main(["grade", str(folder), "--out", str(reference), *options]) == 0
+
+    out = tmp_path / "resumed"
+    command = [sys.executable, "-m", "seqlab_instructor.homework", "grade", str(folder),
+               "--out", str(out), *options]
+    # As a terminal's Ctrl-C: SIGINT to the grader's whole process group, once one
+    # submission is kept and another one's kernel is running.
+    grader = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    deadline = time.monotonic() + 600
+    while not list((out / grade.PROGRESS_DIR).glob("*.json")) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    running = _descendants(grader.pid)
+    assert running, "a submission's run should still be going"
+    os.killpg(grader.pid, signal.SIGINT)
+    stdout, stderr = grader.communicate(timeout=120)
+    assert grader.returncode == 130, stderr
+    line, = stderr.strip().splitlines()  # one line, no traceback
+    assert re.fullmatch(r"interrupted: [23] of 4 submissions graded and kept in .*; run the "
+                        r"same command again to grade the other [12]", line), line
+    time.sleep(1)
+    assert not [pid for pid in running if _alive(pid)], "a process outlived the grader"
+
+    again = subprocess.run(command, capture_output=True, text=True, timeout=900, check=True)
+    kept = [line for line in again.stdout.splitlines() if "kept from an earlier run" in line]
+    assert 1 <= len(kept) <= 2, again.stdout
+    assert _outputs(out) == _outputs(reference)
+
+    # A changed submission is graded again; the unchanged ones keep their verdicts.
+    with (folder / "wrong.ipynb").open("a", encoding="utf-8") as handle:
+        handle.write("\n")
+    third = subprocess.run(command, capture_output=True, text=True, timeout=900, check=True)
+    kept = {line.split(":")[0].strip() for line in third.stdout.splitlines()
+            if "kept from an earlier run" in line}
+    assert kept == {"s1234", "perfect"}, third.stdout  # one_solved names its student
+    assert _outputs(out) == _outputs(reference)

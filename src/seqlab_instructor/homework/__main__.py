@@ -11,18 +11,25 @@ from seqlab import config
 
 
 def _grade_command(args) -> int:
-    from seqlab_instructor.homework.grade import grade
+    from seqlab_instructor.homework.grade import PROGRESS_DIR, GradingInterrupted, grade
     from seqlab_instructor.runner import parse_parameters
 
     try:
-        grade(args.submissions, args.out, notebook=args.notebook, time_limit=args.timeout,
-              check_timeout=args.check_timeout, memory_limit_gb=args.memory_limit,
-              jobs=args.jobs, parameters=parse_parameters(args.parameter),
-              sandbox=args.sandbox, roster=args.roster,
-              no_submission=0.0 if args.no_submission == "zero" else None)
+        grade(args.submissions, args.out, notebook=args.notebook, notebooks_dir=args.notebooks,
+              time_limit=args.timeout, check_timeout=args.check_timeout,
+              memory_limit_gb=args.memory_limit, jobs=args.jobs,
+              parameters=parse_parameters(args.parameter), sandbox=args.sandbox,
+              roster=args.roster, no_submission=0.0 if args.no_submission == "zero" else None)
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    except GradingInterrupted as stop:
+        print(stop, file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:  # before or after the submissions ran: nothing half-done is kept
+        print(f"interrupted; graded submissions are kept in {args.out / PROGRESS_DIR}: run the "
+              f"same command again to continue", file=sys.stderr)
+        return 130
     return 0
 
 
@@ -78,8 +85,11 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     command.add_argument("submissions", type=Path, metavar="SUBMISSIONS_DIR")
     command.add_argument("--notebook", help="grade only this assignment, e.g. 04")
+    command.add_argument("--notebooks", type=Path, metavar="DIR",
+                         help="the instructor notebooks (default: the course's notebooks/)")
     command.add_argument("--out", type=Path, default=Path("grades"),
-                         help="output folder (default: grades/)")
+                         help="output folder; a run stopped part-way continues there when "
+                              "started again (default: grades/)")
     command.add_argument("--sandbox", choices=sandbox.CHOICES, default="auto",
                          help="isolate each submission: auto (bwrap where it works, else a "
                               "Docker/Podman container, else refuse to grade), bwrap, docker "

@@ -30,12 +30,25 @@
    same folder reads them back into the totals (:mod:`seqlab_instructor.homework.written`).
    ``canvas.csv`` and ``moodle.csv`` export the class for the LMS, matched to ``--roster`` if
    given (:mod:`seqlab_instructor.homework.gradebook`, ``docs/gradebooks.md``).
+
+**Resuming.** Each graded submission is kept in the output folder's ``.grading/`` as soon as
+its feedback is written, under a key of the submission file's bytes, the instructor notebook's
+bytes and the grading options. A run stopped at any point (Ctrl-C, a lost session, a crash) and
+started again with the same command grades only what has no kept result with the same key:
+a changed submission or instructor notebook is graded again, the rest keep their verdicts, and
+the totals and files come out as an uninterrupted run's. Ctrl-C (or SIGTERM, SIGHUP) stops the
+running kernels and raises :class:`GradingInterrupted`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import shutil
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -81,6 +94,71 @@ DEFAULT_CHECK_TIMEOUT = 120
 DEFAULT_JOBS = 2
 #: Default address-space limit of a submission's kernel; TensorFlow alone maps about 3 GB.
 DEFAULT_MEMORY_LIMIT_GB = 8.0
+#: Folder of the output folder that keeps each graded submission for a resumed run.
+PROGRESS_DIR = ".grading"
+
+
+class GradingInterrupted(Exception):
+    """A grading run stopped by Ctrl-C or a signal; ``done`` of ``total`` are kept."""
+
+    def __init__(self, done: int, total: int, out_dir: Path):
+        self.done, self.total, self.out_dir = done, total, out_dir
+        super().__init__(f"interrupted: {done} of {total} submissions graded and kept in "
+                         f"{out_dir / PROGRESS_DIR}; run the same command again to grade the "
+                         f"other {total - done}")
+
+
+def _kept_name(submission: Submission, submissions_dir: Path) -> str:
+    relative = submission.path.resolve().relative_to(Path(submissions_dir).resolve())
+    return hashlib.sha256(str(relative).encode()).hexdigest()[:20] + ".json"
+
+
+def _kept_key(submission: Submission, assignment: Assignment, options: dict) -> str:
+    digest = hashlib.sha256(submission.path.read_bytes())
+    digest.update(assignment.path.read_bytes())
+    digest.update(json.dumps(options, sort_keys=True, default=str).encode())
+    return digest.hexdigest()
+
+
+def _keep(grade: Grade, key: str, path: Path) -> None:
+    """Write ``grade`` under ``key`` to ``path`` (atomically: a killed run leaves no half)."""
+    fields = dataclasses.asdict(grade)
+    fields["executed"] = grade.executed.name if grade.executed else None
+    for name in ("feedback", "written", "written_points", "written_max"):
+        fields.pop(name)  # recomputed from the submission and the written sheet each run
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    partial.write_text(json.dumps({"key": key, "grade": fields}), encoding="utf-8")
+    os.replace(partial, path)
+
+
+def _kept(path: Path, key: str, out_dir: Path) -> Grade | None:
+    """The grade kept at ``path`` if its key is ``key`` and its executed copy is still there."""
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+        if kept["key"] != key:
+            return None
+        fields = kept["grade"]
+        fields["results"] = [ExerciseResult(**result) for result in fields["results"]]
+        if fields["executed"] is not None:
+            fields["executed"] = out_dir / "executed" / fields["executed"]
+            if not fields["executed"].is_file():
+                return None
+        return Grade(**fields)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # missing, from another version or damaged: graded again
+
+
+def _remove_stale(out_dir: Path, grades: list[Grade], kept: set[str]) -> None:
+    """Delete feedback, executed copies and kept grades of submissions no longer graded."""
+    names = {safe_name(g.student) for g in grades}
+    for folder, suffixes in (("feedback", (".md", ".html")), ("executed", (".ipynb",))):
+        for path in (out_dir / folder).glob("*"):
+            if path.suffix in suffixes and path.stem not in names:
+                path.unlink()
+    for path in (out_dir / PROGRESS_DIR).glob("*"):
+        if path.name not in kept:
+            path.unlink()
 
 
 def _not_run(assignment: Assignment | None, message: str) -> list[ExerciseResult]:
@@ -223,26 +301,33 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
         log("warning: this OS cannot limit a kernel's memory (no RLIMIT_AS); running without.")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    # No stale files from an earlier grading run; written/ is kept: it holds the instructor's
-    # points, read back below.
-    for folder in ("feedback", "executed"):
-        shutil.rmtree(out_dir / folder, ignore_errors=True)
     submissions, skipped = collect(submissions_dir, assignments, only, exclude=out_dir.resolve())
     for submission in skipped:
         log(f"skipped {submission.path.name}: {submission.problem}")
+    options = {"time_limit": time_limit, "check_timeout": check_timeout,
+               "memory_limit": memory_limit, "parameters": parameters, "sandbox": sandbox}
+    progress = out_dir / PROGRESS_DIR
+    kept_names = {s.path: _kept_name(s, submissions_dir) for s in submissions}
     log(f"grading {len(submissions)} submissions ({jobs} at a time, {time_limit:g} s each at "
         f"most, sandbox: {sandbox})")
     # Folders a submission must not see: instructor notebooks, other submissions, the output.
     hide = [Path(notebooks_dir or config.REPO_ROOT / "notebooks"), Path(submissions_dir), out_dir,
             *(a.path.parent for a in assignments.values())]
 
+    done = set()
+
     async def one(submission: Submission, slots: asyncio.Semaphore) -> Grade:
         assignment = assignments.get(submission.assignment)
+        key, result, how = None, None, ""
         if submission.problem is not None:
             result = Grade(submission.student, submission.path.name, submission.assignment,
                            _not_run(assignment, submission.problem), submission.status,
                            submission.problem, notes=submission.notes)
         else:
+            key = _kept_key(submission, assignment, options)
+            result = _kept(progress / kept_names[submission.path], key, out_dir)
+            how = " (kept from an earlier run)" if result else ""
+        if result is None:
             async with slots:
                 result = await grade_submission(
                     submission, assignment, out_dir, time_limit=time_limit,
@@ -252,19 +337,30 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
             result.written = written_answers(submission.notebook, assignment)
         result.feedback = write_feedback(result, out_dir)
         write_feedback_html(result, out_dir)
+        if key is not None and not how:
+            _keep(result, key, progress / kept_names[submission.path])
+        done.add(submission.path)
         log(f"  {result.student}: {points_text(result.total)}/{points_text(result.max_points)} "
             f"{result.status}" + (f" ({result.reason})" if result.reason else "")
-            + (f" in {result.seconds:.0f} s" if result.seconds else ""))
+            + (f" in {result.seconds:.0f} s" if result.seconds and not how else "") + how)
         return result
 
     async def everything() -> list[Grade]:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+        for name in ("SIGTERM", "SIGHUP"):  # a lost session or `kill`: stop as Ctrl-C does
+            with contextlib.suppress(AttributeError, NotImplementedError, RuntimeError):
+                loop.add_signal_handler(getattr(signal, name), task.cancel)
         slots = asyncio.Semaphore(max(1, jobs))
         return list(await asyncio.gather(*(one(s, slots) for s in submissions)))
 
-    from nbclient.util import run_sync
-
     start = time.monotonic()
-    grades = run_sync(everything)()
+    try:
+        # asyncio's runner cancels the tasks on Ctrl-C, so each run's kernel is stopped
+        with asyncio.Runner() as loop_runner:
+            grades = loop_runner.run(everything())
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        raise GradingInterrupted(len(done), len(submissions), out_dir) from None
+    _remove_stale(out_dir, grades, set(kept_names.values()))
     sheets = update_written_sheets(grades, assignments, out_dir)  # first: its points count
     write_csv(grades, out_dir / "grades.csv")
     exports, book = write_gradebooks(grades, out_dir, roster, no_submission)

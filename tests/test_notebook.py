@@ -221,6 +221,19 @@ def test_colab_with_an_old_tensorflow_stops_with_one_message_and_installs_nothin
     assert "Runtime > Change runtime type" in message
 
 
+def test_colab_with_another_releases_checkout_stops_before_installing_anything():
+    import seqlab
+
+    run = _Recorder()
+    with pytest.raises(notebook.UnsupportedRuntimeError) as caught:
+        notebook.prepare_colab(release="v0.0.1", versions={"tensorflow": "2.20.0",
+                                                           "keras": "3.13.2"}, run=run)
+    assert run.commands == []
+    assert f"holds seqlab v{seqlab.__version__}, but this notebook was built for v0.0.1" in str(
+        caught.value)
+    assert "Disconnect and delete runtime" in str(caught.value)
+
+
 def test_colab_with_an_old_keras_upgrades_keras_alone(monkeypatch, capsys):
     _installed_seqlab(monkeypatch, installed=False)
     run = _Recorder()

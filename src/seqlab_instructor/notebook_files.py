@@ -6,11 +6,13 @@ before seqlab is there), then the setup cell written here, the same in every not
 its number: on Colab it fetches and installs seqlab, then it resolves the parameters once,
 ``RUN = seqlab.course.notebook.setup(fast=FAST, size=SIZE, strategy=STRATEGY, notebook="04")``.
 
-The repository URL and ref live only in :mod:`seqlab.config`; these functions write them into
-the notebooks, and the hygiene test compares. What runs *inside* a notebook's kernel
+The repository URL and the release's tag live only in :mod:`seqlab.config` (the tag from
+``seqlab.__version__``); these functions write them into the notebooks, and the hygiene test
+compares. What runs *inside* a notebook's kernel
 (``setup()``, the Colab check) is the student-facing :mod:`seqlab.course.notebook`.
 
-From a shell, after changing :data:`seqlab.config.REPOSITORY_URL` or ``REPOSITORY_REF``::
+From a shell, after changing :data:`seqlab.config.REPOSITORY_URL` or the version (the release
+command, :mod:`seqlab_instructor.release`, runs ``sync`` itself)::
 
     python -m seqlab_instructor.notebook_files sync   # rewrite setup cells and badges in notebooks/
     python -m seqlab_instructor.notebook_files check  # exit 1 if any notebook drifted
@@ -19,6 +21,7 @@ From a shell, after changing :data:`seqlab.config.REPOSITORY_URL` or ``REPOSITOR
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -33,21 +36,27 @@ def setup_cell_source(notebook: str, url: str = config.REPOSITORY_URL,
     """Source of the setup cell of notebook ``"04"``: the same in every notebook but the number."""
     return f'''# Setup: the same cell in every notebook but for its number (`python -m
 # seqlab_instructor.notebook_files sync` writes it). It resolves the parameters cell's FAST, SIZE
-# and STRATEGY once, into RUN. On Colab it first fetches seqlab, checks the runtime's versions
-# against the tested range (an old Keras is upgraded alone; TensorFlow is never reinstalled), and
-# installs only what Colab lacks.
+# and STRATEGY once, into RUN. On Colab it first fetches the seqlab release this notebook was
+# built from, checks the runtime's versions against the tested range (an old Keras is upgraded
+# alone; TensorFlow is never reinstalled), and installs only what Colab lacks.
 import os
 import subprocess
 import sys
 
 if "google.colab" in sys.modules:
+    release, url = "{ref}", "{url}"
     if not os.path.isdir("seqlab"):
-        subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "{ref}",
-                        "{url}", "seqlab"], check=True)
+        fetched = subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", release, url,
+                                  "seqlab"])
+        if fetched.returncode:
+            raise RuntimeError(f"Could not fetch seqlab {{release}}, the release this notebook was "
+                               "built from (git says why above). Check the connection and run "
+                               f"this cell again, or open the notebook from a listed release: "
+                               f"{{url}}/releases")
     sys.path.insert(0, os.path.abspath("seqlab/src"))
     import seqlab.course.notebook
 
-    seqlab.course.notebook.prepare_colab("seqlab")
+    seqlab.course.notebook.prepare_colab("seqlab", release=release)
 
 import seqlab.course.notebook
 
@@ -97,6 +106,20 @@ def sync_notebook(path: Path, root: Path = config.REPO_ROOT, write: bool = True)
     return problems
 
 
+def sync_readme(path: Path, write: bool = True) -> list[str]:
+    """Point the README's Colab badges at the release (``colab_badge``'s ref). Returns what
+    differed."""
+    github = config.REPOSITORY_URL.removeprefix("https://github.com/").rstrip("/")
+    text = path.read_text(encoding="utf-8")
+    synced = re.sub(rf"(colab\.research\.google\.com/github/{re.escape(github)}/blob/)[^/]+/",
+                    rf"\g<1>{config.REPOSITORY_REF}/", text)
+    if synced == text:
+        return []
+    if write:
+        path.write_text(synced, encoding="utf-8")
+    return [f"{path.name}: Colab badges point elsewhere than {config.REPOSITORY_REF}"]
+
+
 def notebook_number(path: Path) -> str:
     """``"04"`` for ``notebooks/04_neural_machine_translation.ipynb``: the name's first two
     characters, the number a notebook's sizes and results files go by."""
@@ -120,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     for folder in folders:
         for path in notebook_paths(folder):
             problems += sync_notebook(path, write=args.command == "sync")
+    if not args.folders:
+        problems += sync_readme(config.REPO_ROOT / "README.md", write=args.command == "sync")
     for line in problems:
         print(line)
     if args.command == "check" and problems:

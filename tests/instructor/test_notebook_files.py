@@ -87,3 +87,16 @@ def test_the_sync_command_the_setup_cell_names_answers():
     broken = subprocess.run([sys.executable, "-m", "seqlab_instructor.notebook_files", "tidy"],
                             capture_output=True, text=True, cwd=config.REPO_ROOT, timeout=120)
     assert broken.returncode == 2 and "invalid choice: 'tidy'" in broken.stderr
+
+
+def test_the_readmes_badges_open_the_release(tmp_path):
+    readme = tmp_path / "README.md"
+    link = "https://colab.research.google.com/github/seqlab-course/seqlab/blob/{}/notebooks/01.ipynb"
+    readme.write_text(f"[badge]({link.format('main')}) and [other](https://example.org/blob/main/)")
+    assert notebook_files.sync_readme(readme, write=False)  # check: differs, file unchanged
+    assert "blob/main/notebooks" in readme.read_text()
+    notebook_files.sync_readme(readme)
+    assert readme.read_text() == (f"[badge]({link.format(config.REPOSITORY_REF)}) and "
+                                  "[other](https://example.org/blob/main/)")
+    assert notebook_files.sync_readme(readme) == []
+    assert notebook_files.sync_readme(config.REPO_ROOT / "README.md", write=False) == []

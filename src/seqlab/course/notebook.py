@@ -231,16 +231,19 @@ def installed_versions() -> dict:
     return versions
 
 
-def prepare_colab(checkout: str = "seqlab", *, versions: dict | None = None,
-                  run=subprocess.run, imported: set | None = None) -> list[str]:
+def prepare_colab(checkout: str = "seqlab", *, release: str | None = None,
+                  versions: dict | None = None, run=subprocess.run,
+                  imported: set | None = None) -> list[str]:
     """Make a Colab runtime fit for seqlab, never reinstalling TensorFlow. Called by the setup cell.
 
-    TensorFlow missing or below the floor stops with a message (reinstalling it can break the GPU
-    build); Keras below the floor is upgraded alone; seqlab is installed from ``checkout`` once,
-    with the running TensorFlow pinned.
+    A ``checkout`` of another release than the notebook's stops with a message (a runtime that
+    ran another release's notebook); TensorFlow missing or below the floor stops with a message
+    (reinstalling it can break the GPU build); Keras below the floor is upgraded alone; seqlab
+    is installed from ``checkout`` once, with the running TensorFlow pinned.
 
     Args:
         checkout: the folder the setup cell cloned the repository into.
+        release: the release tag the notebook was built from (``"v0.1.0"``).
         versions: ``{"tensorflow": ..., "keras": ...}`` (default: :func:`installed_versions`).
         run: the subprocess runner (tests pass a recorder).
         imported: names of already imported modules (default: ``sys.modules``).
@@ -251,6 +254,13 @@ def prepare_colab(checkout: str = "seqlab", *, versions: dict | None = None,
     Raises:
         UnsupportedRuntimeError: with the one message a student needs.
     """
+    from seqlab import __version__
+
+    if release is not None and release != f"v{__version__}":
+        raise UnsupportedRuntimeError(
+            f"This runtime's {checkout}/ folder holds seqlab v{__version__}, but this notebook "
+            f"was built for {release}. Runtime > Disconnect and delete runtime, then run this "
+            f"notebook again: it fetches {release} into a fresh runtime.")
     versions = dict(versions or installed_versions())
     imported = set(sys.modules) if imported is None else imported
     floor = config.TESTED_FLOOR

@@ -181,12 +181,17 @@ def _match(notebook, assignments: dict[str, Assignment]) -> tuple[str | None, st
     entry = notebook.metadata.get(METADATA_KEY, {}) or {}
     name = entry.get("assignment") if isinstance(entry, dict) else None
     if name in assignments:
-        note = None
+        notes = []
         version = entry.get("version")
         if version and version != assignments[name].version:
-            note = (f"built from another version of the instructor notebook ({version}; "
-                    f"now {assignments[name].version}): cells may differ")
-        return name, note
+            notes.append(f"built from another version of the instructor notebook ({version}; "
+                         f"now {assignments[name].version}): cells may differ")
+        release = entry.get("release")
+        if release != config.REPOSITORY_REF:
+            notes.append(f"the copy was built from seqlab {release or 'before releases'}, graded "
+                         f"with {config.REPOSITORY_REF}: to grade it with its own release, check "
+                         f"out {release or 'its commit'} and grade again")
+        return name, "; ".join(notes) or None
     for cell in notebook.cells[:3]:
         if cell.cell_type == "markdown":
             match = GENERATED_FROM.search(cell.source)

@@ -17,7 +17,8 @@ Then exercise and check cells get the ``raises-exception`` tag, so a student's n
 top to bottom even before the exercises are solved (each check prints what is missing), the
 title cell says it is the student copy, the Colab badge points at the copy, and the notebook's
 ``metadata.seqlab`` names the assignment and the instructor notebook's version, which is how
-the grader recognises a submission whatever its file name.
+the grader recognises a submission whatever its file name, and the seqlab release the copy was
+built from (its setup cell fetches that release on Colab).
 
 A copy that would still show an exercise's answer (its solution's lines, or the source of a
 function its ``metadata.seqlab.same_as`` names; :mod:`seqlab_instructor.homework.giveaways`) is refused.
@@ -127,7 +128,7 @@ def make_student_copy(notebook, source_relative: str, target_relative: str,
         lines.insert(min(2, len(lines)), note)
     title.source = "\n".join(lines)
     notebook.metadata[METADATA_KEY] = {"assignment": Path(source_relative).stem,
-                                       "version": version or ""}
+                                       "version": version or "", "release": config.REPOSITORY_REF}
     return notebook
 
 

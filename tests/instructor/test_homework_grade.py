@@ -577,7 +577,9 @@ def test_a_grading_run_stopped_by_ctrl_c_resumes_and_ends_as_an_uninterrupted_on
     line, = stderr.strip().splitlines()  # one line, no traceback
     assert re.fullmatch(r"interrupted: [23] of 4 submissions graded and kept in .*; run the "
                         r"same command again to grade the other [12]", line), line
-    time.sleep(1)
+    deadline = time.monotonic() + 15  # a kernel notices its parent is gone within a second
+    while [pid for pid in running if _alive(pid)] and time.monotonic() < deadline:
+        time.sleep(0.5)
     assert not [pid for pid in running if _alive(pid)], "a process outlived the grader"
 
     again = subprocess.run(command, capture_output=True, text=True, timeout=900, check=True)

@@ -354,10 +354,8 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
         return list(await asyncio.gather(*(one(s, slots) for s in submissions)))
 
     start = time.monotonic()
-    try:
-        # asyncio's runner cancels the tasks on Ctrl-C, so each run's kernel is stopped
-        with asyncio.Runner() as loop_runner:
-            grades = loop_runner.run(everything())
+    try:  # on Ctrl-C asyncio.run cancels every task, so each run's process group is killed
+        grades = asyncio.run(everything())
     except (KeyboardInterrupt, asyncio.CancelledError):
         raise GradingInterrupted(len(done), len(submissions), out_dir) from None
     _remove_stale(out_dir, grades, set(kept_names.values()))

@@ -79,8 +79,7 @@ def _run_on_colab(copy_text, folder, github, *, until, checkout=None):
     """Run the student copy's code cells up to the one containing ``until`` as Colab would:
     ``google.colab`` imported, the repository URL answered by ``github``; returns the process."""
     folder.mkdir()
-    (folder / "google" / "colab").mkdir(parents=True)
-    (folder / "google" / "__init__.py").write_text("")
+    (folder / "google" / "colab").mkdir(parents=True)  # google: a namespace, as protobuf's
     (folder / "google" / "colab" / "__init__.py").write_text('"""Colab stand-in: its name."""\n')
     runtime = folder / "content"
     runtime.mkdir()
@@ -110,7 +109,7 @@ def test_a_student_copy_keeps_its_release_after_a_breaking_change_on_main(tmp_pa
     github, work = _tree(tmp_path)
     first, second = (_next(release.current_version(work), step) for step in (1, 2))
     copy_a = _release(work, first, "release A")
-    assert f'release = \\"v{first}\\"' in copy_a  # in the setup cell (JSON-escaped)
+    assert f'release, url = \\"v{first}\\", ' in copy_a  # the setup cell (JSON-escaped)
     assert json.loads(copy_a)["metadata"]["seqlab"]["release"] == f"v{first}"
 
     # The next commit on main breaks copy A's import: review_input is renamed.
@@ -136,7 +135,7 @@ def test_a_student_copy_keeps_its_release_after_a_breaking_change_on_main(tmp_pa
     ran = _run_on_colab(copy_a, tmp_path / "mixed", github, until="review_input", checkout="main")
     assert ran.returncode != 0
     assert f"was built for v{first}. Runtime > Disconnect and delete runtime" in ran.stderr
-    unknown = copy_a.replace(f'release = \\"v{first}\\"', 'release = \\"v9.9.9\\"')
+    unknown = copy_a.replace(f'release, url = \\"v{first}\\"', 'release, url = \\"v9.9.9\\"')
     assert unknown != copy_a
     ran = _run_on_colab(unknown, tmp_path / "unknown", github, until="review_input")
     assert "Could not fetch seqlab v9.9.9, the release this notebook was built from" in ran.stderr

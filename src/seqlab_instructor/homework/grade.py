@@ -351,7 +351,13 @@ def grade(submissions_dir: Path, out_dir: Path = Path("grades"), *, notebook: st
             with contextlib.suppress(AttributeError, NotImplementedError, RuntimeError):
                 loop.add_signal_handler(getattr(signal, name), task.cancel)
         slots = asyncio.Semaphore(max(1, jobs))
-        return list(await asyncio.gather(*(one(s, slots) for s in submissions)))
+        # every task ends (its kernel stopped) before a stop propagates: return_exceptions
+        results = await asyncio.gather(*(one(s, slots) for s in submissions),
+                                       return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return results
 
     start = time.monotonic()
     try:  # on Ctrl-C asyncio.run cancels every task, so each run's process group is killed

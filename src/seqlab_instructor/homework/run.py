@@ -131,22 +131,28 @@ async def run_submission(notebook, work: Path, *, sandbox: str, hide=(),
         environment = {**inherited, **env, "PYTHONPATH": path}
     limit = time_limit + check_timeout * len(epilogue) + STARTUP_SECONDS
     result = SubmissionRun()
-    process = await asyncio.create_subprocess_exec(
+    starting = asyncio.ensure_future(asyncio.create_subprocess_exec(
         *command, cwd=work, env=environment, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
-        start_new_session=True)
+        start_new_session=True))
+    process = None
     try:
+        process = await asyncio.shield(starting)  # a stopped grading run still gets its handle
         _, stderr = await asyncio.wait_for(process.communicate(), limit)
     except asyncio.TimeoutError:  # TimeoutError from Python 3.11 on
         stderr = b""
         result.problem = f"the run was stopped after {limit:g} s"
     finally:
+        process = process or await starting  # stopped while it started: end it here too
         # Whatever the submission left behind in its process group (sandboxed: bwrap's PID
         # namespace ends with it anyway).
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
-            await process.wait()
+        # read the pipe to its end too, so the process's transport closes before the event
+        # loop does (a grading run stopped by Ctrl-C); a kernel holding it open ends within
+        # a second of its parent
+        with contextlib.suppress(ProcessLookupError, asyncio.TimeoutError):
+            await asyncio.wait_for(process.communicate(), 30)
     try:
         outcome = json.loads(read_untrusted(work / RESULT_NAME, 1024**2, work))
         result.seconds = float(outcome["seconds"])

@@ -1,10 +1,9 @@
 """``--sandbox docker``: the image, the exact ``docker run`` of a submission, and ``auto``'s choice.
 
-No container engine can run containers on the machines these tests were written on (a Docker
-CLI without a daemon; Podman from Debian fails on the host's cgroups), and no image registry
-is reachable, so everything is tested up to the engine call: the engine is a stand-in script
-that records its arguments and, for the end-to-end test, runs the command it was given on the
-host, so grading goes through the same path (resolve, run, read back) as with a real engine.
+Everything is tested up to the engine call: the engine is a stand-in script that records its
+arguments and, for the end-to-end test, runs the command it was given on the host, so grading
+goes through the same path (resolve, run, read back) as with a real engine. Real containers:
+tests/instructor/test_homework_container.py (opt-in; python -m benchmarks.container_sandbox).
 """
 
 from __future__ import annotations
@@ -152,7 +151,8 @@ def test_the_probe_says_what_is_missing(tmp_path, monkeypatch):
     log = tmp_path / "calls"
     _fake_engine(bin_dir, "docker", f'echo "$@" >> {log}\n'
                                     'case "$1" in info) exit 0;; image) exit 1;; '
-                                    'build) exit ${BUILD_STATUS:-0};; esac\n')
+                                    'build) exit ${BUILD_STATUS:-0};; '
+                                    'run) echo "536870912 1024 200000";; esac\n')
     docker_sandbox.docker_problem.cache_clear()
     assert docker_sandbox.docker_problem(build=False).endswith("is not built")
     assert docker_sandbox.docker_problem(build=True) is None
@@ -160,6 +160,31 @@ def test_the_probe_says_what_is_missing(tmp_path, monkeypatch):
     monkeypatch.setenv("BUILD_STATUS", "1")
     docker_sandbox.docker_problem.cache_clear()
     assert "`docker build` failed" in docker_sandbox.docker_problem(build=True)
+
+
+@pytest.mark.parametrize("answer, problem", [
+    ('echo "536870912 1024 200000"', None),
+    ('echo "536870912 1024 max 100000"', "without the limits of --cpus "),
+    ('echo "9223372036854771712 max -1"', "without the limits of --memory, --pids-limit, --cpus"),
+    ('echo "crun: cgroups in hybrid mode not supported" >&2; exit 126',
+     "`docker run` fails here (crun: cgroups in hybrid mode not supported)")])
+def test_a_trial_container_must_show_every_limit(tmp_path, monkeypatch, answer, problem):
+    """Docker drops a limit the kernel cannot apply with a warning, rootless Podman on cgroup v1
+    drops all; crun refuses hybrid cgroups only at `run`: each refuses the sandbox, saying so."""
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    log = tmp_path / "calls"
+    _fake_engine(tmp_path, "docker", f'echo "$@" >> {log}\n'
+                                     f'case "$1" in run) {answer};; esac\n')
+    found = docker_sandbox.docker_problem(build=False)
+    assert found == problem or problem in found
+    run = next(line for line in log.read_text().splitlines() if line.startswith("run "))
+    assert "--memory 536870912 " in run and "--pids-limit 1024 " in run
+    assert "--network none " in run and " python -c " in run
+    if problem is not None:
+        monkeypatch.setattr(sandbox, "bwrap_problem", lambda: "bwrap is not installed")
+        with pytest.raises(ValueError, match="refusing to grade without a sandbox") as refusal:
+            sandbox.resolve("auto")
+        assert problem in str(refusal.value)
 
 
 # ----------------------------------------------------------- the whole path, engine stood in
@@ -174,6 +199,10 @@ if args[0] != "run":
     sys.exit(0)  # info, image inspect
 image = args.index({image!r})
 options, inner = args[1:image], args[image + 1:]
+if "-c" in inner:  # the trial: the limits it was given, as its cgroup would show them
+    given = dict(zip(options, options[1:]))
+    print(given["--memory"], given["--pids-limit"], int(float(given["--cpus"]) * 100000))
+    sys.exit(0)
 env = {{"PATH": os.defpath}}
 for option, value in zip(options, options[1:]):
     if option == "-e":
@@ -218,7 +247,7 @@ def test_auto_without_bwrap_grades_through_the_container_engine(tmp_path, monkey
     assert {g.student: (g.total, g.status) for g in grades} == {"perfect": (3.0, "ok"),
                                                                "half": (2.0, "ok")}
     calls = [json.loads(line) for line in log.read_text().splitlines()]
-    runs = [call for call in calls if call[0] == "run"]
+    runs = [call for call in calls if call[0] == "run" and "-c" not in call]
     assert ["info"] in calls and len(runs) == 2
     for call in runs:
         assert ("--network", "none") in _pairs(call) and "--read-only" in call

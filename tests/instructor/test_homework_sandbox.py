@@ -120,6 +120,13 @@ def _processes_with(marker: str) -> list[int]:
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
+    return grade_hostile_submissions(tmp_path_factory, "bwrap" if NO_BWRAP is None else None)
+
+
+def grade_hostile_submissions(tmp_path_factory, sandbox: str | None) -> dict:
+    """The hostile submissions graded with ``sandbox`` (None: not at all), the honest ones also
+    without a sandbox; what came out, and what was left behind (test_homework_container uses it
+    with ``"docker"``)."""
     root = tmp_path_factory.mktemp("course")
     _instructor_notebook(root / "notebooks")
     (path, text), = student_copies.build(root / "notebooks", root / "assignments",
@@ -173,7 +180,7 @@ def hostile(tmp_path_factory):
 
     os.environ["SEQLAB_TEST_SECRET"] = secret
     try:
-        graded = _grade(folder, root / "grades", root, "bwrap") if NO_BWRAP is None else None
+        graded = _grade(folder, root / "grades", root, sandbox) if sandbox else None
         plain = _grade(honest, root / "grades-without-sandbox", root, "none")
     finally:
         del os.environ["SEQLAB_TEST_SECRET"]

@@ -32,6 +32,9 @@ Each submission runs as (:func:`docker_command`)::
 - a non-root user: the grader's own uid:gid, or ``nobody`` (65534) when the grader runs as
   root (the working folder is then given to it).
 
+Before the first submission, a trial container run with the same options must show those limits
+in its cgroup (:func:`trial_problem`), or the sandbox is refused, naming what did not apply.
+
 The engine is ``docker`` unless ``SEQLAB_CONTAINER_ENGINE`` names another (``podman``); the image
 name can be forced with ``SEQLAB_CONTAINER_IMAGE``.
 """
@@ -60,6 +63,19 @@ PIDS_LIMIT = 1024  # TensorFlow starts a thread pool per core; threads count as 
 DEFAULT_MEMORY_BYTES = 8 * 1024**3
 #: The grader's STARTUP_SECONDS (seqlab_instructor.homework.run), for the limit inside.
 STARTUP_SECONDS = 120
+TRIAL_MEMORY_BYTES = 512 * 1024**2
+#: Run in the trial container: its memory, pids and CPU quota limits, "?" where none is shown.
+LIMITS_PROBE = """\
+def shown(*names):
+    for name in names:
+        try:
+            return open("/sys/fs/cgroup/" + name).read().split()[0]
+        except (OSError, IndexError):
+            pass
+    return "?"
+print(shown("memory.max", "memory/memory.limit_in_bytes"), shown("pids.max", "pids/pids.max"),
+      shown("cpu.max", "cpu/cpu.cfs_quota_us"))
+"""
 HOW_TO_GET_ONE = ("install Docker (Docker Desktop on macOS/Windows) or Podman and make sure "
                   "`docker info` (or SEQLAB_CONTAINER_ENGINE=podman and `podman info`) works; "
                   "the first run builds the image, which needs the network once")
@@ -114,7 +130,8 @@ def build_image(log=print) -> str | None:
 
 @functools.cache
 def docker_problem(build: bool = True) -> str | None:
-    """Why containers cannot sandbox here (None when the engine answers and the image is there).
+    """Why containers cannot sandbox here (None when the engine answers, the image is there and
+    a trial container gets every limit: :func:`trial_problem`).
 
     With ``build``, a missing image is built (minutes, network once).
     """
@@ -129,11 +146,44 @@ def docker_problem(build: bool = True) -> str | None:
         return f"`{name} info` failed ({lines[-1] if lines else answer.returncode}): is its " \
                f"daemon or machine running?"
     found = _ask([name, "image", "inspect", image()], timeout=60)
-    if not isinstance(found, str) and found.returncode == 0:
-        return None
-    if not build:
-        return f"the image {image()} is not built"
-    return build_image(log=lambda *parts: print(*parts, file=sys.stderr))
+    if isinstance(found, str) or found.returncode != 0:
+        if not build:
+            return f"the image {image()} is not built"
+        problem = build_image(log=lambda *parts: print(*parts, file=sys.stderr))
+        if problem is not None:
+            return problem
+    return trial_problem()
+
+
+def trial_problem() -> str | None:
+    """Why a trial container, run as a submission's, fails or lacks a limit (None when fine).
+
+    Engines may start a container and drop a limit with a warning (Docker without the cgroup
+    controller, rootless Podman on cgroup v1), or fail only at ``run`` (crun on hybrid cgroups:
+    "cgroups in hybrid mode not supported"). The trial prints the memory, process and CPU
+    limits of its own cgroup (v2 files, else v1's); each must be the one asked for.
+    """
+    with tempfile.TemporaryDirectory(prefix="seqlab-trial-") as work:
+        (Path(work) / "spec.json").write_text(json.dumps(
+            {"time_limit": 60, "epilogue_timeout": 0, "epilogue": [],
+             "memory_limit": TRIAL_MEMORY_BYTES}), encoding="utf-8")
+        give_work_folder(Path(work), container_user())
+        done = _ask(docker_command(["python", "-c", LIMITS_PROBE], Path(work), env={},
+                                   spec_name="spec.json"), timeout=300)
+    if isinstance(done, str):
+        return done
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        return f"`{engine()} run` fails here ({lines[-1] if lines else done.returncode})"
+    memory, pids, cpu = (done.stdout.split() + ["?"] * 3)[:3]
+    missing = [option for option, held in (("--memory", memory == str(TRIAL_MEMORY_BYTES)),
+                                           ("--pids-limit", pids == str(PIDS_LIMIT)),
+                                           ("--cpus", cpu not in ("max", "-1", "?")))
+               if not held]
+    if missing:
+        return (f"{engine()} runs containers here without the limits of {', '.join(missing)} "
+                f"(their cgroup shows memory {memory}, pids {pids}, CPU quota {cpu})")
+    return None
 
 
 def container_user() -> tuple[int, int]:

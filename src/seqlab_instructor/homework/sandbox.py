@@ -22,8 +22,9 @@ apply as without a sandbox. It does not limit CPU shares, disk usage in the work
 what the kernel reads from the parts of the file system left visible (system files, the Python
 installation, ``seqlab``'s sources); see docs/instructors.md.
 
-``auto`` uses bwrap when a trial run works, else a container when an engine answers and its
-image is there or can be built, and otherwise REFUSES to grade (a ``ValueError`` naming what is
+``auto`` uses bwrap when a trial run works, else a container when an engine answers, its
+image is there or can be built and a trial container gets its memory, process and CPU limits,
+and otherwise REFUSES to grade (a ``ValueError`` naming what is
 missing and ``--sandbox none``): it never grades without a sandbox. ``none`` grades without
 one, only when asked for by name. See docs/instructors.md.
 """

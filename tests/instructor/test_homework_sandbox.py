@@ -213,17 +213,21 @@ def test_honest_submissions_get_their_points_without_a_sandbox(hostile):
     assert "sandbox: none" in log
 
 
-@pytest.mark.notebook
-@needs_bwrap
-def test_the_sandbox_grades_honest_submissions_exactly_as_without(hostile):
-    sandboxed, plain = hostile["graded"][0], hostile["plain"][0]
-    by_student = {g.student: g for g in sandboxed}
-    for expected in plain:
+def same_grades_as_without_a_sandbox(hostile, sandbox: str) -> None:
+    """The honest submissions graded in ``sandbox`` got what they got without one."""
+    by_student = {g.student: g for g in hostile["graded"][0]}
+    for expected in hostile["plain"][0]:
         got = by_student[expected.student]
         assert [(r.name, r.points, r.message) for r in got.results] == \
             [(r.name, r.points, r.message) for r in expected.results]
         assert (got.status, got.reason) == (expected.status, expected.reason)
-    assert "sandbox: bwrap" in hostile["graded"][2]
+    assert f"sandbox: {sandbox}" in hostile["graded"][2]
+
+
+@pytest.mark.notebook
+@needs_bwrap
+def test_the_sandbox_grades_honest_submissions_exactly_as_without(hostile):
+    same_grades_as_without_a_sandbox(hostile, "bwrap")
 
 
 @pytest.mark.notebook

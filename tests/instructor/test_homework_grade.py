@@ -324,6 +324,13 @@ def test_an_older_copy_is_noted(course, tmp_path):
     nbformat.write(old, tmp_path / "old.ipynb")
     known = {NOTEBOOK: collect.load_assignment(root / "notebooks" / f"{NOTEBOOK}.ipynb")}
     assert "another version" in collect.read_submission(tmp_path / "old.ipynb", known).notes[0]
+    assert not [n for n in collect.read_submission(tmp_path / "old.ipynb", known).notes
+                if "release" in n]  # built from the release grading it
+    old.metadata["seqlab"]["release"] = "v0.0.1"
+    nbformat.write(old, tmp_path / "old.ipynb")
+    note = collect.read_submission(tmp_path / "old.ipynb", known).notes[0]
+    assert f"built from seqlab v0.0.1, graded with {config.REPOSITORY_REF}" in note
+    assert "check out v0.0.1" in note
 
 
 def _verdict(exercise, source, namespace, tmp_path):

@@ -1,5 +1,7 @@
 """When early stopping stops notebooks 03's and 07's full-size training on the real data: measured
-by running the notebook, recorded as data, and read by ``benchmarks.full_mode``.
+by running the notebook, recorded as data; ``benchmarks.end_to_end`` runs notebook 03 on its
+stand-in reviews for the epochs recorded here (notebook 07 it runs on the real text, where early
+stopping ends the run itself).
 
 Notebook 03's entry comes from issue 40's run of the notebook at full size on the real IMDB
 reviews (TFDS's split, TF 2.21), five epochs without early stopping: its validation losses are
@@ -9,9 +11,8 @@ here; where it can, ``record RUNS --notebook 03`` records a run of the notebook 
 
 Notebook 07 trains its character LSTM and its mini-GPT "at most ``LSTM_EPOCHS`` / ``GPT_EPOCHS``"
 (20 at full size) with ``EarlyStopping(patience=PATIENCE, restore_best_weights=True)``. How many
-epochs that is depends on the text, so ``benchmarks.full_mode`` (which times batches of stand-in
-ids) cannot know it; until it is measured, the full-mode minutes count the configured epochs,
-an upper bound. The measurement is a run of the notebook itself on the real text:
+epochs that is depends on the text; the measurement is a run of the notebook itself on the real
+text:
 
     # 1. TFDS's tiny_shakespeare prepared offline from the very file its builder downloads
     #    (karpathy/char-rnn's input.txt; ../shared/data/tinyshakespeare.txt), in a private folder
@@ -83,7 +84,7 @@ def stopped_epochs(runs_folder: Path, notebook: str = "07", size: str = "full", 
     the histories of its finished ``TrainingRun`` folders in ``runs_folder``.
 
     With ``partial=True`` a run that did not finish (stopped by hand) is recorded as not
-    measured (``None``: ``benchmarks.full_mode`` then counts its configured epochs) with the
+    measured (``None``: its configured epochs are the upper bound) with the
     validation losses of the epochs it did run, so the record says how far it got.
 
     Returns:
@@ -156,8 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     entry = record(args.runs, args.notebook, args.size, partial=args.partial)
     print(f"notebook {args.notebook} at size {args.size}: {entry}\nrecorded in "
-          f"{RECORD.relative_to(config.REPO_ROOT)}; then python -m benchmarks.full_mode --only "
-          f"{args.notebook}")
+          f"{RECORD.relative_to(config.REPO_ROOT)}")
     return 0
 
 

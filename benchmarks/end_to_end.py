@@ -1,8 +1,11 @@
-"""Minutes a student's run takes: notebooks 01, 02, 03, 06 and 08 run end to end, at full or
-class size, on stand-ins of the real downloads' size and lengths — the record's source for them.
+"""Minutes a student's run takes: notebooks 01, 02, 03, 06, 07 and 08 run end to end, at full
+or class size, on stand-ins of the real downloads' size and lengths (07 on the real text) — the
+record's source for them.
 
-    python -m benchmarks.end_to_end prepare /tmp/e2e           # the stand-ins (about 3 min)
+    python -m benchmarks.end_to_end prepare /tmp/e2e \
+        --shakespeare ../shared/data/tinyshakespeare.txt         # the stand-ins (about 3 min)
     python -m benchmarks.end_to_end run 01 02 03 --stand-ins /tmp/e2e --size full --record
+    python -m benchmarks.end_to_end sync       # no measuring: README + title cells from the record
 
 The notebook itself runs (``seqlab_instructor.runner``, a fresh kernel, ``FAST = False``): its
 ``tf.data`` pipeline from text, ``fit`` with its validation and callbacks, testing, exercises.
@@ -29,12 +32,16 @@ The downloads cannot be reached here, so each is answered where the real one wou
   module's 963,812 tokens; not measurable here);
 - ``bert_tiny_en_uncased``: its architecture from random weights, with a word-piece vocabulary
   of its size (30,522) learned from the stand-in text, saved with ``save_to_preset`` where
-  kagglehub caches the real preset; the host lookup before the download is answered.
+  kagglehub caches the real preset; the host lookup before the download is answered;
+- ``tiny_shakespeare``: not a stand-in — the real text (its builder's download, which the
+  project may read but not commit) prepared as TFDS's dataset offline
+  (``benchmarks.early_stopping.prepare_tiny_shakespeare``); its early stopping is the real one.
 
 Early stopping: a stand-in text does not stop where the real one stops. Notebook 03 is run with
 ``EPOCHS`` set to the epochs early stopping ran on the real reviews
 (``benchmarks/results/early_stopping.json``); any other ``fit`` that stopped early is counted at
 its configured epochs (each missing epoch at the mean of its later epochs): an upper bound.
+Notebook 07 reads the real text, so its fits are counted as they ran.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import tempfile
@@ -61,15 +69,19 @@ from benchmarks.stand_ins import (  # noqa: E402
 )
 from seqlab import config  # noqa: E402
 
-NOTEBOOKS = ("01", "02", "03", "06", "08")
+NOTEBOOKS = ("01", "02", "03", "06", "07", "08")
 _IMDB = (f"IMDB: its split sizes in generated words of Zipf frequencies, review lengths from a "
          f"log-normal with median {IMDB_MEDIAN_WORDS} and mean {IMDB_MEAN_WORDS} words")
 _NNLM = f"nnlm-en-dim50: a module of its table size ({NNLM_ROWS:,} × {NNLM_DIM}, random values)"
 _BERT = ("bert_tiny_en_uncased: its architecture from random weights, a 30,522-piece vocabulary "
          "learned from the stand-in text")
-#: The stand-ins each notebook reads (the record names them).
+_SHAKESPEARE = ("tiny_shakespeare: the real text (karpathy/char-rnn's input.txt) prepared as "
+                "TFDS's dataset offline, not a stand-in")
+#: What each notebook reads (the record names them).
 STAND_INS = {"01": (_IMDB, _NNLM), "02": (_IMDB, _NNLM), "03": (_IMDB,), "06": (_IMDB, _NNLM),
-             "08": (_IMDB, _BERT)}
+             "07": (_SHAKESPEARE,), "08": (_IMDB, _BERT)}
+#: Notebooks run on the real data: their early stopping counts as it ran.
+REAL_DATA = ("07",)
 #: keras-hub's Kaggle handle of the preset (``BertBackbone.presets``): kagglehub's cache key.
 BERT_HANDLE = "keras/bert/keras/bert_tiny_en_uncased/3"
 IMDB_SPLITS = {"train": 25_000, "test": 25_000, "unsupervised": 50_000}
@@ -280,12 +292,15 @@ def prepare_preset(cache_dir: Path) -> None:
     Cache().mark_as_complete(handle)
 
 
-def prepare(folder: Path) -> Path:
-    """Every stand-in in ``folder``: ``tfds/``, ``tfhub/``, ``kagglehub/``."""
+def prepare(folder: Path, shakespeare: Path | None = None) -> Path:
+    """Every stand-in in ``folder``: ``tfds/``, ``tfhub/``, ``kagglehub/``; with
+    ``shakespeare`` (the path of tiny Shakespeare's text), TFDS's ``tiny_shakespeare`` too."""
     folder = Path(folder)
     prepare_imdb(folder / "tfds")
     prepare_hub(folder / "tfhub")
     prepare_preset(folder / "kagglehub")
+    if shakespeare:
+        early_stopping.prepare_tiny_shakespeare(shakespeare, folder / "tfds")
     return folder
 
 
@@ -345,7 +360,10 @@ def run(number: str, size: str, stand_ins: Path, home: Path, output: Path) -> di
                           cwd=home / "notebooks", env=env)
     shutil.rmtree(backups, ignore_errors=True)
     calls = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-    seconds, notes = counted_seconds(calls)
+    if number in REAL_DATA:
+        seconds, notes = sum(call["seconds"] for call in calls), []
+    else:
+        seconds, notes = counted_seconds(calls)
     return {"number": number, "size": size, "calls": calls, "seconds": seconds, "notes": notes,
             "notebook_seconds": result.seconds, "parameters": parameters, "stopped": stopped,
             "measured": f"{started}, load {load:.1f} at the start"}
@@ -362,9 +380,10 @@ def how(timing: dict, old: dict | None) -> str:
         f"{', first ' + format(c['epoch_ends'][0], '.0f') + ' s' if c['epoch_ends'] else ''})"
         for c in fits)
     parameters = " ".join(f"-p {name} {value}" for name, value in timing["parameters"].items())
+    data = "the real data" if timing["number"] in REAL_DATA else "stand-ins of the real downloads"
     text = (f"notebook {timing['number']} run end to end at SIZE = '{timing['size']}' "
-            f"(seqlab_instructor.runner, {parameters}) on stand-ins of the real downloads "
-            f"(benchmarks.end_to_end): {'; '.join(STAND_INS[timing['number']])}. Keras's "
+            f"(seqlab_instructor.runner, {parameters}) on {data} (benchmarks.end_to_end): "
+            f"{'; '.join(STAND_INS[timing['number']])}. Keras's "
             f"top-level calls, input pipeline, validation and callbacks included, took "
             f"{timing['seconds']:.0f} s "
             f"({parts}; evaluate and predict, per batch too, {other:.0f} s"
@@ -376,12 +395,24 @@ def how(timing: dict, old: dict | None) -> str:
     if timing["stopped"]:
         text += (f"; EPOCHS = {timing['stopped']['epochs']}, where early stopping ended the run "
                  f"on the real reviews ({timing['stopped']['command']})")
-    if old:
-        minutes = timing["seconds"] / 60
+    former = former_figure(old)
+    if former:
         text += (f"; the former figure, batches of token ids timed and multiplied: "
-                 f"{old['minutes']} min ({old['measured']}); end to end is "
-                 f"{minutes / old['minutes']:.1f}× that")
+                 f"{former[0]:g} min ({former[1]}); end to end is "
+                 f"{timing['seconds'] / 60 / former[0]:.1f}× that")
     return text
+
+
+def former_figure(old: dict | None) -> tuple[float, str] | None:
+    """The per-batch figure an entry had before it was measured end to end: ``old``'s own, or
+    the one ``old`` already names if it was an end-to-end run; ``(minutes, measured)``."""
+    if not old:
+        return None
+    if "run end to end" not in old["how"]:
+        return float(old["minutes"]), old["measured"]
+    named = re.search(r"the former figure, batches of token ids timed and multiplied: "
+                      r"([\d.]+) min \(([^)]*)\)", old["how"])
+    return (float(named[1]), named[2]) if named else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -390,14 +421,21 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     make = commands.add_parser("prepare", help="write the stand-ins into a folder")
     make.add_argument("folder", type=Path)
+    make.add_argument("--shakespeare", type=Path,
+                      help="tiny Shakespeare's text (input.txt): prepare tiny_shakespeare too")
     timed = commands.add_parser("run", help="run notebooks end to end and time them")
     timed.add_argument("numbers", nargs="+", choices=NOTEBOOKS)
     timed.add_argument("--stand-ins", type=Path, required=True, help="the prepared folder")
     timed.add_argument("--size", choices=("full", "class"), default="full")
     timed.add_argument("--record", action="store_true", help="write the minutes into the record")
+    commands.add_parser("sync", help="rewrite the README's table, the title cells and "
+                                     "seqlab.recorded_minutes from the record")
     args = parser.parse_args(argv)
     if args.command == "prepare":
-        print("stand-ins prepared in", prepare(args.folder))
+        print("stand-ins prepared in", prepare(args.folder, args.shakespeare))
+        return 0
+    if args.command == "sync":
+        sync_prose()
         return 0
     home = args.stand_ins / "home"  # SEQLAB_HOME: the notebooks' models/ and results, not ours
     if not home.is_dir():
@@ -418,7 +456,8 @@ def main(argv: list[str] | None = None) -> int:
         for call in timing["calls"]:
             print(f"    {call['call']:<8} {call['model']:<32} {call['seconds']:8.1f} s")
         if args.record:
-            command = (f"python -m benchmarks.end_to_end prepare DIR, then python -m "
+            text = " --shakespeare TEXT" if number in REAL_DATA else ""
+            command = (f"python -m benchmarks.end_to_end prepare DIR{text}, then python -m "
                        f"benchmarks.end_to_end run {number} --stand-ins DIR --size {args.size}")
             sizes_to_record = [args.size]
             if number in ("01", "02"):  # their class size is their full size
@@ -432,14 +471,22 @@ def main(argv: list[str] | None = None) -> int:
                     entry_how = f"class size = full size (training already ≤ " \
                                 f"{CLASS_LIMIT_MINUTES} min); {entry_how}"
                 record_entry(number, size, minutes, entry_how, command, timing["measured"])
-    if args.record:  # the README's table, the title cells and seqlab.recorded_minutes
-        from benchmarks.record_prose import sync
-        from seqlab_instructor import record as recorded_minutes
-
-        for name in sync(read_record()):
-            print("updated", name)
-        recorded_minutes.main([])
+    if args.record:
+        sync_prose()
     return 0
+
+
+def sync_prose() -> None:
+    """The README's table, the title cells and ``seqlab.recorded_minutes`` from the record."""
+    from benchmarks.full_mode_record import print_record
+    from benchmarks.record_prose import sync
+    from seqlab_instructor import record as recorded_minutes
+
+    print_record(read_record())
+    for name in sync(read_record()):
+        print("updated", name)
+    recorded_minutes.main([])
+    print("If title cells changed: python -m seqlab_instructor.homework build")
 
 
 if __name__ == "__main__":

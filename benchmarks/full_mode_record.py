@@ -1,10 +1,9 @@
 """The record of full-mode and class-size training minutes, ``benchmarks/results/full_mode.json``:
-reading it, and merging one measured entry into it (:func:`record_entry`, which
-``benchmarks.full_mode`` also exports).
+reading it, and merging one measured entry into it (:func:`record_entry`).
 
 ``{"what", "device", "notebooks": {"01": {"full": {...}, "class": {...}}, ...}}``, each entry
-``{"minutes", "how", "command", "measured"}``. ``benchmarks.full_mode`` measures notebooks 01-03
-and 06-08; 04 and 05 are measured on the real Anki corpus by other commands and added with
+``{"minutes", "how", "command", "measured"}``. ``benchmarks.end_to_end`` measures notebooks
+01-03 and 06-08; 04 and 05 are measured on the real Anki corpus by other commands and added with
 :func:`record_entry`. ``benchmarks.record_prose`` writes the record into the README and the
 title cells.
 """

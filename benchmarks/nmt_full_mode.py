@@ -1,6 +1,6 @@
-"""Notebook 04's full-mode training time on the real Anki pairs, timed the way
-``benchmarks.full_mode`` times the other notebooks: per batch, then multiplied by the notebook's
-number of batches.
+"""Notebook 04's full-mode training time on the real Anki pairs, timed per batch, then
+multiplied by the notebook's number of batches (the other notebooks are run end to end:
+``benchmarks.end_to_end``).
 
     python -m benchmarks.nmt_full_mode                 # the real Anki pairs if found
     python -m benchmarks.nmt_full_mode --record        # ... and merge the result into the record

@@ -89,7 +89,7 @@ def readme_table(text: str, *columns: str):
     """The README's notebook table: its lines, ``(line index, cells)`` of each row, and the index
     of each of ``columns`` in the header (the table is the first one that has them all).
 
-    Both records (FAST here, full mode and class size in ``benchmarks.full_mode``) read and
+    Both records (FAST here, full mode and class size in ``benchmarks.end_to_end``) read and
     rewrite their columns of this one table; :func:`table_line` writes a row back.
     """
     lines = text.splitlines()

@@ -8,7 +8,7 @@ any run of whitespace where it has a space, since title cells wrap lines; each f
 group). So the sentence is written in one place, and what ``--sync`` looks for is that sentence.
 README cells are found by the table's header, which names their columns, not by expression.
 
-    python -m benchmarks.full_mode --sync    # rewrite README + title cells from the record
+    python -m benchmarks.end_to_end sync     # rewrite README + title cells from the record
 
 >>> phrase = TITLE_PHRASE.fill(full_minutes=82, class_minutes=13)
 >>> phrase

@@ -1,6 +1,6 @@
 """benchmarks.early_stopping: the epochs a finished notebook-07 run trained are read from its
-runs' histories, an unfinished run is refused, and benchmarks.full_mode counts the recorded
-epochs (else the configured ones). Timing itself is measured by hand (benchmarks/README.md)."""
+runs' histories and an unfinished run is refused. Timing itself is measured by hand
+(benchmarks/README.md)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from seqlab import config
 from seqlab.training.run_files import FINISHED_FILE, HISTORY_FILE
 
 sys.path.insert(0, str(config.REPO_ROOT))  # benchmarks/ is a package at the repository root
-from benchmarks import early_stopping, full_mode  # noqa: E402
+from benchmarks import early_stopping  # noqa: E402
 
 
 def _run(folder, name, val_losses, finished=True):
@@ -45,30 +45,3 @@ def test_a_run_still_in_progress_is_refused_or_recorded_as_not_measured(tmp_path
     entry = early_stopping.stopped_epochs(tmp_path, "07", "full", partial=True)
     assert (entry["lstm_epochs"], entry["gpt_epochs"]) == (2, None)
     assert entry["val_loss"]["gpt"] == [1.9, 1.8]
-
-
-def test_full_mode_counts_the_recorded_epochs_else_the_configured_ones(monkeypatch):
-    monkeypatch.setattr(full_mode, "cached", lambda key, make: (0.5, 0.25))  # no timing here
-    settings = full_mode.SETTINGS["07"]["full"]
-    monkeypatch.setattr(early_stopping, "epochs_at", lambda notebook, size: None)
-    parts, how = full_mode.measure_07(settings, 1, "full")
-    assert parts[0].count == settings["lstm_epochs"] * 313       # 20 × 313: the upper bound
-    assert "early stopping" not in how
-    monkeypatch.setattr(early_stopping, "epochs_at", lambda notebook, size: {
-        "lstm_epochs": 7, "gpt_epochs": 5, "measured": "today", "command": "the runner"})
-    parts, how = full_mode.measure_07(settings, 1, "full")
-    assert [p.count for p in parts] == [7 * 313, 7 * 34, 5 * 313, 5 * 34]
-    assert "the LSTM 7 (early stopping, patience 2, of at most 20)" in how
-    monkeypatch.setattr(early_stopping, "epochs_at", lambda notebook, size: {
-        "lstm_epochs": 7, "gpt_epochs": None, "val_loss": {"gpt": [2.7, 2.5, 2.3]},
-        "measured": "today", "command": "the runner"})
-    parts, how = full_mode.measure_07(settings, 1, "full")
-    gpt = settings["gpt_epochs"]                                   # the configured upper bound
-    assert [p.count for p in parts] == [7 * 313, 7 * 34, gpt * 313, gpt * 34]
-    assert "not stopped in the 3 epochs run" in how
-    monkeypatch.setattr(early_stopping, "epochs_at", lambda notebook, size: {
-        "lstm_epochs": 7, "gpt_epochs": gpt, "measured": "today", "command": "the runner"})
-    parts, how = full_mode.measure_07(settings, 1, "full")
-    assert parts[2].count == gpt * 313
-    assert f"the mini-GPT all {gpt} (not stopped early)" in how
-

@@ -1,9 +1,8 @@
 """Every FAST time the README and the notebooks' title cells state comes from one measured
 record, ``benchmarks/results/notebooks.json`` (written by ``python -m benchmarks.notebooks``),
 rounded by one rule; every full-mode and class-size time they state comes from
-``benchmarks/results/full_mode.json`` (written by ``python -m benchmarks.end_to_end``,
-``benchmarks.full_mode`` and the Anki measurements), and every class size trains within the
-class limit."""
+``benchmarks/results/full_mode.json`` (written by ``python -m benchmarks.end_to_end`` and the
+Anki measurements), and every class size trains within the class limit."""
 
 from __future__ import annotations
 
@@ -17,7 +16,8 @@ from seqlab import config
 from seqlab_instructor.notebook_files import notebook_paths
 
 sys.path.insert(0, str(config.REPO_ROOT))  # benchmarks/ is a package at the repository root
-from benchmarks import end_to_end, full_mode  # noqa: E402
+from benchmarks import end_to_end  # noqa: E402
+from benchmarks import full_mode_record as full_mode  # noqa: E402
 from benchmarks import notebooks as timing  # noqa: E402
 from benchmarks import record_prose as prose  # noqa: E402
 from benchmarks.full_mode_record import complete  # noqa: E402
@@ -66,19 +66,18 @@ def test_sync_rewrites_readme_and_title_cells_from_the_record(tmp_path):
     assert timing.sync(record, [copy], readme) == []  # nothing left to change
 
 
-# ------------------------------------------------ full mode and class size (benchmarks.full_mode)
-# (measured by benchmarks.full_mode, written into prose by benchmarks.record_prose)
+# ------------------------------------------------ full mode and class size
+# (measured by benchmarks.end_to_end and the Anki runs, written into prose by benchmarks.record_prose)
 
 FULL_RECORD = full_mode.read_record()
 ENTRIES = complete(FULL_RECORD)
 
 
 def test_the_full_mode_record_measures_every_notebook_it_covers():
-    for number in full_mode.MEASURED_NOTEBOOKS:
+    for number in end_to_end.NOTEBOOKS:  # run end to end, the former figure beside it
         assert number in ENTRIES, (
             f"notebook {number} has no full and class entry in benchmarks/results/full_mode.json: "
-            f"run `python -m benchmarks.full_mode --only {number}`")
-    for number in end_to_end.NOTEBOOKS:  # run end to end, the former figure beside it
+            f"run `python -m benchmarks.end_to_end run {number} --record`")
         for size in full_mode.SIZES:
             entry = ENTRIES[number][size]
             assert entry["command"].startswith("python -m benchmarks.end_to_end"), number
@@ -112,7 +111,7 @@ def test_title_cells_state_the_recorded_full_and_class_minutes(path):
                 prose.displayed_minutes(entry["class"]["minutes"]))
     assert stated == [expected], (
         f"{path.name}'s title cell must state '{prose.title_phrase(entry)}' once: run "
-        "`python -m benchmarks.full_mode --sync`")
+        "`python -m benchmarks.end_to_end sync`")
     title = nbformat.read(path, as_version=4).cells[0].source.replace("\n", " ")
     assert prose.GPU_CLAUSE in title, f"{path.name}: say that the GPU time is not measured"
 
@@ -123,7 +122,7 @@ def test_the_readme_table_states_the_recorded_full_and_class_minutes():
     for number, cells in stated.items():
         if number in ENTRIES:
             assert cells == prose.readme_cells(ENTRIES[number]), (
-                f"README row {number}: run `python -m benchmarks.full_mode --sync`")
+                f"README row {number}: run `python -m benchmarks.end_to_end sync`")
         else:
             assert "min" not in " ".join(cells), f"README row {number} states unrecorded minutes"
 
@@ -171,7 +170,7 @@ def test_full_mode_sync_rewrites_readme_and_title_cells_and_leaves_the_others(tm
     assert prose.sync(record, [copy, other_copy], readme) == []
 
 
-@pytest.mark.parametrize("number", [*full_mode.MEASURED_NOTEBOOKS, *end_to_end.NOTEBOOKS])
+@pytest.mark.parametrize("number", end_to_end.NOTEBOOKS)
 def test_measured_notebooks_take_a_size_parameter(number):
     path = next(p for p in NOTEBOOKS if timing.notebook_number(p) == number)
     cells = nbformat.read(path, as_version=4).cells
@@ -221,8 +220,3 @@ def test_the_title_phrase_is_filled_from_the_record_by_the_rounding_rule():
     assert prose.title_phrase(entry) == (
         'training about 82 min on 2 CPU cores, or about 1 min with SIZE = "class"')
     assert prose.readme_cells(entry) == ("1 min", "82 min")
-
-
-def test_full_mode_keeps_exporting_what_other_commands_import():
-    assert full_mode.record_entry is not None and "07" in full_mode.SETTINGS
-    assert full_mode.sync is prose.sync

@@ -1,7 +1,7 @@
 """The minutes the setup line prints, written from the record into ``seqlab.recorded_minutes``.
 
 The record of training times, ``benchmarks/results/full_mode.json`` (written by ``python -m
-benchmarks.full_mode``), belongs to the course tools; the student-facing package reads no
+benchmarks.end_to_end``), belongs to the course tools; the student-facing package reads no
 repository file. This command copies each notebook's minutes per size into a small generated
 module of the package, and ``tests/test_record.py`` fails when the two differ.
 

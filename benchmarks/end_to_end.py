@@ -408,7 +408,7 @@ def former_figure(old: dict | None) -> tuple[float, str] | None:
     the one ``old`` already names if it was an end-to-end run; ``(minutes, measured)``."""
     if not old:
         return None
-    if "run end to end" not in old["how"]:
+    if "run end to end" not in old.get("how", ""):
         return float(old["minutes"]), old["measured"]
     named = re.search(r"the former figure, batches of token ids timed and multiplied: "
                       r"([\d.]+) min \(([^)]*)\)", old["how"])

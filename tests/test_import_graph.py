@@ -58,6 +58,7 @@ COURSE_ORDER = (
     "seqlab_instructor.runner",           # notebooks executed headless
     "seqlab_instructor.homework",         # student copies, grading
     "seqlab_instructor.site",             # the course book
+    "seqlab_instructor.release",          # releases: runs the tools above as commands
 )
 COURSE = max(LIBRARY.values()) + 1
 LEVELS = {**LIBRARY, **{name: COURSE + i for i, name in enumerate(COURSE_ORDER)}}

@@ -277,7 +277,8 @@ def test_the_build_records_the_assignment_in_the_copys_metadata(course):
     root, _, student_copy = course
     entry = student_copy.metadata["seqlab"]
     source = (root / "notebooks" / f"{NOTEBOOK}.ipynb").read_text(encoding="utf-8")
-    assert entry == {"assignment": NOTEBOOK, "version": student_copies.source_version(source)}
+    assert entry == {"assignment": NOTEBOOK, "version": student_copies.source_version(source),
+                     "release": config.REPOSITORY_REF}
 
 
 def test_points_and_checks_come_from_the_instructor_notebook(course):

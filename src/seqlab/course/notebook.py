@@ -254,13 +254,11 @@ def prepare_colab(checkout: str = "seqlab", *, release: str | None = None,
     Raises:
         UnsupportedRuntimeError: with the one message a student needs.
     """
-    from seqlab import __version__
-
-    if release is not None and release != f"v{__version__}":
+    if release is not None and release != config.REPOSITORY_REF:
         raise UnsupportedRuntimeError(
-            f"This runtime's {checkout}/ folder holds seqlab v{__version__}, but this notebook "
-            f"was built for {release}. Runtime > Disconnect and delete runtime, then run this "
-            f"notebook again: it fetches {release} into a fresh runtime.")
+            f"This runtime's {checkout}/ folder holds seqlab {config.REPOSITORY_REF}, but this "
+            f"notebook was built for {release}. Runtime > Disconnect and delete runtime, then "
+            f"run this notebook again: it fetches {release} into a fresh runtime.")
     versions = dict(versions or installed_versions())
     imported = set(sys.modules) if imported is None else imported
     floor = config.TESTED_FLOOR

@@ -10,11 +10,11 @@ README cells are found by the table's header, which names their columns, not by 
 
     python -m benchmarks.end_to_end sync     # rewrite README + title cells from the record
 
->>> phrase = TITLE_PHRASE.fill(full_minutes=82, class_minutes=13)
->>> phrase
-'training about 82 min on 2 CPU cores, or about 13 min with SIZE = "class"'
+>>> phrase = TITLE_PHRASE.fill(full_minutes=82, class_minutes=13, speed=190)
+>>> print(phrase)
+training about 82 min on 2 CPU cores, or about 13 min with SIZE = "class", on the record's CPU (speed probe 190 GFLOP/s; the setup cell prints the minutes at yours)
 >>> TITLE_PHRASE.pattern.findall(phrase.replace(" on ", "\\non "))  # a wrapped line
-[('82', '13')]
+[('82', '13', '190')]
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import nbformat
 
 from benchmarks.full_mode_record import complete
 from benchmarks.notebooks import readme_table, table_line
-from seqlab import config
+from seqlab import config, sizes
 from seqlab_instructor.notebook_files import notebook_paths
 
 README = config.REPO_ROOT / "README.md"
@@ -64,7 +64,8 @@ class Template:
 #: The title cell's full-mode phrase, which ``--sync`` rewrites.
 TITLE_PHRASE = Template(
     'training about {full_minutes} min on 2 CPU cores, or about {class_minutes} min with '
-    'SIZE = "class"', {"full_minutes": r"\d+", "class_minutes": r"\d+"})
+    'SIZE = "class", on the record\'s CPU (speed probe {speed} GFLOP/s; the setup cell prints '
+    'the minutes at yours)', {"full_minutes": r"\d+", "class_minutes": r"\d+", "speed": r"\d+"})
 GPU_CLAUSE = "on a GPU not measured (no GPU was lent to this project)"
 #: What the title phrase and the GPU clause replace the first time a notebook is measured.
 FIRST_MEASURED = Template(": {phrase}; {gpu_clause}.")
@@ -85,7 +86,8 @@ def displayed_minutes(minutes: float) -> int:
 def title_phrase(entry: dict) -> str:
     """:data:`TITLE_PHRASE` of a notebook's record entry (``{"full": ..., "class": ...}``)."""
     return TITLE_PHRASE.fill(full_minutes=displayed_minutes(entry["full"]["minutes"]),
-                             class_minutes=displayed_minutes(entry["class"]["minutes"]))
+                             class_minutes=displayed_minutes(entry["class"]["minutes"]),
+                             speed=round(sizes.RECORD_SPEED))
 
 
 def readme_cells(entry: dict) -> tuple[str, str]:
@@ -97,7 +99,8 @@ def readme_cells(entry: dict) -> tuple[str, str]:
 def title_times(path: Path) -> list[tuple[int, int]]:
     """Every (full, class) minutes pair the notebook's title cell states."""
     title = nbformat.read(path, as_version=4).cells[0].source
-    return [(int(a), int(b)) for a, b in TITLE_PHRASE.pattern.findall(title)]
+    return [(int(match["full_minutes"]), int(match["class_minutes"]))
+            for match in TITLE_PHRASE.pattern.finditer(title)]
 
 
 def readme_times(text: str) -> dict[str, tuple[str, str]]:

@@ -12,7 +12,7 @@ import sys
 import nbformat
 import pytest
 
-from seqlab import config
+from seqlab import config, sizes
 from seqlab_instructor.notebook_files import notebook_paths
 
 sys.path.insert(0, str(config.REPO_ROOT))  # benchmarks/ is a package at the repository root
@@ -218,5 +218,7 @@ def test_each_template_s_pattern_finds_what_it_writes_even_wrapped(template):
 def test_the_title_phrase_is_filled_from_the_record_by_the_rounding_rule():
     entry = {"full": {"minutes": 81.5}, "class": {"minutes": 0.2}}
     assert prose.title_phrase(entry) == (
-        'training about 82 min on 2 CPU cores, or about 1 min with SIZE = "class"')
+        'training about 82 min on 2 CPU cores, or about 1 min with SIZE = "class", on the '
+        f"record's CPU (speed probe {sizes.RECORD_SPEED:.0f} GFLOP/s; the setup cell prints the "
+        "minutes at yours)")
     assert prose.readme_cells(entry) == ("1 min", "82 min")

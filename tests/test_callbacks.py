@@ -125,3 +125,18 @@ def test_time_budget_lets_a_run_that_fits_finish():
 def test_time_budget_refuses_a_budget_that_is_not_positive(seconds):
     with pytest.raises(ValueError, match="positive number of seconds"):
         TimeBudget(seconds)
+
+
+def test_a_step_budget_stops_after_that_many_steps_across_epochs_and_still_validates():
+    x, y = _data()
+    budget = TimeBudget(steps=11)  # 8 steps per epoch: three into the second epoch
+    history = _model().fit(x, y, batch_size=8, epochs=5, validation_data=_data(1), verbose=0,
+                           callbacks=[budget])
+    assert budget.steps == 11 and budget.stopped
+    assert len(history.history["val_loss"]) == 2
+
+
+@pytest.mark.parametrize("steps", [0, -1, 2.5, "10"])
+def test_a_step_budget_refuses_a_number_that_is_not_a_positive_whole_number(steps):
+    with pytest.raises(ValueError, match="positive whole number of steps"):
+        TimeBudget(steps=steps)

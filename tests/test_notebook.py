@@ -421,11 +421,13 @@ def test_setup_resolves_the_size_from_the_argument_then_the_environment(monkeypa
     run = notebook.setup(fast=fast, size=argument, notebook="04")
     assert run.size == expected and run.notebook == "04"
     lines = capsys.readouterr().out.strip().splitlines()
-    # sizes.choose's one line, printed once, last (none in FAST mode).
+    # sizes.choose's one line, printed once, then the speed probe's (neither in FAST mode).
     if expected == "fast":
         assert not [line for line in lines if "class size" in line or "full size" in line]
+        assert run.speed is None
     else:
-        assert f"the {expected} size" in lines[-1]
+        assert f"the {expected} size" in lines[-2] and lines[-1].startswith("Speed probe: ")
+        assert run.speed > 0 and f"{run.speed:.0f} GFLOP/s" in lines[-1]
         assert sum(line.count(f"the {expected} size") for line in lines) == 1
 
 

@@ -108,3 +108,50 @@ def test_settings_are_copies_and_refuse_unknown_notebooks_and_sizes():
     with pytest.raises(ValueError, match="size must be one of"):
         sizes.settings("04", "huge")
     assert all(set(sizes.SETTINGS[n]) == set(sizes.SIZES) for n in sizes.SETTINGS)
+
+
+def test_the_class_plan_is_the_largest_configuration_that_fits_the_runtime_s_speed():
+    for notebook, options in sizes.CLASS_PLANS.items():
+        seconds = [recorded for _, recorded in options]
+        assert seconds == sorted(seconds, reverse=True), notebook   # largest first
+        # At the record's speed: the largest, the class size of the record's minutes.
+        assert sizes.plan(notebook) == sizes.plan(notebook, sizes.RECORD_SPEED)
+        assert sizes.plan(notebook)[0] == options[0][0]
+        assert round(options[0][1] / 60, 1) == sizes.expected_minutes(notebook, "class")
+        previous = 0
+        for speed in (400.0, sizes.RECORD_SPEED, 120.0, 95.0, 60.0, 47.0):  # ever slower
+            change, minutes = sizes.plan(notebook, speed)
+            position = [option for option, _ in options].index(change)
+            assert position >= previous, (notebook, speed)              # never a larger one
+            previous = position
+            if minutes <= sizes.CLASS_MINUTES:                          # the largest that fits
+                assert all(seconds[i] * sizes.RECORD_SPEED / speed / 60 > sizes.CLASS_MINUTES
+                           for i in range(position))
+            else:                                                       # none fits: the smallest
+                assert position == len(options) - 1
+
+
+def test_the_class_settings_follow_the_plan_and_the_printed_line_names_it():
+    assert sizes.settings("04", "class") == sizes.settings("04", "class", sizes.RECORD_SPEED)
+    slow = sizes.RECORD_SPEED / 4
+    change, minutes = sizes.plan("04", slow)
+    chosen = sizes.settings("04", "class", slow)
+    assert all(chosen[key] == value for key, value in change.items())
+    assert chosen["task"] == "anki" and sizes.settings("04", "full", slow)["units"] == 256
+    line = sizes.describe_plan("04", "class", slow)
+    assert "0.25 ×" in line and f"{chosen['units']} units" in line
+    assert f"about {minutes:.0f} min" in line and "GPU" not in line
+
+
+def test_a_runtime_too_slow_for_any_configuration_is_told_what_to_choose_instead():
+    for notebook in sizes.CLASS_PLANS:
+        line = sizes.describe_plan(notebook, "class", sizes.RECORD_SPEED / 20)
+        assert "even at its smallest" in line and "GPU runtime" in line and "FAST" in line
+
+
+def test_other_notebooks_and_sizes_print_the_record_s_minutes_scaled_to_this_speed():
+    recorded = sizes.expected_minutes("07", "class")
+    line = sizes.describe_plan("07", "class", sizes.RECORD_SPEED / 2)
+    assert f"about {2 * recorded:.0f} min of training at this speed" in line
+    line = sizes.describe_plan("04", "full", sizes.RECORD_SPEED)
+    assert f"about {sizes.expected_minutes('04', 'full'):.0f} min" in line

@@ -1,8 +1,10 @@
 """The size a notebook trains at, chosen once, and how long the record says it takes.
 
-``"fast"`` (FAST mode: offline data, tiny models), ``"class"`` (the real data, at most 15
+``"fast"`` (FAST mode: offline data, tiny models), ``"class"`` (the real data, about 15
 minutes of training on 2 CPU cores) or ``"full"`` (the notebook's full-size models). The
-minutes come from :data:`seqlab.recorded_minutes.MINUTES`.
+minutes come from :data:`seqlab.recorded_minutes.MINUTES`, measured on the record's machine;
+:func:`probe_speed` scales them to the runtime at hand, and notebooks 04 and 05 choose their
+class size from it (:func:`plan`).
 
 >>> choose("class", fast=False)
 'class'
@@ -13,6 +15,7 @@ minutes come from :data:`seqlab.recorded_minutes.MINUTES`.
 from __future__ import annotations
 
 import os
+import time
 
 from seqlab import config
 from seqlab.recorded_minutes import MINUTES
@@ -42,38 +45,40 @@ SETTINGS: dict[str, dict[str, dict]] = {
            "full": {"epochs": 5, "batch": 128, "units": 64, "max_tokens": 20_000,
                     "sequence_length": 300, "adding_steps": 50, "adding_epochs": 10,
                     "adding_examples": 10_000, "adding_valid": 2_000}},
-    # class: four smaller models, one epoch or 3 minutes each, scored on 2,000 test sentences
+    # class: four smaller models, one epoch each (or CLASS_PLANS's smaller ones on a slower
+    # runtime), scored on 2,000 test sentences
     # fast: the dates task; class and full: the Anki pairs, with the LayerNorm before the output
     # layer (benchmarks/README.md, "Quality on the real corpus"). batch_size: the global batch
     # the learning rate was tuned for.
-    "04": {"fast": {"epochs": 4, "embedding_dim": 32, "units": 64, "train_minutes": None,
+    "04": {"fast": {"epochs": 4, "embedding_dim": 32, "units": 64, "train_steps": None,
                     "test_sentences": None, "task": "dates", "max_length": 12,
                     "batch_size": 256, "learning_rate": 2e-2, "output_norm": False},
-           "class": {"epochs": 1, "embedding_dim": 64, "units": 128, "train_minutes": 3,
+           "class": {"epochs": 1, "embedding_dim": 64, "units": 128, "train_steps": None,
                      "test_sentences": 2000, "task": "anki", "max_length": 20,
                      "batch_size": 128, "learning_rate": 2e-3, "output_norm": True},
-           "full": {"epochs": 4, "embedding_dim": 128, "units": 256, "train_minutes": None,
+           "full": {"epochs": 4, "embedding_dim": 128, "units": 256, "train_steps": None,
                     "test_sentences": None, "task": "anki", "max_length": 20,
                     "batch_size": 128, "learning_rate": 2e-3, "output_norm": True}},
-    # class: the full-size model for 6 minutes (and notebook 04's RNN at its class size).
+    # class: the full-size model for 1,358 steps (CLASS_PLANS: smaller on a slower runtime), and
+    # notebook 04's RNN at its class size for as many seconds.
     # model: N, d_model, h, d_ff, dropout; rnn: notebook 04's best variant, Adam's rate at batch 128
     "05": {"fast": {"task": "dates", "examples": 7000, "max_length": 8, "epochs": 3,
                     "batch": 128, "warmup_steps": 100, "lr_scale": 0.3, "label_smoothing": 0.0,
-                    "train_minutes": None, "group_by_length": False,
+                    "train_steps": None, "group_by_length": False,
                     "model": {"num_layers": 2, "d_model": 64, "num_heads": 4, "dff": 128,
                               "dropout": 0.0},
                     "exercise_epochs": 2, "exercise_batches": None,
                     "rnn_learning_rate": 0.0141421356, "positions_epochs": 3},
            "class": {"task": "anki", "examples": None, "max_length": 20, "epochs": 10,
                      "batch": 128, "warmup_steps": 1000, "lr_scale": 1.0, "label_smoothing": 0.1,
-                     "train_minutes": 6, "group_by_length": True,
+                     "train_steps": 1358, "group_by_length": True,
                      "model": {"num_layers": 2, "d_model": 128, "num_heads": 4, "dff": 512,
                                "dropout": 0.1},
                      "exercise_epochs": 1, "exercise_batches": 100,
                      "rnn_learning_rate": 2e-3, "positions_epochs": 8},
            "full": {"task": "anki", "examples": None, "max_length": 20, "epochs": 10,
                     "batch": 128, "warmup_steps": 1000, "lr_scale": 1.0, "label_smoothing": 0.1,
-                    "train_minutes": None, "group_by_length": False,
+                    "train_steps": None, "group_by_length": False,
                     "model": {"num_layers": 2, "d_model": 128, "num_heads": 4, "dff": 512,
                               "dropout": 0.1},
                     "exercise_epochs": 1, "exercise_batches": 100,
@@ -112,6 +117,32 @@ SETTINGS: dict[str, dict[str, dict]] = {
 }
 
 
+#: :func:`probe_speed` on the record's machine (a 2-core AMD EPYC), GFLOP/s.
+RECORD_SPEED = 190.5
+#: A class size's training aims at about 15 minutes: a configuration fits when the minutes
+#: expected at the runtime's speed are at most this many (at a quarter of the record's speed the
+#: smallest of notebook 04 trained 15.7 min).
+CLASS_MINUTES = 16
+
+#: Notebooks 04 and 05's class sizes, largest first: what each changes in ``SETTINGS[n]["class"]``
+#: and its seconds of training (all of the notebook's models, validation included) at
+#: :data:`RECORD_SPEED`: the largest from the record, the others from runs at half and a quarter
+#: of that speed under a CPU quota, scaled by their probe's figure. Each was run and showed its
+#: lesson's point on the real pairs (04: attention well above none; 05: both models a non-zero
+#: BLEU): benchmarks/README.md, "Class size by runtime speed". 04 trains four translators, one
+#: epoch (736 steps) or ``train_steps`` each; 05's RNN trains as many seconds as its Transformer.
+_SMALL_TRANSFORMER = {"num_layers": 2, "d_model": 64, "num_heads": 4, "dff": 256, "dropout": 0.1}
+CLASS_PLANS: dict[str, list[tuple[dict, float]]] = {
+    "04": [({"units": 128, "embedding_dim": 64, "train_steps": None}, 643.9),
+           ({"units": 64, "embedding_dim": 32, "train_steps": None}, 369.0),
+           ({"units": 64, "embedding_dim": 32, "train_steps": 736, "batch_size": 64}, 233.0)],
+    "05": [({"train_steps": 1358}, 760.6),
+           ({"train_steps": 1358, "model": _SMALL_TRANSFORMER}, 456.0),
+           ({"train_steps": 1000, "model": _SMALL_TRANSFORMER}, 317.0),
+           ({"train_steps": 600, "model": _SMALL_TRANSFORMER}, 180.0)],
+}
+
+
 def check_size(size: str) -> str:
     """``size`` if it is one of :data:`SIZES`; else a ``ValueError`` naming them.
 
@@ -123,8 +154,13 @@ def check_size(size: str) -> str:
     return size
 
 
-def settings(notebook: str, size: str) -> dict:
+def settings(notebook: str, size: str, speed: float | None = None) -> dict:
     """A copy of :data:`SETTINGS` for notebook ``"04"`` at ``size``.
+
+    Args:
+        speed: this runtime's :func:`probe_speed`; at the class size of a notebook with
+            :data:`CLASS_PLANS`, the configuration :func:`plan` chooses for it (``None``: the
+            largest, the record's).
 
     Raises:
         ValueError: for a notebook or size that has no entry, naming those that do.
@@ -132,8 +168,61 @@ def settings(notebook: str, size: str) -> dict:
     if notebook not in SETTINGS:
         raise ValueError(f"no sizes for notebook {notebook!r}; there are {sorted(SETTINGS)}")
     check_size(size)
+    chosen = {**SETTINGS[notebook][size]}
+    if size == "class" and notebook in CLASS_PLANS:
+        chosen.update(plan(notebook, speed)[0])
     return {key: dict(value) if isinstance(value, dict) else value
-            for key, value in SETTINGS[notebook][size].items()}
+            for key, value in chosen.items()}
+
+
+def plan(notebook: str, speed: float | None = None) -> tuple[dict, float]:
+    """The class-size configuration of notebook ``"04"`` or ``"05"`` for a runtime, and its minutes.
+
+    The largest of :data:`CLASS_PLANS` whose expected minutes of training (the record's scaled
+    by ``RECORD_SPEED / speed``) are at most :data:`CLASS_MINUTES`; the smallest when none is.
+
+    Args:
+        speed: the runtime's :func:`probe_speed` in GFLOP/s; ``None``: the record's.
+
+    Returns:
+        (what the configuration changes in the class settings, its expected minutes).
+
+    >>> change, minutes = plan("04"); change, round(minutes, 1)
+    ({'units': 128, 'embedding_dim': 64, 'train_steps': None}, 10.7)
+    """
+    scale = 1.0 if speed is None else RECORD_SPEED / speed
+    options = [(change, seconds * scale / 60) for change, seconds in CLASS_PLANS[notebook]]
+    return next(((change, minutes) for change, minutes in options if minutes <= CLASS_MINUTES),
+                options[-1])
+
+
+def describe_plan(notebook: str, size: str, speed: float) -> str:
+    """The line a notebook prints before training: this runtime's speed and expected minutes.
+
+    At the class size of notebook 04 or 05 it names the configuration :func:`plan` chose, or
+    says that none fits :data:`CLASS_MINUTES` and what to choose instead.
+    """
+    ratio = speed / RECORD_SPEED
+    line = (f"Speed probe: {speed:.0f} GFLOP/s of float32 matrix products, {ratio:.2f} × the "
+            f"record's machine ({RECORD_SPEED:.0f} GFLOP/s, a 2-core AMD EPYC)")
+    if size == "class" and notebook in CLASS_PLANS:
+        _, minutes = plan(notebook, speed)
+        chosen = settings(notebook, "class", speed)
+        steps = chosen["train_steps"]
+        what = (f"four translators of {chosen['units']} units, batch {chosen['batch_size']}, "
+                f"{f'{steps} steps' if steps else 'one epoch (736 steps)'} each" if notebook == "04"
+                else f"a Transformer of d_model {chosen['model']['d_model']} for {steps} steps, then"
+                " the RNN for as many seconds")
+        line += f"; class size here: {what}, expected about {minutes:.0f} min of training."
+        if minutes > CLASS_MINUTES:
+            line += (f" That is over {CLASS_MINUTES} min even at its smallest configuration: "
+                     "choose a GPU runtime (Runtime > Change runtime type), or FAST mode (FAST = "
+                     "True) for the lesson on small offline data.")
+        return line
+    minutes = expected_minutes(notebook, size)
+    if minutes is None:
+        return line + "."
+    return line + f"; expected about {minutes / ratio:.0f} min of training at this speed."
 
 
 def has_gpu() -> bool:
@@ -141,6 +230,27 @@ def has_gpu() -> bool:
     import tensorflow as tf
 
     return bool(tf.config.list_physical_devices("GPU"))
+
+
+def probe_speed(seconds: float = 1.0, n: int = 1024) -> float:
+    """This runtime's speed: GFLOP/s of float32 ``n`` × ``n`` matrix products for ``seconds``.
+
+    What the class size is scaled by (:func:`plan`): a runtime half as fast in this probe is
+    taken to train half as fast. A CPU quota slows both alike; on real CPUs the ratio is a
+    first guess, printed with the plan so that it can be checked.
+
+    >>> probe_speed(0.05, 64) > 0
+    True
+    """
+    import tensorflow as tf
+
+    matrix = tf.random.stateless_normal((n, n), seed=(1, 2))
+    tf.linalg.matmul(matrix, matrix).numpy()                 # the first call starts the threads
+    products, start = 0, time.perf_counter()
+    while (elapsed := time.perf_counter() - start) < seconds:
+        tf.linalg.matmul(matrix, matrix).numpy()
+        products += 1
+    return 2 * n**3 * products / elapsed / 1e9
 
 
 def expected_minutes(notebook: str, size: str) -> float | None:

@@ -35,7 +35,8 @@ class RunSettings:
     pass ``jit_compile=RUN.jit_compile`` to ``compile``; ``reasons`` says why each choice was
     made. ``fixed_shapes`` is True where every batch must keep one shape (XLA), so no layer may
     compute a data-dependent number of rows. ``settings`` holds this notebook's numbers at this
-    size (:func:`seqlab.sizes.settings`; empty when no notebook is named).
+    size (:func:`seqlab.sizes.settings`; empty when no notebook is named), at the class size
+    chosen for ``speed``: :func:`seqlab.sizes.probe_speed` on a CPU runtime outside FAST mode.
     """
 
     fast: bool
@@ -52,6 +53,7 @@ class RunSettings:
     jit_compile: bool
     reasons: dict
     fixed_shapes: bool = False
+    speed: float | None = None
     settings: dict = field(default_factory=dict)
 
 
@@ -75,7 +77,9 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
     """Resolve a run's settings once and prepare the session.
 
     Sets the seeds, the plot style, the ``tf.distribute`` strategy, the dtype policy and XLA on a
-    GPU, and prints the versions against the tested range, FAST mode, the GPUs and each choice.
+    GPU, and prints the versions against the tested range, FAST mode, the GPUs and each choice;
+    outside FAST mode on a CPU, the speed probe and the minutes of training it expects
+    (:func:`seqlab.sizes.describe_plan`).
     ``SEQLAB_FAST`` is written back to the environment so :func:`seqlab.config.is_fast` agrees.
 
     Args:
@@ -161,6 +165,10 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
         print(f"dtype policy {keras.config.dtype_policy().name}: {policy_reason}")
         print(f"XLA (jit_compile={use_xla}): {xla_reason}")
     size = sizes.choose(size, fast=fast, notebook=None if quiet else notebook, gpu=bool(gpus))
+    known = notebook in sizes.SETTINGS
+    speed = sizes.probe_speed() if known and size != "fast" and not gpus else None
+    if speed is not None and not quiet:
+        print(sizes.describe_plan(notebook, size, speed))
     return RunSettings(
         fast=fast, size=size, strategy=chosen_strategy, replicas=replicas, notebook=notebook,
         colab=colab, gpus=len(gpus), tensorflow=versions["tensorflow"], keras=versions["keras"],
@@ -168,7 +176,7 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
         dtype_policy=keras.config.dtype_policy().name, jit_compile=use_xla,
         reasons={"dtype_policy": policy_reason, "jit_compile": xla_reason},
         fixed_shapes=bool(use_xla),
-        settings=sizes.settings(notebook, size) if notebook in sizes.SETTINGS else {})
+        speed=speed, settings=sizes.settings(notebook, size, speed) if known else {})
 
 
 # ------------------------------------------------------------------------------ versions

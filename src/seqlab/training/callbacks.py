@@ -78,7 +78,7 @@ class EpochTimer(keras.callbacks.Callback):
 
 
 class TimeBudget(keras.callbacks.Callback):
-    """Stops training once ``seconds`` of wall time have passed since ``fit`` began.
+    """Stops training once ``seconds`` of wall time have passed since ``fit`` began, or ``steps``.
 
     Training stops after the first batch that ends past the budget; that epoch is then
     validated as usual. Tracing and compiling the first step count.
@@ -90,18 +90,23 @@ class TimeBudget(keras.callbacks.Callback):
 
     Args:
         seconds: the budget, > 0; ``None``: no budget, only record ``elapsed`` and ``steps``.
+        steps: stop after this many training steps (> 0) as well; ``None``: no step budget.
         clock: a function returning seconds (``time.perf_counter``; tests pass a fake one).
 
     Raises:
-        ValueError: if ``seconds`` is not a positive number.
+        ValueError: if ``seconds`` or ``steps`` is not a positive number.
     """
 
-    def __init__(self, seconds: float | None, clock=time.perf_counter):
+    def __init__(self, seconds: float | None = None, *, steps: int | None = None,
+                 clock=time.perf_counter):
         super().__init__()
         if seconds is not None and (not isinstance(seconds, (int, float)) or not seconds > 0):
             raise ValueError("TimeBudget needs a positive number of seconds (or None: no "
                              f"budget); got {seconds!r}.")
-        self.seconds = None if seconds is None else float(seconds)
+        if steps is not None and (not isinstance(steps, int) or steps < 1):
+            raise ValueError(f"TimeBudget needs a positive whole number of steps (or None); "
+                             f"got {steps!r}.")
+        self.seconds, self.max_steps = None if seconds is None else float(seconds), steps
         self.clock = clock
         self.steps = 0
         self.elapsed: list[float] = []
@@ -114,7 +119,8 @@ class TimeBudget(keras.callbacks.Callback):
 
     def on_train_batch_end(self, batch, logs=None):
         self.steps += 1
-        if self.seconds is not None and self.clock() - self._start >= self.seconds:
+        if (self.seconds is not None and self.clock() - self._start >= self.seconds
+                or self.max_steps is not None and self.steps >= self.max_steps):
             self.stopped = True
             self.model.stop_training = True
 

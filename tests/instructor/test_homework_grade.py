@@ -573,9 +573,13 @@ def test_a_grading_run_stopped_by_ctrl_c_resumes_and_ends_as_an_uninterrupted_on
     command = [sys.executable, "-m", "seqlab_instructor.homework", "grade", str(folder),
                "--out", str(out), *options]
     # As a terminal's Ctrl-C: SIGINT to the grader's whole process group, once one
-    # submission is kept and another one's kernel is running.
+    # submission is kept and another one's kernel is running. A terminal's foreground command
+    # handles SIGINT, but this test may run under a process that ignores it (a job a shell
+    # without job control started in the background), which a child inherits: the grader gets
+    # the default back.
     grader = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, start_new_session=True)
+                              text=True, start_new_session=True,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 600
     while not list((out / grade.PROGRESS_DIR).glob("*.json")) and time.monotonic() < deadline:
         time.sleep(0.5)

@@ -125,6 +125,7 @@ RECORD_SPEED = 190.5
 CLASS_MINUTES = 16
 
 #: Notebooks 04 and 05's class sizes, largest first: what each changes in ``SETTINGS[n]["class"]``
+#: (``{}``: nothing, the record's class size)
 #: and its seconds of training (all of the notebook's models, validation included) at
 #: :data:`RECORD_SPEED`: the largest from the record, the others from runs at half and a quarter
 #: of that speed under a CPU quota, scaled by their probe's figure. Each was run and showed its
@@ -133,10 +134,10 @@ CLASS_MINUTES = 16
 #: epoch (736 steps) or ``train_steps`` each; 05's RNN trains as many seconds as its Transformer.
 _SMALL_TRANSFORMER = {"num_layers": 2, "d_model": 64, "num_heads": 4, "dff": 256, "dropout": 0.1}
 CLASS_PLANS: dict[str, list[tuple[dict, float]]] = {
-    "04": [({"units": 128, "embedding_dim": 64, "train_steps": None}, 643.9),
+    "04": [({}, 643.9),
            ({"units": 64, "embedding_dim": 32, "train_steps": None}, 369.0),
            ({"units": 64, "embedding_dim": 32, "train_steps": 736, "batch_size": 64}, 233.0)],
-    "05": [({"train_steps": 1358}, 760.6),
+    "05": [({}, 760.6),
            ({"train_steps": 1358, "model": _SMALL_TRANSFORMER}, 456.0),
            ({"train_steps": 1000, "model": _SMALL_TRANSFORMER}, 317.0),
            ({"train_steps": 600, "model": _SMALL_TRANSFORMER}, 180.0)],
@@ -188,7 +189,7 @@ def plan(notebook: str, speed: float | None = None) -> tuple[dict, float]:
         (what the configuration changes in the class settings, its expected minutes).
 
     >>> change, minutes = plan("04"); change, round(minutes, 1)
-    ({'units': 128, 'embedding_dim': 64, 'train_steps': None}, 10.7)
+    ({}, 10.7)
     """
     scale = 1.0 if speed is None else RECORD_SPEED / speed
     options = [(change, seconds * scale / 60) for change, seconds in CLASS_PLANS[notebook]]

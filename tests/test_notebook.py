@@ -3,6 +3,7 @@
 import importlib.metadata
 import os
 import re
+import subprocess
 
 import pytest
 
@@ -190,12 +191,16 @@ def test_setup_flags_a_keras_below_the_floor(monkeypatch, capsys):
 
 
 class _Recorder:
-    def __init__(self):
-        self.commands = []
+    """Stands in for subprocess.run: records each command; ``fails`` makes pip fail."""
 
-    def __call__(self, command, check):
-        assert check
+    def __init__(self, fails=False):
+        self.commands, self.fails = [], fails
+
+    def __call__(self, command, capture_output, text):
+        assert capture_output and text  # pip's progress and warnings stay out of the cell
         self.commands.append(command)
+        return subprocess.CompletedProcess(command, int(self.fails), "",
+                                           "ERROR: No matching distribution" if self.fails else "")
 
 
 _REAL_VERSION = importlib.metadata.version
@@ -221,17 +226,31 @@ def test_colab_with_an_old_tensorflow_stops_with_one_message_and_installs_nothin
     assert "Runtime > Change runtime type" in message
 
 
-def test_colab_with_another_releases_checkout_stops_before_installing_anything():
-    import seqlab
-
+def test_colab_with_another_commits_checkout_stops_before_installing_anything(tmp_path):
+    pinned, other = "a" * 40, "b" * 40
+    (tmp_path / "seqlab" / ".git").mkdir(parents=True)
+    (tmp_path / "seqlab" / ".git" / "HEAD").write_text(other + "\n")
     run = _Recorder()
     with pytest.raises(notebook.UnsupportedRuntimeError) as caught:
-        notebook.prepare_colab(release="v0.0.1", versions={"tensorflow": "2.20.0",
-                                                           "keras": "3.13.2"}, run=run)
+        notebook.prepare_colab(str(tmp_path / "seqlab"), commit=pinned,
+                               versions={"tensorflow": "2.20.0", "keras": "3.13.2"}, run=run)
     assert run.commands == []
-    assert f"holds seqlab v{seqlab.__version__}, but this notebook was built for v0.0.1" in str(
+    assert f"holds {other}, but this notebook was built with seqlab's commit aaaaaaaaaaaa" in str(
         caught.value)
     assert "Disconnect and delete runtime" in str(caught.value)
+    (tmp_path / "seqlab" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")  # a branch
+    with pytest.raises(notebook.UnsupportedRuntimeError, match="holds no seqlab commit"):
+        notebook.prepare_colab(str(tmp_path / "seqlab"), commit=pinned, run=run)
+
+
+def test_colab_shows_pips_output_only_when_it_fails(monkeypatch):
+    _installed_seqlab(monkeypatch, installed=False)
+    with pytest.raises(notebook.UnsupportedRuntimeError) as caught:
+        notebook.prepare_colab(versions={"tensorflow": "2.20.0", "keras": "3.13.2"},
+                               run=_Recorder(fails=True), imported=set())
+    message = str(caught.value)
+    assert message.startswith("pip could not install seqlab's needs; it said:")
+    assert "ERROR: No matching distribution" in message and "run this cell again" in message
 
 
 def test_colab_with_an_old_keras_upgrades_keras_alone(monkeypatch, capsys):

@@ -9,13 +9,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import seqlab
-
-#: Where the notebooks fetch seqlab from on Colab: the release's tag (``v`` + ``__version__``),
-#: never a branch. Setup cells and Colab badges are generated from these two values
-#: (``python -m seqlab_instructor.release``, docs/instructors.md "Releases").
+#: Where the notebooks fetch seqlab from on Colab. Each setup cell names the commit of this
+#: repository whose library it was built with (its pin: ``python -m
+#: seqlab_instructor.notebook_files sync``); Colab badges open the notebooks on this branch.
 REPOSITORY_URL = "https://github.com/seqlab-course/seqlab"
-REPOSITORY_REF = f"v{seqlab.__version__}"
+REPOSITORY_BRANCH = "main"
 
 #: The TensorFlow/Keras range CI tests, one CI half each (docs "Versions and CI"): the floor
 #: (``.ci/constraints-floor.txt``), Colab's runtime (``.ci/colab-runtime.txt``) and the newest

@@ -1,19 +1,21 @@
-"""Make a release: the version every notebook and student copy fetches on Colab.
+"""Make a release: a version number and a changelog entry, for people.
 
     python -m seqlab_instructor.release 0.2.0
 
-On a clean working tree with the changes described under ``## [Unreleased]`` in
-``CHANGELOG.md``, it
+What a notebook or a student copy runs does not depend on releases: its setup cell fetches the
+commit it pins (:mod:`seqlab_instructor.notebook_files`), which the branch carries. A release
+labels one such state. On a clean working tree with the changes described under
+``## [Unreleased]`` in ``CHANGELOG.md``, it
 
-1. sets ``seqlab.__version__`` (the one place the version lives; ``pyproject.toml`` reads it);
-2. moves the changelog's Unreleased entries under ``## [0.2.0] - <today>``;
-3. rewrites every notebook's setup cell and Colab badge to the tag ``v0.2.0``
-   (``python -m seqlab_instructor.notebook_files sync``) and rebuilds the student copies
-   (``python -m seqlab_instructor.homework build``), which then carry that release;
-4. checks the result (``notebook_files check``, ``homework check``), commits it as
-   "Release 0.2.0", tags it ``v0.2.0``, and prints the push that publishes it.
+1. sets ``seqlab.__version__`` (the one place the version lives; ``pyproject.toml`` reads it)
+   and moves the changelog's Unreleased entries under ``## [0.2.0] - <today>``, and commits
+   that as "Release 0.2.0";
+2. pins every notebook to that commit (``python -m seqlab_instructor.notebook_files sync``),
+   rebuilds the student copies (``python -m seqlab_instructor.homework build``), checks both,
+   and commits them;
+3. tags the result ``v0.2.0`` (a label: no copy fetches a tag) and prints the one push that
+   publishes it.
 
-A student copy fetches exactly its release, so nothing pushed to ``main`` later changes it.
 Raises one clear error (exit status 1) for a dirty tree, a version that is not ``X.Y.Z`` or not
 newer, a tag that exists, or an empty Unreleased section.
 """
@@ -97,8 +99,7 @@ def release(version: str, root: Path = config.REPO_ROOT, *, log=print) -> str:
     if _git(root, "tag", "--list", tag).strip():
         raise ReleaseError(f"tag {tag} exists already: choose the next version")
     now = current_version(root)
-    tags = _git(root, "tag", "--list", "v*").split()
-    if tags and _parts(version) <= _parts(now):
+    if _parts(version) <= _parts(now):
         raise ReleaseError(f"{version} is not newer than the current version {now}")
     changelog = root / CHANGELOG
     new_changelog = changelog_with_release(changelog.read_text(encoding="utf-8"), version,
@@ -108,6 +109,7 @@ def release(version: str, root: Path = config.REPO_ROOT, *, log=print) -> str:
     version_file.write_text(re.sub(r'^__version__ = "[^"]+"$', f'__version__ = "{version}"',
                                    version_file.read_text(), flags=re.M))
     changelog.write_text(new_changelog, encoding="utf-8")
+    _git(root, "commit", "-q", "-am", f"Release {version}")
     python = [sys.executable, "-m"]
     # the steps run the code of the tree being released, whatever is installed
     env = {**{k: v for k, v in os.environ.items() if k != "SEQLAB_HOME"},
@@ -119,12 +121,14 @@ def release(version: str, root: Path = config.REPO_ROOT, *, log=print) -> str:
         done = subprocess.run([*python, *step], cwd=root, env=env, capture_output=True,
                               text=True)
         if done.returncode:
-            raise ReleaseError(f"{' '.join(step)} failed (the tree is left as it is for you to "
-                               f"inspect; `git checkout .` undoes it):\n{done.stdout}{done.stderr}")
-    _git(root, "commit", "-q", "-am", f"Release {version}")
+            raise ReleaseError(f"{' '.join(step)} failed after the release commit (the tree is "
+                               "left as it is for you to inspect; `git checkout . && git reset "
+                               f"--hard HEAD~1` undoes it):\n{done.stdout}{done.stderr}")
+    pin = _git(root, "rev-parse", "HEAD").strip()
+    _git(root, "commit", "-q", "-am", f"Release {version}: notebooks and copies pin {pin[:12]}")
     _git(root, "tag", "-a", tag, "-m", f"seqlab {version}")
-    log(f"released {tag}: every notebook and student copy now fetches {tag} on Colab.\n"
-        f"Publish it: git push origin HEAD {tag}")
+    log(f"released {tag}: every notebook and student copy fetches commit {pin[:12]} on Colab.\n"
+        "Publish it: git push --follow-tags origin HEAD:main")
     return tag
 
 

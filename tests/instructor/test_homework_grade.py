@@ -35,6 +35,7 @@ from grading_course import (
 from seqlab import config
 from seqlab.course import checks
 from seqlab.course.checks import CheckFailed
+from seqlab_instructor import notebook_files
 from seqlab_instructor.cells import exercise_name
 from seqlab_instructor.homework import __main__ as cli
 from seqlab_instructor.homework import collect, grade, student_copies, verdicts
@@ -278,7 +279,10 @@ def test_the_build_records_the_assignment_in_the_copys_metadata(course):
     entry = student_copy.metadata["seqlab"]
     source = (root / "notebooks" / f"{NOTEBOOK}.ipynb").read_text(encoding="utf-8")
     assert entry == {"assignment": NOTEBOOK, "version": student_copies.source_version(source),
-                     "release": config.REPOSITORY_REF}
+                     "commit": notebook_files.pinned_commit(next(
+                         c.source for c in nbformat.reads(source, as_version=4).cells
+                         if "setup" in c.metadata.get("tags", [])))}
+    assert re.fullmatch("[0-9a-f]{40}", entry["commit"])
 
 
 def test_points_and_checks_come_from_the_instructor_notebook(course):
@@ -318,20 +322,24 @@ def test_submissions_are_matched_by_metadata_then_title_never_by_file_name(cours
     assert submission.assignment is None and submission.status == collect.UNMATCHED
 
 
-def test_an_older_copy_is_noted(course, tmp_path):
+def test_an_older_copy_is_noted(course, tmp_path, monkeypatch):
     root, _, student_copy = course
     old = nbformat.from_dict(json.loads(json.dumps(student_copy)))
     old.metadata["seqlab"]["version"] = "000000000000"
     nbformat.write(old, tmp_path / "old.ipynb")
     known = {NOTEBOOK: collect.load_assignment(root / "notebooks" / f"{NOTEBOOK}.ipynb")}
-    assert "another version" in collect.read_submission(tmp_path / "old.ipynb", known).notes[0]
-    assert not [n for n in collect.read_submission(tmp_path / "old.ipynb", known).notes
-                if "release" in n]  # built from the release grading it
-    old.metadata["seqlab"]["release"] = "v0.0.1"
+    asked = []
+    monkeypatch.setattr(collect, "library_changes", lambda commit, root: asked.append(commit) or [])
+    assert collect.read_submission(tmp_path / "old.ipynb", known).notes == [
+        "built from another version of the instructor notebook (000000000000; now "
+        f"{known[NOTEBOOK].version}): cells may differ"]  # its commit's library grades it
+    assert asked == [student_copy.metadata["seqlab"]["commit"]]
+    monkeypatch.undo()
+    old.metadata["seqlab"]["commit"] = "0" * 40  # a commit this checkout does not hold
     nbformat.write(old, tmp_path / "old.ipynb")
     note = collect.read_submission(tmp_path / "old.ipynb", known).notes[0]
-    assert f"built from seqlab v0.0.1, graded with {config.REPOSITORY_REF}" in note
-    assert "check out v0.0.1" in note
+    assert f"built with seqlab's commit {'0' * 40}, whose library differs" in note
+    assert f"`git checkout {'0' * 40}` and grade again" in note
 
 
 def _verdict(exercise, source, namespace, tmp_path):

@@ -239,19 +239,20 @@ def installed_versions() -> dict:
     return versions
 
 
-def prepare_colab(checkout: str = "seqlab", *, release: str | None = None,
+def prepare_colab(checkout: str = "seqlab", *, commit: str | None = None,
                   versions: dict | None = None, run=subprocess.run,
                   imported: set | None = None) -> list[str]:
     """Make a Colab runtime fit for seqlab, never reinstalling TensorFlow. Called by the setup cell.
 
-    A ``checkout`` of another release than the notebook's stops with a message (a runtime that
-    ran another release's notebook); TensorFlow missing or below the floor stops with a message
+    A ``checkout`` of another commit than the notebook's stops with a message (a runtime that
+    ran another notebook's commit); TensorFlow missing or below the floor stops with a message
     (reinstalling it can break the GPU build); Keras below the floor is upgraded alone; seqlab
-    is installed from ``checkout`` once, with the running TensorFlow pinned.
+    is installed from ``checkout`` once, with the running TensorFlow pinned. pip's output is
+    shown only when it fails.
 
     Args:
-        checkout: the folder the setup cell cloned the repository into.
-        release: the release tag the notebook was built from (``"v0.1.0"``).
+        checkout: the folder the setup cell fetched the repository into.
+        commit: the commit the notebook was built with (its setup cell's pin).
         versions: ``{"tensorflow": ..., "keras": ...}`` (default: :func:`installed_versions`).
         run: the subprocess runner (tests pass a recorder).
         imported: names of already imported modules (default: ``sys.modules``).
@@ -262,15 +263,30 @@ def prepare_colab(checkout: str = "seqlab", *, release: str | None = None,
     Raises:
         UnsupportedRuntimeError: with the one message a student needs.
     """
-    if release is not None and release != config.REPOSITORY_REF:
-        raise UnsupportedRuntimeError(
-            f"This runtime's {checkout}/ folder holds seqlab {config.REPOSITORY_REF}, but this "
-            f"notebook was built for {release}. Runtime > Disconnect and delete runtime, then "
-            f"run this notebook again: it fetches {release} into a fresh runtime.")
+    if commit is not None:
+        held = checkout_commit(checkout)
+        if held != commit:
+            raise UnsupportedRuntimeError(
+                f"This runtime's {checkout}/ folder holds {held or 'no seqlab commit'}, but this "
+                f"notebook was built with seqlab's commit {commit[:12]}. Runtime > Disconnect "
+                "and delete runtime, then run this notebook again: it fetches its own commit "
+                "into a fresh runtime.")
     versions = dict(versions or installed_versions())
     imported = set(sys.modules) if imported is None else imported
     floor = config.TESTED_FLOOR
     commands: list[list[str]] = []
+
+    def pip_install(*requirements: str, what: str) -> None:
+        command = [sys.executable, "-m", "pip", "install", "-q", *requirements]
+        done = run(command, capture_output=True, text=True)
+        if done.returncode:
+            said = (done.stdout + done.stderr).strip()[-3000:]
+            raise UnsupportedRuntimeError(
+                f"pip could not install {what}; it said:\n{said}\nCheck the connection and run "
+                "this cell again; if it fails again, Runtime > Disconnect and delete runtime, "
+                "then run the notebook again.")
+        commands.append(command)
+
     tf_version = versions.get("tensorflow")
     if tf_version is None:
         raise UnsupportedRuntimeError(
@@ -290,9 +306,7 @@ def prepare_colab(checkout: str = "seqlab", *, release: str | None = None,
         )
     keras_version = versions.get("keras")
     if keras_version is None or version_status("keras", keras_version) == BELOW_FLOOR:
-        command = [sys.executable, "-m", "pip", "install", "-q", f"keras>={floor['keras']}"]
-        run(command, check=True)
-        commands.append(command)
+        pip_install(f"keras>={floor['keras']}", what="Keras")
         if imported & {"keras", "tensorflow"}:
             raise UnsupportedRuntimeError(
                 f"Keras {keras_version} was below the tested floor {floor['keras']} and has been "
@@ -304,11 +318,18 @@ def prepare_colab(checkout: str = "seqlab", *, release: str | None = None,
     try:
         importlib.metadata.version("seqlab")
     except importlib.metadata.PackageNotFoundError:
-        command = [sys.executable, "-m", "pip", "install", "-q", "-e", checkout,
-                   f"tensorflow=={tf_version}"]
-        run(command, check=True)
-        commands.append(command)
+        pip_install("-e", checkout, f"tensorflow=={tf_version}", what="seqlab's needs")
     return [" ".join(c) for c in commands]
+
+
+def checkout_commit(checkout: str) -> str | None:
+    """The commit a git checkout holds at a detached HEAD (as the setup cell leaves it), else
+    None: a branch's checkout, or no checkout at all."""
+    try:
+        head = open(os.path.join(checkout, ".git", "HEAD"), encoding="ascii").read().strip()
+    except OSError:
+        return None
+    return head if re.fullmatch(r"[0-9a-f]{40}", head) else None
 
 
 def in_colab() -> bool:

@@ -31,7 +31,7 @@ from seqlab_instructor.cells import (
     seqlab_metadata,
 )
 from seqlab_instructor.homework.student_copies import WRITTEN_PLACEHOLDER, source_version
-from seqlab_instructor.notebook_files import notebook_paths
+from seqlab_instructor.notebook_files import library_changes, notebook_paths
 
 STUDENT_ID_LINE = re.compile(r"""^\s*STUDENT_ID\s*=\s*["']([^"'\n]+)["']""", re.MULTILINE)
 GENERATED_FROM = re.compile(r"Generated from `notebooks/([^`/]+)\.ipynb`")
@@ -186,11 +186,11 @@ def _match(notebook, assignments: dict[str, Assignment]) -> tuple[str | None, st
         if version and version != assignments[name].version:
             notes.append(f"built from another version of the instructor notebook ({version}; "
                          f"now {assignments[name].version}): cells may differ")
-        release = entry.get("release")
-        if release != config.REPOSITORY_REF:
-            notes.append(f"the copy was built from seqlab {release or 'before releases'}, graded "
-                         f"with {config.REPOSITORY_REF}: to grade it with its own release, check "
-                         f"out {release or 'its commit'} and grade again")
+        commit = entry.get("commit")
+        if not commit or library_changes(commit, config.REPO_ROOT):
+            notes.append(f"the copy was built with seqlab's commit {commit or '(none named)'}, "
+                         "whose library differs from the one grading it: to grade it with its "
+                         f"own, `git checkout {commit or 'its commit'}` and grade again")
         return name, "; ".join(notes) or None
     for cell in notebook.cells[:3]:
         if cell.cell_type == "markdown":

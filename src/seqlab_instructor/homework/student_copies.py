@@ -17,8 +17,8 @@ Then exercise and check cells get the ``raises-exception`` tag, so a student's n
 top to bottom even before the exercises are solved (each check prints what is missing), the
 title cell says it is the student copy, the Colab badge points at the copy, and the notebook's
 ``metadata.seqlab`` names the assignment and the instructor notebook's version, which is how
-the grader recognises a submission whatever its file name, and the seqlab release the copy was
-built from (its setup cell fetches that release on Colab).
+the grader recognises a submission whatever its file name, and the seqlab commit its setup cell
+fetches on Colab (the notebook's pin, :mod:`seqlab_instructor.notebook_files`).
 
 A copy that would still show an exercise's answer (its solution's lines, or the source of a
 function its ``metadata.seqlab.same_as`` names; :mod:`seqlab_instructor.homework.giveaways`) is refused.
@@ -38,6 +38,7 @@ from seqlab_instructor.cells import (
     CHECK_TAG,
     EXERCISE_TAG,
     METADATA_KEY,
+    SETUP_TAG,
     WRITTEN_TAG,
     add_tag,
     exercise_name,
@@ -45,7 +46,12 @@ from seqlab_instructor.cells import (
     question_name,
 )
 from seqlab_instructor.homework.giveaways import answers_shown
-from seqlab_instructor.notebook_files import BADGE_IMAGE, colab_badge, notebook_paths
+from seqlab_instructor.notebook_files import (
+    BADGE_IMAGE,
+    colab_badge,
+    notebook_paths,
+    pinned_commit,
+)
 
 STUDENT_NOTE = (
     "> **Student copy.** Generated from `{source}` by `python -m seqlab_instructor.homework build`; "
@@ -127,8 +133,10 @@ def make_student_copy(notebook, source_relative: str, target_relative: str,
     if note not in lines:
         lines.insert(min(2, len(lines)), note)
     title.source = "\n".join(lines)
+    setup = [c.source for c in notebook.cells if c.cell_type == "code" and has_tag(c, SETUP_TAG)]
     notebook.metadata[METADATA_KEY] = {"assignment": Path(source_relative).stem,
-                                       "version": version or "", "release": config.REPOSITORY_REF}
+                                       "version": version or "",
+                                       "commit": pinned_commit(setup[0]) if setup else None}
     return notebook
 
 

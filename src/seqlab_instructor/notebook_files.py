@@ -38,7 +38,7 @@ from seqlab_instructor.cells import SETUP_TAG, has_tag
 BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 #: What a notebook's setup cell fetches and runs: the package, FAST mode's data, its install.
 LIBRARY_PATHS = ("src/seqlab", "data", "pyproject.toml")
-PIN = re.compile(r'^    commit, url = "([0-9a-f]{40})", ', re.M)
+PIN = re.compile(r'^    commit = "([0-9a-f]{40})"', re.M)
 
 
 class PinError(Exception):
@@ -101,7 +101,8 @@ import subprocess
 import sys
 
 if "google.colab" in sys.modules:
-    commit, url = "{commit}", "{url}"
+    commit = "{commit}"  # the seqlab this notebook runs
+    url = "{url}"
     if not os.path.isdir("seqlab/src"):
         for git in (["init", "-q", "seqlab"], ["-C", "seqlab", "fetch", "-q", "--depth=1", url,
                     commit], ["-C", "seqlab", "checkout", "-q", commit]):
@@ -149,8 +150,9 @@ def sync_notebook(path: Path, root: Path = config.REPO_ROOT, write: bool = True,
         pin = pinned_commit(setup_cells[0].source)
         changes = library_changes(pin, root) if pin else ["no pin"]
         if changes:
-            problems.append(f"{relative}: the library at its pin {pin and pin[:12]} differs from "
-                            f"this tree's ({', '.join(changes[:3])}{', ...' if changes[3:] else ''})")
+            problems.append(f"{relative}: the library at its pin {pin[:12]} differs from this "
+                            f"tree's ({', '.join(changes[:3])}{', ...' if changes[3:] else ''})"
+                            if pin else f"{relative}: its setup cell pins no commit")
             if write:
                 pin = commit or library_commit(root)
         expected = setup_cell_source(notebook_number(path), pin or "0" * 40)

@@ -47,7 +47,7 @@ def test_sync_rewrites_a_drifted_setup_cell_and_badge(tmp_path, monkeypatch):
     _write_notebook(path)
     monkeypatch.setattr(notebook_files, "library_changes", lambda commit, root: [])
     problems = notebook_files.sync_notebook(path, root=tmp_path, write=True, commit=PIN)
-    assert len(problems) == 2 and "differs from this tree's (no pin)" in problems[0]
+    assert len(problems) == 2 and problems[0].endswith("its setup cell pins no commit")
     assert notebook_files.sync_notebook(path, root=tmp_path, write=False) == []
     synced = nbformat.read(path, as_version=4)
     assert synced.cells[2].source == notebook_files.setup_cell_source("99", PIN)

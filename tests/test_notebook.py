@@ -348,7 +348,8 @@ def test_setup_on_a_cpu_changes_nothing_and_a_forced_policy_is_applied(capsys):
         run = notebook.setup(mixed_precision="auto")
         assert run.dtype_policy == before and run.jit_compile is False
         assert run.fixed_shapes is False  # no XLA, no TPU: batches may change shape
-        assert "no GPU, so nothing changes" in capsys.readouterr().out
+        assert "no GPU, so nothing changes" in run.reasons["dtype_policy"]
+        assert "dtype policy" not in capsys.readouterr().out  # the default goes unsaid
         assert notebook.setup(jit_compile=True, quiet=True).fixed_shapes is True
         run = notebook.setup(mixed_precision="bfloat16", quiet=True)
         assert run.dtype_policy == keras.config.dtype_policy().name == "mixed_bfloat16"
@@ -363,12 +364,20 @@ def test_replicas_turn_auto_xla_off():
     assert notebook.choose_jit_compile([T4, T4], True, replicas=2)[0] is True
 
 
-def test_setup_chooses_the_strategy_and_reports_it(capsys):
+def test_setup_prints_what_a_student_needs_and_no_default_choice(capsys):
+    import keras
     import tensorflow as tf
 
-    run = notebook.setup(strategy="default")
+    import seqlab
+
+    run = notebook.setup(strategy="default", fast=True, notebook="01")
     assert run.strategy is tf.distribute.get_strategy() and run.replicas == 1
-    assert "Strategy: default strategy" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"seqlab {seqlab.__version__} | TensorFlow {tf.__version__} | "
+                              f"Keras {keras.__version__} | FAST mode ON")
+    # one device, float32, no XLA: the defaults go unsaid (tests/test_distribute.py: replicas)
+    assert "Strategy" not in printed and "dtype policy" not in printed and "XLA" not in printed
+    assert len(printed.splitlines()) == 3, printed
 
 
 def test_a_runtime_without_tensorflow_such_as_colab_s_tpu_gets_one_honest_message():

@@ -17,6 +17,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
+import seqlab
 from seqlab import config, sizes
 from seqlab.course.gpu_choices import (
     JIT_COMPILE_CHOICES,
@@ -152,18 +153,21 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
     versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
     colab = in_colab()
     if not quiet:
-        print(
-            f"TensorFlow {versions['tensorflow']} | Keras {versions['keras']} | "
-            f"FAST mode {'ON (offline sample data, stand-in modules)' if fast else 'off (full data)'} | "
-            f"GPUs: {len(gpus)}"
-        )
+        print(f"seqlab {seqlab.__version__} | TensorFlow {versions['tensorflow']} | Keras "
+              f"{versions['keras']} | FAST mode "
+              f"{'ON (offline sample data, stand-in modules)' if fast else 'off (full data)'} | "
+              f"GPUs: {len(gpus)}")
         print(describe_versions(versions))
         if not gpus:
             hint = "Runtime > Change runtime type > GPU" if colab else "a CUDA-enabled TensorFlow build"
             print(f"No GPU visible: FAST mode is fine on a CPU; for full runs use {hint}.")
-        print(f"Strategy: {describe_strategy(chosen_strategy)}")
-        print(f"dtype policy {keras.config.dtype_policy().name}: {policy_reason}")
-        print(f"XLA (jit_compile={use_xla}): {xla_reason}")
+        # The defaults of one CPU or GPU go unsaid; a choice that changes the run is named.
+        if replicas > 1:
+            print(f"Strategy: {describe_strategy(chosen_strategy)}")
+        if keras.config.dtype_policy().name != "float32":
+            print(f"dtype policy {keras.config.dtype_policy().name}: {policy_reason}")
+        if use_xla:
+            print(f"XLA (jit_compile={use_xla}): {xla_reason}")
     size = sizes.choose(size, fast=fast, notebook=None if quiet else notebook, gpu=bool(gpus))
     known = notebook in sizes.SETTINGS
     speed = sizes.probe_speed() if known and size != "fast" and not gpus else None

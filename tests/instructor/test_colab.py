@@ -57,7 +57,7 @@ def _env(**extra):
 def _github(tmp_path, source=config.REPO_ROOT):
     """A bare repository holding ``source``'s HEAD as its only branch, ``main``: no tags."""
     github = tmp_path / "github.git"
-    _git(tmp_path, "init", "-q", "--bare", str(github))
+    _git(tmp_path, "init", "-q", "--bare", "--initial-branch=main", str(github))
     _git(source, "push", "-q", "--no-follow-tags", str(github), "HEAD:refs/heads/main")
     assert _git(github, "tag", "--list") == ""
     return github

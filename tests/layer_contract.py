@@ -16,7 +16,12 @@ inputs and checks, by name (:data:`CHECKS`):
   (sum of squared outputs) are finite and not all zero;
 - ``mask``: appending padding (masked) to an input leaves the outputs at the real positions
   unchanged, and the output carries the mask the case says (Keras sets it to
-  ``layer.compute_mask(first_input, first_input_mask)`` where ``layer.supports_masking``).
+  ``layer.compute_mask(first_input, first_input_mask)`` where ``layer.supports_masking``);
+- ``distinct_kernels``: after build, no two weights that start random start equal (an unseeded
+  Keras initializer instance shared by two weights draws the same values twice);
+- ``keras_twin``: each weight's initial values are distributed as those of the matching weight
+  (or block of a fused weight) of the layer's Keras twin: means and standard deviations agree
+  within :func:`assert_same_distribution`'s bound, over :data:`TWIN_SEEDS`.
 
 A case that cannot keep one check for a real reason names it in ``not_applicable`` with the
 reason; :func:`run_layer_contract` refuses to run it and the table's test reports it skipped.
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,7 +41,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-CHECKS = ("config", "registered_name", "save_load", "mixed_float16", "mixed_bfloat16", "mask")
+CHECKS = ("config", "registered_name", "save_load", "mixed_float16", "mixed_bfloat16", "mask",
+          "distinct_kernels", "keras_twin")
 MIXED_POLICIES = ("mixed_float16", "mixed_bfloat16")
 
 #: Two calls of the same layer, or of a clone holding the same weights, on the same inputs run
@@ -70,6 +77,24 @@ class Padding:
     argument: str | None
     value: float | None = None
     output_axis: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class KerasTwin:
+    """The Keras layer whose fresh weights ours must match in distribution (``keras_twin``).
+
+    Attributes:
+        ours: makes our layer, built, at sizes large enough for the statistics (thousands of
+            entries per weight: :func:`assert_same_distribution`).
+        theirs: makes the Keras twin of the same sizes, built (a layer, or the Keras layers
+            ours is made of).
+        pairs: ``(ours, theirs) -> {name: (our values, the twin's values)}``: each of our
+            weights next to the weight, or block of a fused weight, of the twin it stands for.
+    """
+
+    ours: Callable[[], keras.layers.Layer]
+    theirs: Callable[[], Any]
+    pairs: Callable[[Any, Any], Mapping[str, tuple[Any, Any]]]
 
 
 def no_output_mask(first_input, first_mask):
@@ -299,6 +324,81 @@ def check_mask(factory, inputs, call_kwargs, wrap, paddings, output_mask, extra=
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
+def _starts_random(values: np.ndarray) -> bool:
+    return np.unique(values).size > 2
+
+
+def assert_distinct_weights(weights) -> None:
+    """No two of ``weights`` (variables) that start random hold the same values; those of at
+    most two values (zero biases, Keras's LSTM bias of zeros and ones, a normalisation's scale,
+    an identity) may."""
+    values = [(w.path, as_float32(w)) for w in weights]
+    random = [(path, v) for path, v in values if _starts_random(v)]
+    for (path_a, a), (path_b, b) in itertools.combinations(random, 2):
+        assert a.shape != b.shape or not np.array_equal(a, b), (
+            f"{path_a} and {path_b} start with the same values: a shared initializer instance?")
+
+
+def check_distinct_kernels(factory, inputs, call_kwargs, wrap):
+    keras.utils.set_random_seed(0)
+    _, called, _ = _built(factory, wrap, inputs, call_kwargs)
+    assert_distinct_weights(called.weights)
+
+
+#: The seeds the ``keras_twin`` check draws both layers with (keras.utils.set_random_seed).
+TWIN_SEEDS = (0, 1, 2)
+
+#: Standard errors a statistic of :func:`assert_same_distribution` may be off by. Two estimates
+#: from the same distribution differ by more than 6 standard errors of their difference with
+#: probability about 2e-9 (normal approximation), so the check means the same on every CPU and
+#: TensorFlow build, whatever the random bits. A wrong scale is dozens of standard errors away
+#: at n ≥ 4,000: a Glorot limit computed for (d, u) instead of Keras's fused (d, 4u) is 58 %
+#: larger (d = u), an orthogonal (u, u) instead of a block of an orthogonal (u, 4u) twice as
+#: large.
+STANDARD_ERRORS = 6
+
+
+def assert_same_distribution(name, ours, theirs):
+    """The mean and the standard deviation of ``ours`` and ``theirs`` (pooled entries) agree.
+
+    For ``n`` independent entries of standard deviation ``σ`` the sample mean has standard
+    error ``σ / √n`` and the sample standard deviation ``σ √((κ − 1) / 4n)``, with ``κ`` the
+    kurtosis: ``σ / √(2n)`` for a normal distribution, less for the lighter-tailed uniform
+    (``κ = 1.8``), no more for an orthogonal matrix (nearly normal entries whose squares add up
+    to exactly 1 along each row).
+    Their differences between two independent samples have standard errors ``√2`` times those;
+    we allow :data:`STANDARD_ERRORS` of them, with ``σ`` the twin's. Constant weights (``σ =
+    0``) must agree exactly.
+    """
+    ours, theirs = (np.concatenate([np.ravel(as_float32(v)).astype("float64") for v in values])
+                    for values in (ours, theirs))
+    assert ours.size == theirs.size, f"{name}: {ours.size} entries, the twin's {theirs.size}"
+    sigma, n = theirs.std(), theirs.size
+    mean_bound = STANDARD_ERRORS * sigma * np.sqrt(2.0 / n) + 1e-7
+    std_bound = STANDARD_ERRORS * sigma * np.sqrt(1.0 / n) + 1e-7
+    assert abs(ours.mean() - theirs.mean()) <= mean_bound, (
+        f"{name}: mean {ours.mean():.4g}, the twin's {theirs.mean():.4g} (bound {mean_bound:.2g})")
+    assert abs(ours.std() - sigma) <= std_bound, (
+        f"{name}: standard deviation {ours.std():.4g}, the twin's {sigma:.4g} "
+        f"(bound {std_bound:.2g})")
+
+
+def check_keras_twin(twin: KerasTwin):
+    samples: dict[str, tuple[list, list]] = {}
+    for seed in TWIN_SEEDS:
+        keras.utils.set_random_seed(seed)
+        ours = twin.ours()
+        assert_distinct_weights(ours.weights)
+        for name, (mine, theirs) in twin.pairs(ours, twin.theirs()).items():
+            assert tuple(np.shape(mine)) == tuple(np.shape(theirs)), name
+            samples.setdefault(name, ([], []))
+            samples[name][0].append(mine)
+            samples[name][1].append(theirs)
+    assert samples, "the twin pairs no weights"
+    for name, (mine, theirs) in samples.items():
+        assert_same_distribution(name, mine, theirs)
+
+
 # ---- the one entry point ---------------------------------------------------------------------
 
 
@@ -316,6 +416,7 @@ def run_layer_contract(
     paddings: Sequence[Padding] = (),
     output_mask: Callable[[Any, Any], Any] = no_output_mask,
     not_applicable: Mapping[str, str] | None = None,
+    keras_twin: KerasTwin | None = None,
     checks: Sequence[str] = CHECKS,
 ) -> None:
     """Checks the layer contract (see the module doc) for the layer ``layer_factory()`` makes.
@@ -335,6 +436,7 @@ def run_layer_contract(
         paddings: how padding is appended to the inputs for the ``mask`` check.
         output_mask: ``(first_input, first_input_mask) -> `` the mask the output must carry.
         not_applicable: check name -> why this layer cannot keep it.
+        keras_twin: the Keras layer its initial weights must match in distribution.
         checks: the checks to run (all by default).
     """
     call_kwargs = dict(call_kwargs or {})
@@ -357,3 +459,8 @@ def run_layer_contract(
         elif check == "mask":
             assert paddings, "a mask check needs at least one Padding"
             check_mask(layer_factory, inputs, call_kwargs, wrap, paddings, output_mask)
+        elif check == "distinct_kernels":
+            check_distinct_kernels(layer_factory, inputs, call_kwargs, wrap)
+        elif check == "keras_twin":
+            assert keras_twin is not None, "a keras_twin check needs the twin"
+            check_keras_twin(keras_twin)

@@ -8,6 +8,7 @@ import math
 import keras
 import numpy as np
 import pytest
+from layer_contract import assert_distinct_weights
 
 from seqlab.lessons.nb06 import SkipGram
 from seqlab.lessons.nb07 import MiniGPT, build_char_lstm
@@ -70,6 +71,13 @@ def _gpt(**kwargs):
                     num_layers=2, dropout=0.0)
     settings.update(kwargs)
     return MiniGPT(**settings)
+
+
+def test_every_weight_starts_with_values_of_its_own():
+    keras.utils.set_random_seed(0)
+    for model in (_gpt(), build_char_lstm(VOCAB, 8, 16)):
+        model(_ids(2, 5))  # builds every layer
+        assert_distinct_weights(model.weights)
 
 
 def test_minigpt_is_causal():

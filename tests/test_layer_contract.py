@@ -15,6 +15,7 @@ import pytest
 from layer_contract import (
     CHECKS,
     MIXED_POLICIES,
+    KerasTwin,
     Padding,
     keeps_the_mask,
     no_output_mask,
@@ -144,6 +145,118 @@ def bidirectional_rnn(cell):
     return keras.layers.Bidirectional(keras.layers.RNN(cell, return_sequences=True))
 
 
+# ---- the Keras twins the initial weights are compared with (the keras_twin check) ------------
+
+#: Sizes of the twins: 4,096 entries or more per weight and seed (layer_contract.TWIN_SEEDS), so
+#: that a wrong scale is dozens of standard errors away (layer_contract.STANDARD_ERRORS).
+D, U, HEADS = 64, 64, 4
+
+
+def built(layer, *shapes):
+    layer.build(*shapes)
+    return layer
+
+
+def values(weight):
+    return keras.ops.convert_to_numpy(weight)
+
+
+def cell_twin(cell, keras_cell, gates, state="h"):
+    """Our cell's ``W_x<k>``, ``W_<state><k>``, ``b_<k>`` next to block ``k`` (in Keras's order)
+    of the Keras cell's fused ``kernel (d, k·u)``, ``recurrent_kernel (u, k·u)``, ``bias``."""
+    def pairs(ours, theirs):
+        fused = [values(w) for w in (theirs.kernel, theirs.recurrent_kernel, theirs.bias)]
+        result = {}
+        for block, gate in enumerate(gates):
+            names = (f"W_x{gate}", f"W_{state}{gate}", f"b_{gate}" if gate else "b")
+            for name, weight in zip(names, fused, strict=True):
+                result[name] = (values(getattr(ours, name)),
+                                weight[..., block * U:(block + 1) * U])
+        return result
+    return KerasTwin(lambda: built(cell(), (None, D)), lambda: built(keras_cell(), (None, D)),
+                     pairs)
+
+
+#: Before Keras 3.15, Keras's MultiHeadAttention computed Glorot's fans of its (d, H, dk)
+#: kernels as if they were convolution kernels (fan_in d·H, fan_out d·dk); Keras 3.15 counts the
+#: einsum's axes (keras-team/keras#22789): fan_in d, fan_out H·dk, what a Dense (d, H·dk)
+#: kernel, ours, counts. On an older Keras the twin is what 3.15 draws: four Dense kernels.
+KERAS_COUNTS_EINSUM_FANS = "input_axes" in keras.initializers.GlorotUniform().get_config()
+PROJECTIONS = ("query_dense", "key_dense", "value_dense", "output_dense")
+
+
+def attention_twin(attention):
+    shape = (None, 10, D)
+
+    def theirs():
+        if KERAS_COUNTS_EINSUM_FANS:
+            layer = built(keras.layers.MultiHeadAttention(HEADS, D // HEADS), shape, shape)
+            return [getattr(layer, name) for name in PROJECTIONS]
+        return [built(keras.layers.Dense(D), shape) for _ in PROJECTIONS]
+
+    def pairs(ours, twins):
+        return {f"{name}.{kind}": (values(getattr(getattr(ours, name), kind)),
+                                   values(getattr(twin, kind)).reshape(
+                                       getattr(getattr(ours, name), kind).shape))
+                for name, twin in zip(PROJECTIONS, twins, strict=True)
+                for kind in ("kernel", "bias")}
+
+    return KerasTwin(lambda: built(attention(HEADS, D // HEADS), shape, shape), theirs, pairs)
+
+
+def dense_twin(ours, names, sizes, build_shape):
+    """A Dense-like layer (``names=[None]``) or one made of Dense-like sublayers ``names``, of
+    ``(inputs, units)`` each in ``sizes``, next to ``keras.layers.Dense`` layers of those sizes."""
+    def theirs():
+        return [built(keras.layers.Dense(units), (None, inputs)) for inputs, units in sizes]
+
+    def pairs(layer, twins):
+        dense = [layer if name is None else getattr(layer, name) for name in names]
+        return {f"{name or 'dense'}.{kind}": (values(getattr(ours, kind)),
+                                              values(getattr(twin, kind)))
+                for name, ours, twin in zip(names, dense, twins, strict=True)
+                for kind in ("kernel", "bias")}
+
+    return KerasTwin(lambda: built(ours(), build_shape), theirs, pairs)
+
+
+def bahdanau_twin():
+    """``W_query``, ``W_value``: the Dense projections Keras's docs put before its
+    ``AdditiveAttention``; ``v``: that layer's ``scale`` (``v^T tanh(...)``)."""
+    units = 256
+
+    def theirs():
+        return {"W_query": built(keras.layers.Dense(units, use_bias=False), (None, D)),
+                "W_value": built(keras.layers.Dense(units, use_bias=False), (None, D)),
+                "v": built(keras.layers.AdditiveAttention(), [(None, 3, units), (None, 10, units)])}
+
+    def pairs(ours, twin):
+        return {"W_query": (values(ours.query_projection.kernel), values(twin["W_query"].kernel)),
+                "W_value": (values(ours.value_projection.kernel), values(twin["W_value"].kernel)),
+                "v": (values(ours.v), values(twin["v"].scale))}
+
+    return KerasTwin(lambda: built(BahdanauAttention(units), (None, D), (None, 10, D)), theirs,
+                     pairs)
+
+
+def luong_general_twin():
+    """``W``: the Dense projection of the keys before Keras's ``Attention`` (dot score)."""
+    return KerasTwin(
+        lambda: built(LuongAttention("general"), (None, D), (None, 10, D)),
+        lambda: built(keras.layers.Dense(D, use_bias=False), (None, D)),
+        lambda ours, twin: {"W": (values(ours.value_projection.kernel), values(twin.kernel))})
+
+
+def embedding_twin():
+    return KerasTwin(lambda: built(PositionalEmbedding(1000, D), (None, 10)),
+                     lambda: built(keras.layers.Embedding(1000, D), (None, 10)),
+                     lambda ours, twin: {"embeddings": (values(ours.embedding.embeddings),
+                                                        values(twin.embeddings))})
+
+
+NO_WEIGHTS = "it has no weights to initialise"
+COMPOSED = "made of layers compared with their Keras twins elsewhere ({}); Keras has no twin of it"
+
 NO_CALL = "an abstract base class: subclasses implement call (tested as their own rows)"
 RNN_ATTENTION = {
     "inputs": (QUERY, VALUES),
@@ -161,9 +274,12 @@ TRANSFORMER = {"mixed_tolerance": transformer_tolerance}
 
 #: id -> (the layer's factory, run_layer_contract's keyword arguments).
 LAYERS = {
-    "BahdanauAttention": (lambda: BahdanauAttention(16), {**RNN_ATTENTION}),
-    "LuongAttention-dot": (lambda: LuongAttention("dot"), {**RNN_ATTENTION}),
-    "LuongAttention-general": (lambda: LuongAttention("general"), {**RNN_ATTENTION}),
+    "BahdanauAttention": (lambda: BahdanauAttention(16), {
+        **RNN_ATTENTION, "keras_twin": bahdanau_twin()}),
+    "LuongAttention-dot": (lambda: LuongAttention("dot"), {
+        **RNN_ATTENTION, "not_applicable": {"keras_twin": NO_WEIGHTS}}),
+    "LuongAttention-general": (lambda: LuongAttention("general"), {
+        **RNN_ATTENTION, "keras_twin": luong_general_twin()}),
     "BahdanauDecoder-gru": (lambda: BahdanauDecoder(8, rnn="gru"), {
         "inputs": (TARGETS, ENCODED, STATE[:1]),
         "call_kwargs": {"encoder_padding_mask": ENCODED_MASK, "return_attention_scores": True},
@@ -172,74 +288,107 @@ LAYERS = {
         # Padded source positions change nothing; padded target steps carry the state over.
         "paddings": [Padding(1, "encoder_padding_mask"),
                      Padding(0, "padding_mask", output_axis=1)],
-        "output_mask": no_output_mask}),
+        "output_mask": no_output_mask,
+        "not_applicable": {"keras_twin": COMPOSED.format("BahdanauAttention's row; its cell "
+                                                         "is Keras's own GRUCell")}}),
     "BahdanauDecoder-lstm": (lambda: BahdanauDecoder(8, attention_units=12, rnn="lstm",
                                                      dropout=0.25), {
         "inputs": (TARGETS, ENCODED, STATE), "call_kwargs": {"encoder_padding_mask": ENCODED_MASK},
         "expected_output_shape": (3, 4, 18), "mixed_tolerance": bahdanau_decoder_tolerance,
-        "paddings": [Padding(1, "encoder_padding_mask")], "output_mask": no_output_mask}),
+        "paddings": [Padding(1, "encoder_padding_mask")], "output_mask": no_output_mask,
+        "not_applicable": {"keras_twin": COMPOSED.format("BahdanauAttention's row; its cell "
+                                                         "is Keras's own LSTMCell")}}),
     "RecurrentCell": (lambda: RecurrentCell(4), {
         "inputs": None, "not_applicable": {check: NO_CALL for check in CHECKS
                                            if check not in ("config", "registered_name")}}),
-    "SimpleRNNCell": (lambda: SimpleRNNCell(4), {**CELL}),
-    "SimpleRNNCell-relu": (lambda: SimpleRNNCell(4, activation="relu"), {**CELL}),
-    "LSTMCell": (lambda: LSTMCell(4), {**CELL}),
-    "LSTMCell-peephole": (lambda: LSTMCell(4, peephole=True, unit_forget_bias=False), {**CELL}),
-    "GRUCell": (lambda: GRUCell(4), {**CELL}),
+    "SimpleRNNCell": (lambda: SimpleRNNCell(4), {
+        **CELL, "keras_twin": cell_twin(lambda: SimpleRNNCell(U),
+                                        lambda: keras.layers.SimpleRNNCell(U), [""], "y")}),
+    "SimpleRNNCell-relu": (lambda: SimpleRNNCell(4, activation="relu"), {
+        **CELL, "not_applicable": {"keras_twin": "the activation does not enter the initial "
+                                                 "weights: the SimpleRNNCell row compares them"}}),
+    "LSTMCell": (lambda: LSTMCell(4), {
+        **CELL, "keras_twin": cell_twin(lambda: LSTMCell(U), lambda: keras.layers.LSTMCell(U),
+                                        LSTMCell.GATES)}),
+    "LSTMCell-peephole": (lambda: LSTMCell(4, peephole=True, unit_forget_bias=False), {
+        **CELL, "keras_twin": cell_twin(  # the peepholes have no twin: distinct_kernels only
+            lambda: LSTMCell(U, peephole=True, unit_forget_bias=False),
+            lambda: keras.layers.LSTMCell(U, unit_forget_bias=False), LSTMCell.GATES)}),
+    "GRUCell": (lambda: GRUCell(4), {
+        **CELL, "keras_twin": cell_twin(
+            lambda: GRUCell(U), lambda: keras.layers.GRUCell(U, reset_after=False),
+            GRUCell.GATES)}),
     "MultiHeadAttention-cross": (lambda: MultiHeadAttention(4, 4), {
         **TRANSFORMER, "inputs": (X, CONTEXT),
         "call_kwargs": {"value_mask": CONTEXT_MASK, "return_attention_scores": True},
         "expected_output_shape": (3, 5, 16), "expect": padded_context_row_gets_zero_weight,
-        "paddings": [Padding(1, "value_mask")], "output_mask": keeps_the_mask}),
+        "paddings": [Padding(1, "value_mask")], "output_mask": keeps_the_mask,
+        "keras_twin": attention_twin(MultiHeadAttention)}),
     "MultiHeadAttention-causal-self": (lambda: MultiHeadAttention(2, 8, value_dim=4), {
         **TRANSFORMER, "inputs": (X, X),
         "call_kwargs": {"use_causal_mask": True, "query_mask": X_MASK},
         "expected_output_shape": (3, 5, 16),
-        "paddings": [Padding(0, "query_mask", output_axis=1)], "output_mask": keeps_the_mask}),
+        "paddings": [Padding(0, "query_mask", output_axis=1)], "output_mask": keeps_the_mask,
+        "not_applicable": {"keras_twin": "the MultiHeadAttention-cross row compares the same "
+                                         "class's initial weights with Keras's"}}),
     "FastMultiHeadAttention-causal-self": (lambda: FastMultiHeadAttention(2, 8, value_dim=4), {
         **TRANSFORMER, "inputs": (X, X),
         "call_kwargs": {"use_causal_mask": True, "query_mask": X_MASK},
         "expected_output_shape": (3, 5, 16),
-        "paddings": [Padding(0, "query_mask", output_axis=1)], "output_mask": keeps_the_mask}),
+        "paddings": [Padding(0, "query_mask", output_axis=1)], "output_mask": keeps_the_mask,
+        "keras_twin": attention_twin(FastMultiHeadAttention)}),
     "FlatDense": (lambda: FlatDense(7), {
         **TRANSFORMER, "inputs": (X,), "expected_output_shape": (3, 5, 7),
-        "not_applicable": {"mask": "a Dense: position-wise, it takes no mask"}}),
+        "not_applicable": {"mask": "a Dense: position-wise, it takes no mask"},
+        "keras_twin": dense_twin(lambda: FlatDense(U), [None], [(D, U)], (None, D))}),
     "PositionalEmbedding": (lambda: PositionalEmbedding(30, 16), {
         **TRANSFORMER, "inputs": (IDS,), "expected_output_shape": (3, 5, 16),
         "paddings": [Padding(0, None, value=0, output_axis=1)],
-        "output_mask": lambda ids, mask: ids != 0}),
+        "output_mask": lambda ids, mask: ids != 0, "keras_twin": embedding_twin()}),
     "PositionwiseFeedForward": (lambda: PositionwiseFeedForward(16, 32), {
         **TRANSFORMER, "inputs": (X,), "expected_output_shape": (3, 5, 16),
         "not_applicable": {"mask": "position-wise and used only inside the encoder/decoder "
-                                   "layers, which handle padding: it takes no mask"}}),
+                                   "layers, which handle padding: it takes no mask"},
+        "keras_twin": dense_twin(lambda: PositionwiseFeedForward(D, 4 * D),
+                                 ["inner_dense", "outer_dense"], [(D, 4 * D), (4 * D, D)],
+                                 (None, 10, D))}),
     "TransformerEncoderLayer": (lambda: TransformerEncoderLayer(16, 4, 32), {
         **TRANSFORMER, "inputs": (CONTEXT,),
         "call_kwargs": {"mask": CONTEXT_MASK, "return_attention_scores": True},
         "expected_output_shape": (3, 6, 16), "expect": padded_context_row_gets_zero_weight,
-        "paddings": [Padding(0, "mask", output_axis=1)], "output_mask": keeps_the_mask}),
+        "paddings": [Padding(0, "mask", output_axis=1)], "output_mask": keeps_the_mask,
+        "not_applicable": {"keras_twin": COMPOSED.format(
+            "the MultiHeadAttention and PositionwiseFeedForward rows; its normalisations are "
+            "Keras's own")}}),
     "TransformerDecoderLayer": (lambda: TransformerDecoderLayer(16, 4, 32), {
         **TRANSFORMER, "inputs": (X, CONTEXT),
         "call_kwargs": {"encoder_padding_mask": CONTEXT_MASK, "return_attention_scores": True},
         "expected_output_shape": (3, 5, 16), "expect": padded_context_row_gets_zero_weight,
         # Padded context changes nothing; later target steps cannot reach earlier ones.
         "paddings": [Padding(1, "encoder_padding_mask"), Padding(0, None, output_axis=1)],
-        "output_mask": no_output_mask}),
+        "output_mask": no_output_mask,
+        "not_applicable": {"keras_twin": COMPOSED.format(
+            "the MultiHeadAttention and PositionwiseFeedForward rows; its normalisations are "
+            "Keras's own")}}),
     "RealTokenDense": (lambda: RealTokenDense(7), {
         **TRANSFORMER, "inputs": (X,), "call_kwargs": {"padding_mask": X_MASK},
         "expected_output_shape": (3, 5, 7),
         # a Dense: a Keras mask on its input passes on to its output
-        "paddings": [Padding(0, "padding_mask", output_axis=1)], "output_mask": keeps_the_mask}),
+        "paddings": [Padding(0, "padding_mask", output_axis=1)], "output_mask": keeps_the_mask,
+        "keras_twin": dense_twin(lambda: RealTokenDense(U), [None], [(D, U)], (None, D))}),
     "HubTextEmbedding": (lambda: HubTextEmbedding(STANDIN_HANDLE), {
         "inputs": (REVIEWS,), "expected_output_shape": (4, 50),
         "not_applicable": {
             **dict.fromkeys(MIXED_POLICIES, "the TF-Hub module's SavedModel graph computes in "
                             "float32, as the layer documents; the classifier around it under "
                             "mixed policies is tested in test_layers_text.py"),
-            "mask": "its input is one string per example: no time axis to pad or mask"}}),
+            "mask": "its input is one string per example: no time axis to pad or mask",
+            "keras_twin": "its weights are the TF-Hub module's own, loaded, never drawn"}}),
     "TextFromCodepoints": (TextFromCodepoints, {
         "inputs": (CODEPOINTS,), "expected_output_shape": (4,),
-        "not_applicable": dict.fromkeys(MIXED_POLICIES, "no weights and no float output "
-                                        "(strings): nothing for a dtype policy to act on"),
+        "not_applicable": {**dict.fromkeys(MIXED_POLICIES, "no weights and no float output "
+                                           "(strings): nothing for a dtype policy to act on"),
+                           "keras_twin": NO_WEIGHTS},
         # Code point 0 is its padding: appended zeros leave every string as it was.
         "paddings": [Padding(0, None, value=0)], "output_mask": no_output_mask}),
 }

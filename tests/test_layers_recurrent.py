@@ -5,13 +5,21 @@ contract: tests/test_layer_contract.py."""
 
 from __future__ import annotations
 
+import itertools
+
 import keras
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from seqlab.layers import GRUCell, LSTMCell, SimpleRNNCell, copy_keras_cell_weights
+from seqlab.layers import (
+    GRUCell,
+    LSTMCell,
+    RecurrentCell,
+    SimpleRNNCell,
+    copy_keras_cell_weights,
+)
 
 UNITS, FEATURES, STEPS, BATCH = 4, 3, 6, 5
 
@@ -265,6 +273,44 @@ def test_lstm_starts_like_keras_with_forget_bias_one():
     no_forget_bias = LSTMCell(UNITS, unit_forget_bias=False)
     no_forget_bias.build((None, FEATURES))
     np.testing.assert_array_equal(no_forget_bias.b_f, np.zeros(UNITS))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize(("cell_class", "gates"), [(LSTMCell, "ifgo"), (GRUCell, "zrg")],
+                         ids=["lstm", "gru"])
+def test_a_fresh_cells_gates_start_different(cell_class, gates, seed):
+    """Notebook 03's step by hand: a fresh cell's gate net inputs differ, through the input
+    weights (h(t-1) = 0) and through the recurrent ones (x(t) = 0); one initializer instance
+    shared by the gates made i(t) = o(t) there."""
+    keras.utils.set_random_seed(seed)
+    cell = cell_class(3)
+    cell.build((None, 2))
+    x_t, h_previous = np.array([[0.5, -1.0]], "float32"), np.array([[0.1, -0.2, 0.3]], "float32")
+    for x, h in ((x_t, 0 * h_previous), (0 * x_t, h_previous)):
+        net = {gate: np.asarray(cell.net_input(gate, x, h)) for gate in gates}
+        for a, b in itertools.combinations(gates, 2):
+            assert np.abs(net[a] - net[b]).max() > 1e-3, f"{a}(t) and {b}(t) start alike"
+
+
+def test_gates_added_one_by_one_start_different_too():
+    """The exercises' template: build() calls add_gate once per gate."""
+    class CoupledGates(RecurrentCell):
+        def __init__(self, units, **kwargs):
+            super().__init__(units, **kwargs)
+            self.state_size = self.output_size = units
+
+        def build(self, input_shape):
+            super().build(input_shape)
+            for gate in ("f", "o", "g"):
+                self.add_gate(gate, bias_initializer="ones" if gate == "f" else None)
+
+    cell = CoupledGates(UNITS)
+    cell.build((None, FEATURES))
+    for kind in ("W_x", "W_h"):
+        first, *others = (np.asarray(getattr(cell, kind + gate)) for gate in "fog")
+        assert all(not np.array_equal(first, other) for other in others)
+    np.testing.assert_array_equal(cell.b_f, np.ones(UNITS))
+    np.testing.assert_array_equal(cell.b_o, np.zeros(UNITS))
 
 
 # ------------------------------------------------------------------------ the RNN wrapper

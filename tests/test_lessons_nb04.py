@@ -6,6 +6,7 @@ from __future__ import annotations
 import keras
 import numpy as np
 import pytest
+from layer_contract import assert_distinct_weights
 
 from seqlab.decoding import Translator as DecodingProtocol
 from seqlab.decoding import beam_search, greedy_decode
@@ -29,6 +30,13 @@ def test_logits_shape_and_the_decoding_protocol(attention):
     model = tiny(attention)
     assert isinstance(model, DecodingProtocol)
     assert model((SOURCE, TARGET_IN)).shape == (2, 4, 10)
+
+
+@pytest.mark.parametrize("attention", ATTENTION_CHOICES)
+def test_every_weight_starts_with_values_of_its_own(attention):
+    model = tiny(attention)
+    model((SOURCE, TARGET_IN))  # builds every layer
+    assert_distinct_weights(model.weights)
 
 
 def test_encoder_concatenates_both_directions():

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from layer_contract import assert_distinct_weights
 
 from seqlab import sizes
 from seqlab.decoding import beam_search, greedy_decode
@@ -34,6 +35,11 @@ def _batch(rng, batch=3, source_length=6, target_length=5):
     target = rng.integers(4, TARGET_VOCAB, (batch, target_length)).astype("int32")
     target[:, 0] = START
     return source, target
+
+
+def test_every_weight_starts_with_values_of_its_own(model):
+    """No W^Q = W^K = W^V = W^O in any attention layer, no two equal feed-forward kernels."""
+    assert_distinct_weights(model.weights)
 
 
 def test_logits_shape_and_no_keras_mask(model):

@@ -8,6 +8,7 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
+from layer_contract import assert_distinct_weights
 
 from seqlab.layers import STANDIN_HANDLE, HubTextEmbedding
 from seqlab.lessons.nb01 import build_sentiment_classifier, predict_sentiment
@@ -158,6 +159,17 @@ def test_recurrent_classifier_with_keras_lstm_equals_it_with_our_cells(padded_id
         copy_keras_cell_weights(theirs, mine)
     ours.layers[3].set_weights(fused.layers[3].get_weights())
     np.testing.assert_allclose(ours(padded_ids), fused(padded_ids), rtol=0, atol=1e-5)
+
+
+def test_recurrent_classifier_weights_start_with_values_of_their_own(padded_ids):
+    from seqlab.layers import LSTMCell
+
+    keras.utils.set_random_seed(0)
+    for lstm in (keras.layers.LSTM,
+                 lambda units, **options: keras.layers.RNN(LSTMCell(units), **options)):
+        model = build_recurrent_classifier(40, 6, lstm=lstm)
+        model(padded_ids)
+        assert_distinct_weights(model.weights)
 
 
 def test_recurrent_classifier_padding_changes_nothing_and_it_round_trips(padded_ids, tmp_path):

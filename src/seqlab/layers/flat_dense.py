@@ -7,6 +7,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from seqlab.layers.initializers import clone_initializer
 from seqlab.layers.multi_head_attention import MultiHeadAttention
 
 
@@ -42,5 +43,7 @@ class FastMultiHeadAttention(MultiHeadAttention):
     """
 
     def _projection(self, units, name):
-        return FlatDense(units, use_bias=self.use_bias, kernel_initializer=self.kernel_initializer,
-                         bias_initializer=self.bias_initializer, name=name, dtype=self.dtype_policy)
+        return FlatDense(units, use_bias=self.use_bias,
+                         kernel_initializer=clone_initializer(self.kernel_initializer),
+                         bias_initializer=clone_initializer(self.bias_initializer), name=name,
+                         dtype=self.dtype_policy)

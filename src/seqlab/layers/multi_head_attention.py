@@ -13,6 +13,7 @@ import keras
 import numpy as np
 from keras import ops
 
+from seqlab.layers.initializers import clone_initializer
 from seqlab.layers.masking import causal_mask, masked_softmax
 
 
@@ -68,7 +69,8 @@ class MultiHeadAttention(keras.layers.Layer):
         dropout: dropout rate on the attention weights.
         use_bias: whether the four projections have biases.
         output_shape: ``d_out`` (defaults to the query's last dimension).
-        kernel_initializer, bias_initializer: of the four projections.
+        kernel_initializer, bias_initializer: of the four projections, each drawing from its
+            own copy (:func:`seqlab.layers.initializers.clone_initializer`).
 
     Call arguments:
         query: ``(B, T, d_q)``.
@@ -119,9 +121,13 @@ class MultiHeadAttention(keras.layers.Layer):
         self.supports_masking = True  # the output keeps the query's Keras mask, as in Keras
 
     def _projection(self, units, name):
+        # A clone of the initializers for each projection, as Keras clones them: one instance
+        # would start W^Q = W^K = W^V = W^O (:mod:`seqlab.layers.initializers`).
         return keras.layers.Dense(
-            units, use_bias=self.use_bias, kernel_initializer=self.kernel_initializer,
-            bias_initializer=self.bias_initializer, name=name, dtype=self.dtype_policy,
+            units, use_bias=self.use_bias,
+            kernel_initializer=clone_initializer(self.kernel_initializer),
+            bias_initializer=clone_initializer(self.bias_initializer), name=name,
+            dtype=self.dtype_policy,
         )
 
     def build(self, query_shape, value_shape, key_shape=None):

@@ -12,6 +12,8 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from seqlab.layers.initializers import clone_initializer, column_blocks
+
 __all__ = [
     "GRUCell",
     "LSTMCell",
@@ -25,8 +27,8 @@ class RecurrentCell(keras.layers.Layer):
     """What every cell here shares: ``units``, input checks, and per-gate weights.
 
     A gate ``k`` is a fully connected layer on ``x(t)`` and the previous state: its net input
-    is ``x(t) W_xk + h(t-1) W_hk + b_k`` (:meth:`net_input`); :meth:`add_gate` creates its
-    three weights. Subclasses set ``state_size`` and ``output_size`` and write ``call``.
+    is ``x(t) W_xk + h(t-1) W_hk + b_k`` (:meth:`net_input`); :meth:`add_gates` creates
+    their weights. Subclasses set ``state_size`` and ``output_size`` and write ``call``.
 
     Args:
         units: size of the state ``h(t)`` (and of the output), a positive integer.
@@ -62,21 +64,39 @@ class RecurrentCell(keras.layers.Layer):
             )
         self.input_dim = int(input_shape[-1])
 
-    def add_gate(self, gate: str, *, state: str = "h", bias_initializer=None) -> None:
-        """Create ``W_x<gate> (d, u)``, ``W_<state><gate> (u, u)`` and ``b_<gate> (u,)`` as
-        attributes (``gate=""``, ``state="y"``: eq. (1)'s ``W_x``, ``W_y``, ``b``)."""
+    def add_gates(self, *gates: str, state: str = "h", bias_initializers=None) -> None:
+        """Create ``W_x<k> (d, u)``, ``W_<state><k> (u, u)`` and ``b_<k> (u,)`` as attributes
+        for every gate ``k`` (``gate=""``, ``state="y"``: eq. (1)'s ``W_x``, ``W_y``, ``b``).
+
+        Each gate starts with values of its own, drawn as Keras draws its fused layer: one
+        ``(d, k·u)`` input kernel, one ``(u, k·u)`` recurrent kernel and one ``(k·u,)`` bias,
+        cut into one block per gate in the order given (Keras's LSTM ``i, f, g, o``, GRU
+        ``z, r, g``). ``bias_initializers`` maps a gate to its own bias initializer.
+        """
         if self.input_dim is None:
-            raise RuntimeError("add_gate needs the input size: call it from build(), after "
+            raise RuntimeError("add_gates needs the input size: call it from build(), after "
                                "super().build(input_shape).")
-        bias_name = f"b_{gate}" if gate else "b"
-        shapes = {
-            f"W_x{gate}": ((self.input_dim, self.units), self.kernel_initializer),
-            f"W_{state}{gate}": ((self.units, self.units), self.recurrent_initializer),
-            bias_name: ((self.units,), bias_initializer or self.bias_initializer),
-        }
-        for name, (shape, initializer) in shapes.items():
-            setattr(self, name, self.add_weight(shape=shape, initializer=initializer, name=name))
-        self._gates = {**getattr(self, "_gates", {}), gate: tuple(shapes)}
+        shapes = ((self.input_dim, self.units), (self.units, self.units), (self.units,))
+        initializers = (self.kernel_initializer, self.recurrent_initializer,
+                        self.bias_initializer)
+        blocks = [column_blocks(initializer, shape, len(gates), self.variable_dtype)
+                  for initializer, shape in zip(initializers, shapes, strict=True)]
+        bias_initializers = bias_initializers or {}
+        for index, gate in enumerate(gates):
+            names = (f"W_x{gate}", f"W_{state}{gate}", f"b_{gate}" if gate else "b")
+            starts = [kind[index] for kind in blocks]  # this gate's block of each draw
+            if gate in bias_initializers:
+                starts[2] = clone_initializer(bias_initializers[gate])
+            for name, shape, initializer in zip(names, shapes, starts, strict=True):
+                setattr(self, name, self.add_weight(shape=shape, initializer=initializer,
+                                                    name=name))
+            self._gates = {**getattr(self, "_gates", {}), gate: names}
+
+    def add_gate(self, gate: str, *, state: str = "h", bias_initializer=None) -> None:
+        """:meth:`add_gates` for one gate (its weights drawn at their own shapes)."""
+        self.add_gates(gate, state=state,
+                       bias_initializers=None if bias_initializer is None
+                       else {gate: bias_initializer})
 
     def net_input(self, gate: str, x, state):
         """``x W_x<gate> + state W_h<gate> + b_<gate>``: ``(batch, d), (batch, u) -> (batch, u)``."""
@@ -138,7 +158,7 @@ class SimpleRNNCell(RecurrentCell):
 
     def build(self, input_shape):
         super().build(input_shape)
-        self.add_gate("", state="y")
+        self.add_gates("", state="y")
 
     def call(self, inputs, states):
         self.check_step_input(inputs)
@@ -199,13 +219,14 @@ class LSTMCell(RecurrentCell):
 
     def build(self, input_shape):
         super().build(input_shape)
-        for gate in self.GATES:
-            forget = gate == "f" and self.unit_forget_bias
-            self.add_gate(gate, bias_initializer="ones" if forget else None)
+        # b_f = 1 with unit_forget_bias: the cell remembers at the start (Keras does the same)
+        self.add_gates(*self.GATES, bias_initializers={"f": "ones"} if self.unit_forget_bias
+                       else None)
         if self.peephole:
             for name in ("p_i", "p_f", "p_o"):
                 setattr(self, name, self.add_weight(
-                    shape=(self.units,), initializer=self.kernel_initializer, name=name))
+                    shape=(self.units,), initializer=clone_initializer(self.kernel_initializer),
+                    name=name))
 
     def call(self, inputs, states):
         self.check_step_input(inputs)
@@ -270,8 +291,7 @@ class GRUCell(RecurrentCell):
 
     def build(self, input_shape):
         super().build(input_shape)
-        for gate in self.GATES:
-            self.add_gate(gate)
+        self.add_gates(*self.GATES)
 
     def call(self, inputs, states):
         self.check_step_input(inputs)

@@ -39,6 +39,18 @@ def test_every_weight_starts_with_values_of_its_own(attention):
     assert_distinct_weights(model.weights)
 
 
+@pytest.mark.parametrize(("arguments", "message"), [
+    ({"units": 15}, "units must be even (the encoder is bidirectional); got 15"),
+    ({"units": 16, "attention": "luong"},
+     "attention must be one of ('none', 'bahdanau', 'luong-dot', 'luong-general', "
+     "'luong-concat'); got 'luong'"),
+])
+def test_bad_arguments_get_one_readable_error_before_any_weight(arguments, message):
+    with pytest.raises(ValueError) as caught:
+        build_rnn_translator(10, 10, embedding_dim=16, **arguments)
+    assert str(caught.value) == message
+
+
 def test_encoder_concatenates_both_directions():
     outputs, states, mask = tiny("none").encoder(SOURCE)
     assert outputs.shape == (2, 6, 16) and len(states) == 1 and states[0].shape == (2, 16)

@@ -86,7 +86,7 @@ def _check_cell(exercise: str, cell_class, *, gates: str, absent_gate: str, why:
     if not _gate_weights(gates) <= names:
         raise CheckFailed(exercise, f"your cell lacks the weights "
                                     f"{sorted(_gate_weights(gates) - names)}; create them in "
-                                    "build() with self.add_gate(...), as in the cell's template.")
+                                    "build() with self.add_gates(...), as in the cell's template.")
     got = [np.asarray(r) for r in facts["outputs"]]
     weights = dict(zip(facts["names"], facts["weights"], strict=True))
     expected_sequence, expected_states = reference(weights, x)

@@ -162,7 +162,7 @@ def _setup_only_notebook(folder: Path) -> Path:
     nb.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "Python 3"}
     nb.cells = [nbformat.v4.new_code_cell("FAST = True\nSIZE = None\nSTRATEGY = None",
                                           metadata={"tags": ["parameters"]}),
-                nbformat.v4.new_code_cell(setup_cell_source("00"), metadata={"tags": ["setup"]})]
+                nbformat.v4.new_code_cell(setup_cell_source("00", "0" * 40), metadata={"tags": ["setup"]})]
     path = folder / "00_setup_only.ipynb"
     nbformat.write(nb, path)
     return path

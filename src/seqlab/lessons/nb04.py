@@ -62,9 +62,6 @@ class Decoder(keras.layers.Layer):
         return {**super().get_config(), **self.sizes}
 
 
-ATTENTION_VARIANTS = ("none", "bahdanau", "luong-dot", "luong-general", "luong-concat")
-
-
 @keras.saving.register_keras_serializable(package="seqlab.nb04")
 class Translator(keras.Model):
     """(source ids, decoder input) -> logits (batch, T, target vocab); a decoding Translator."""
@@ -72,10 +69,6 @@ class Translator(keras.Model):
     def __init__(self, source_vocab_size, target_vocab_size, embedding_dim, units,
                  attention="none", output_norm=False, **kwargs):
         super().__init__(**kwargs)
-        if attention not in ATTENTION_VARIANTS:
-            raise ValueError(f"attention must be one of {ATTENTION_VARIANTS}; got {attention!r}")
-        if units % 2:  # each encoder direction has units // 2: odd units fail deep in the GRU
-            raise ValueError(f"units must be even (the encoder is bidirectional); got {units}")
         self.sizes = {"source_vocab_size": source_vocab_size, "units": units,
                       "target_vocab_size": target_vocab_size, "embedding_dim": embedding_dim,
                       "attention": attention, "output_norm": output_norm}
@@ -106,10 +99,17 @@ class Translator(keras.Model):
         return {**super().get_config(), **self.sizes}
 
 
+ATTENTION_VARIANTS = ("none", "bahdanau", "luong-dot", "luong-general", "luong-concat")
+
+
 def build_rnn_translator(source_vocab_size, target_vocab_size, *, embedding_dim, units,
                          attention="none", output_norm=False):
     """A built, uncompiled Translator; its weights are created in the current tf.distribute
     scope (write `with strategy.scope():` around the call)."""
+    if attention not in ATTENTION_VARIANTS:
+        raise ValueError(f"attention must be one of {ATTENTION_VARIANTS}; got {attention!r}")
+    if units % 2:  # each encoder direction has units // 2: odd units fail deep in the GRU
+        raise ValueError(f"units must be even (the encoder is bidirectional); got {units}")
     model = Translator(source_vocab_size, target_vocab_size, embedding_dim, units, attention,
                        output_norm)
     model.build()

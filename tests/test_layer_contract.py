@@ -27,6 +27,7 @@ from seqlab.layers import (
     STANDIN_HANDLE,
     BahdanauAttention,
     BahdanauDecoder,
+    CachedMultiHeadAttention,
     FastMultiHeadAttention,
     FlatDense,
     GRUCell,
@@ -331,6 +332,12 @@ LAYERS = {
         "paddings": [Padding(0, "query_mask", output_axis=1)], "output_mask": keeps_the_mask,
         "not_applicable": {"keras_twin": "the MultiHeadAttention-cross row compares the same "
                                          "class's initial weights with Keras's"}}),
+    "CachedMultiHeadAttention-causal-self": (lambda: CachedMultiHeadAttention(2, 8, value_dim=4), {
+        **TRANSFORMER, "inputs": (X, X),
+        "call_kwargs": {"use_causal_mask": True, "query_mask": X_MASK},
+        "expected_output_shape": (3, 5, 16),
+        "paddings": [Padding(0, "query_mask", output_axis=1)], "output_mask": keeps_the_mask,
+        "keras_twin": attention_twin(CachedMultiHeadAttention)}),
     "FastMultiHeadAttention-causal-self": (lambda: FastMultiHeadAttention(2, 8, value_dim=4), {
         **TRANSFORMER, "inputs": (X, X),
         "call_kwargs": {"use_causal_mask": True, "query_mask": X_MASK},
@@ -405,6 +412,7 @@ def test_the_table_has_a_row_for_every_layer_class_in_seqlab_layers():
 #: keeps its first name, or every file saved before stops loading.
 REGISTERED = {
     BahdanauAttention: "seqlab>BahdanauAttention", BahdanauDecoder: "seqlab>BahdanauDecoder",
+    CachedMultiHeadAttention: "seqlab>CachedMultiHeadAttention",
     FastMultiHeadAttention: "seqlab>FastMultiHeadAttention", FlatDense: "seqlab>FlatDense",
     GRUCell: "seqlab>GRUCell", HubTextEmbedding: "seqlab>HubTextEmbedding",
     LSTMCell: "seqlab>LSTMCell", LuongAttention: "seqlab>LuongAttention",

@@ -1,5 +1,5 @@
 """seqlab.layers.multi_head_attention: eq. 16 (scaled dot-product attention, also in float16 and
-bfloat16), multi-head attention equal to Keras's, the decoding cache, the mask rules.
+bfloat16), multi-head attention equal to Keras's, its cached sibling, the mask rules.
 Config round trip, save/load, mixed precision and the mask contract: tests/test_layer_contract.py."""
 
 from __future__ import annotations
@@ -121,10 +121,10 @@ def test_multi_head_attention_returns_scores_and_keeps_no_state():
     assert not hasattr(layer, "last_attention_weights")
 
 
-def test_multi_head_attention_cache_step_by_step_equals_causal_self_attention():
+def test_cached_attention_step_by_step_equals_causal_self_attention():
     """Feeding one position at a time through the cache gives the causal full-sequence output."""
     rng = np.random.default_rng(7)
-    layer = multi_head_attention.MultiHeadAttention(2, 4)
+    layer = multi_head_attention.CachedMultiHeadAttention(2, 4)
     x = rng.normal(size=(2, 5, 8)).astype("float32")
     full, full_weights = layer(x, x, use_causal_mask=True, return_attention_scores=True)
     empty = np.zeros((2, 2, 5, 4), "float32")
@@ -141,16 +141,32 @@ def test_multi_head_attention_cache_step_by_step_equals_causal_self_attention():
     np.testing.assert_allclose(cache[1], values, atol=1e-6)
 
 
-def test_multi_head_attention_fixed_cache_equals_projecting_the_value():
+def test_cached_cross_attention_with_a_precomputed_cache_equals_plain():
+    """A memory projected once gives what the plain layer computes from the memory, with the
+    same weights (loaded by name, or shared through ``sharing``)."""
     rng = np.random.default_rng(8)
-    layer = multi_head_attention.MultiHeadAttention(2, 4)
+    plain = multi_head_attention.MultiHeadAttention(2, 4, name="attention")
     query = rng.normal(size=(2, 3, 8)).astype("float32")
     memory = rng.normal(size=(2, 6, 8)).astype("float32")
     mask = np.array([[1, 1, 1, 1, 0, 0], [1] * 6], bool)
-    expected = layer(query, memory, value_mask=mask)
-    output, cache = layer(query, memory, value_mask=mask, cache=layer.project_key_value(memory))
-    np.testing.assert_allclose(output, expected, atol=1e-6)
-    assert cache[0].shape == (2, 2, 6, 4)
+    expected = plain(query, memory, value_mask=mask)
+    loaded = multi_head_attention.CachedMultiHeadAttention(2, 4, name="attention")
+    loaded(query, memory)
+    loaded.set_weights(plain.get_weights())
+    shared = multi_head_attention.CachedMultiHeadAttention.sharing(plain)
+    assert [id(w) for w in shared.weights] == [id(w) for w in plain.weights]
+    for layer in (loaded, shared):
+        np.testing.assert_allclose(layer(query, memory, value_mask=mask), expected, atol=1e-6)
+        output, cache = layer(query, memory, value_mask=mask,
+                              cache=layer.project_key_value(memory))
+        np.testing.assert_allclose(output, expected, atol=1e-6)
+        assert cache[0].shape == (2, 2, 6, 4)
+
+
+def test_sharing_needs_a_built_layer():
+    with pytest.raises(ValueError, match="Build 'mha' first"):
+        multi_head_attention.CachedMultiHeadAttention.sharing(
+            multi_head_attention.MultiHeadAttention(2, 4, name="mha"))
 
 
 def test_combine_attention_masks_follows_keras_rules():

@@ -1,8 +1,10 @@
 """seqlab.layers.transformer_blocks: the encoder and decoder layers (shapes, returned attention,
-sublayer names, the decoding cache, also under mixed policies, causality and padding as
-properties). Config round trip, save/load, mixed precision and the mask contract: tests/test_layer_contract.py."""
+sublayer names, decoding through the key/value cache with notebook 05's step, also under mixed
+policies, causality and padding as properties). Config round trip, save/load, mixed precision and the mask contract: tests/test_layer_contract.py."""
 
 from __future__ import annotations
+
+import inspect
 
 import keras
 import numpy as np
@@ -11,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from layer_contract import UNIT_ROUNDOFF, as_float32, assert_close_to_float32, dtype_policy
 
-from seqlab.layers import transformer_blocks
+from seqlab.layers import CachedMultiHeadAttention, transformer_blocks
+from seqlab.lessons.nb05 import decoder_layer_step
 
 SETTINGS = settings(max_examples=12, deadline=None, derandomize=True)
 
@@ -65,24 +68,35 @@ def test_layers_name_their_sublayers():
         assert name in paths, sorted(paths)
 
 
-def test_decoder_layer_with_caches_equals_the_full_causal_pass():
+def cached_steps(layer, x, context, context_mask):
+    """Notebook 05's ``decoder_layer_step`` over ``x`` one position at a time, with the key/value
+    cache; yields each position's output ``(B, d)`` and cross-attention weights ``(B, H, S)``."""
+    empty = keras.ops.zeros((x.shape[0], layer.num_heads, x.shape[1], layer.d_model // layer.num_heads),
+                            layer.compute_dtype)
+    cross = CachedMultiHeadAttention.sharing(layer.cross_attention).project_key_value(context)
+    cache = {"self_attention": (empty, empty), "cross_attention": cross}
+    for t in range(x.shape[1]):
+        step, scores, keys_values = decoder_layer_step(layer, x[:, t: t + 1], context,
+                                                       context_mask, cache, t)
+        cache = {**cache, "self_attention": keys_values}
+        yield step[:, 0], scores[:, :, 0]
+
+
+def test_decoder_call_has_no_cache_and_the_cached_steps_equal_the_full_causal_pass():
+    """The call a lesson shows is the plain computation; decoding one position at a time through
+    CachedMultiHeadAttention views of the same layer gives the full pass."""
+    assert not [name for name in inspect.signature(
+        transformer_blocks.TransformerDecoderLayer.call).parameters if "cache" in name]
     rng = np.random.default_rng(9)
     layer = transformer_blocks.TransformerDecoderLayer(8, 2, 16, dropout=0.0)
     y = rng.normal(size=(2, 5, 8)).astype("float32")
     context = rng.normal(size=(2, 3, 8)).astype("float32")
     context_mask = np.array([[1, 1, 0], [1, 1, 1]], bool)
     full, full_scores = layer(y, context, encoder_padding_mask=context_mask, return_attention_scores=True)
-    empty = np.zeros((2, 2, 5, 4), "float32")
-    self_cache = (empty, empty)
-    cross_cache = layer.cross_attention.project_key_value(context)
-    for t in range(5):
-        step, scores, self_cache = layer(
-            y[:, t: t + 1], context, encoder_padding_mask=context_mask, return_attention_scores=True,
-            self_attention_cache=self_cache, self_attention_cache_update_index=t,
-            cross_attention_cache=cross_cache)
-        np.testing.assert_allclose(step[:, 0], np.asarray(full)[:, t], atol=1e-5)
-        np.testing.assert_allclose(scores["cross_attention"][:, :, 0],
-                                   np.asarray(full_scores["cross_attention"])[:, :, t], atol=1e-5)
+    for t, (step, scores) in enumerate(cached_steps(layer, y, context, context_mask)):
+        np.testing.assert_allclose(step, np.asarray(full)[:, t], atol=1e-5)
+        np.testing.assert_allclose(scores, np.asarray(full_scores["cross_attention"])[:, :, t],
+                                   atol=1e-5)
 
 
 def test_heads_must_divide_d_model():
@@ -175,11 +189,7 @@ def test_decoder_layer_cached_steps_under_mixed_policies(policy):
     assert mixed.compute_dtype != "float32"
     expected = reference(X, CONTEXT, encoder_padding_mask=CONTEXT_MASK)
     dtype = keras.config.dtype_policy().compute_dtype
-    empty = keras.ops.zeros((3, 4, 5, 4), dtype)
-    cache, cross = (empty, empty), mixed.cross_attention.project_key_value(CONTEXT)
-    for t in range(5):
-        step, cache = mixed(X[:, t: t + 1], CONTEXT, encoder_padding_mask=CONTEXT_MASK,
-                            self_attention_cache=cache, self_attention_cache_update_index=t,
-                            cross_attention_cache=cross)
+    steps = cached_steps(mixed, keras.ops.cast(X, dtype), CONTEXT, CONTEXT_MASK)
+    for t, (step, _) in enumerate(steps):
         assert step.dtype == dtype
-        assert_close_to_float32(step[:, 0], as_float32(expected)[:, t], policy)
+        assert_close_to_float32(step, as_float32(expected)[:, t], policy)

@@ -16,6 +16,7 @@ from seqlab.layers.hub import (
 )
 from seqlab.layers.masking import causal_mask, masked_softmax, padding_mask
 from seqlab.layers.multi_head_attention import (
+    CachedMultiHeadAttention,
     MultiHeadAttention,
     copy_keras_attention_weights,
     scaled_dot_product_attention,
@@ -41,6 +42,8 @@ __all__ = [
     "MultiHeadAttention", "PositionalEmbedding", "PositionwiseFeedForward",
     "TransformerDecoderLayer", "TransformerEncoderLayer", "copy_keras_attention_weights",
     "positional_encoding", "scaled_dot_product_attention",
+    # decoding one position at a time: the same attention with a key/value cache
+    "CachedMultiHeadAttention",
     # speed paths: the output layer at the real tokens only, Dense through a 2-D view
     "FastMultiHeadAttention", "FlatDense", "RealTokenDense",
     # pretrained embeddings and text input

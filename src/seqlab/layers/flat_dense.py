@@ -1,5 +1,9 @@
 """``Dense`` through a 2-D view (:class:`FlatDense`), a single ``MatMul`` on TensorFlow's CPU
 kernels instead of a broadcasting batched product, and :class:`FastMultiHeadAttention` built on it.
+
+Named siblings of ``keras.layers.Dense`` and :class:`seqlab.layers.MultiHeadAttention`, the
+layers the notebooks show and the Transformer blocks build; kept because a same-run benchmark
+measured them faster on a CPU (``benchmarks/README.md``, "The fast path beside the plain layers").
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Scaled dot-product and multi-head attention (slides' "Attention is All You Need", eq. 16 and
-fig. 18), with a key/value cache for step-by-step decoding.
+fig. 18), and beside it :class:`CachedMultiHeadAttention`, the same layer with a key/value cache
+for step-by-step decoding (keras-hub's pattern).
 
 Shape letters in the comments: ``B`` batch, ``T`` query length, ``S`` key/value length, ``H``
 heads, ``dk``/``dv`` key/value size per head, ``d`` model size, ``L`` decoding cache length.
@@ -82,15 +83,9 @@ class MultiHeadAttention(keras.layers.Layer):
         use_causal_mask: hide keys after each query (:func:`seqlab.layers.causal_mask`).
         return_attention_scores: also return the weights ``(B, H, T, S)``.
         training: enables the attention dropout.
-        cache: optional ``(keys (B, H, L, dk), values (B, H, L, dv))``, already projected.
-            Without ``cache_update_index`` they replace ``key``/``value`` (cross-attention);
-            with it, ``key``/``value`` are projected, written into the cache at that index,
-            and the query attends to the whole cache (step-by-step self-attention).
-        cache_update_index: int or scalar tensor, position of the first new key in the cache.
 
     Returns:
-        ``output`` ``(B, T, d_out)``; then the weights if ``return_attention_scores``; then the
-        (updated) cache if ``cache`` was given — a tuple when there is more than one.
+        ``output`` ``(B, T, d_out)``, or ``(output, weights)`` with ``return_attention_scores``.
 
     Example:
         >>> import numpy as np
@@ -150,6 +145,92 @@ class MultiHeadAttention(keras.layers.Layer):
         batch, length = ops.shape(x)[0], ops.shape(x)[1]
         return ops.reshape(x, (batch, length, self.num_heads * self.value_dim))  # (B, T, H·dv)
 
+    def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
+             attention_mask=None, use_causal_mask=False, return_attention_scores=False,
+             training=None):
+        key = value if key is None else key
+        q = self._split_heads(self.query_dense(query), self.key_dim)  # (B, H, T, dk)
+        k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, H, S, dk)
+        v = self._split_heads(self.value_dense(value), self.value_dim)  # (B, H, S, dv)
+        mask = combine_attention_masks(
+            query_mask, value_mask, key_mask, attention_mask, use_causal_mask,
+            query_length=ops.shape(q)[2], key_length=ops.shape(k)[2],
+        )  # broadcastable to (B, H, T, S), or None
+
+        def dropout(weights):
+            return self.attention_dropout(weights, training=training)
+
+        heads, weights = scaled_dot_product_attention(
+            q, k, v, mask, dropout=dropout if self.dropout > 0 else None
+        )  # (B, H, T, dv), (B, H, T, S)
+        output = self.output_dense(self._merge_heads(heads))  # (B, T, d_out)
+        return (output, weights) if return_attention_scores else output
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "num_heads": self.num_heads,
+            "key_dim": self.key_dim,
+            "value_dim": self.value_dim,
+            "dropout": self.dropout,
+            "use_bias": self.use_bias,
+            "output_shape": self.output_dim,
+            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+        }
+
+
+@keras.saving.register_keras_serializable(package="seqlab")
+class CachedMultiHeadAttention(MultiHeadAttention):
+    """:class:`MultiHeadAttention` with a key/value cache, for decoding one position at a time
+    (keras-hub's ``CachedMultiHeadAttention`` pattern): the same weights, the same outputs.
+
+    A decoder's earlier positions keep their keys and values (the causal mask hides the later
+    ones), so each step projects only the new position and attends to the cache. The cache has
+    a fixed length ``L`` (room for every step) and is returned updated, never kept in the layer.
+
+    Args: as :class:`MultiHeadAttention`. :meth:`sharing` makes one that computes with a
+    trained :class:`MultiHeadAttention`'s variables.
+
+    Call arguments: those of :class:`MultiHeadAttention`, and
+
+        cache: optional ``(keys (B, H, L, dk), values (B, H, L, dv))``, already projected
+            (:meth:`project_key_value`). Without ``cache_update_index`` they replace
+            ``key``/``value`` (cross-attention to a memory projected once); with it, ``key``/
+            ``value`` are projected, written into the cache at that index, and the query
+            attends to the whole cache (self-attention, step by step).
+        cache_update_index: int or scalar tensor, position of the first new key in the cache;
+            with ``use_causal_mask`` the query at it sees the cache positions ``<=`` it.
+
+    Returns:
+        ``output`` ``(B, T, d_out)``; then the weights if ``return_attention_scores``; then the
+        (updated) cache if ``cache`` was given — a tuple when there is more than one.
+
+    Example:
+        >>> import numpy as np
+        >>> layer = CachedMultiHeadAttention(num_heads=2, key_dim=4)
+        >>> x = np.random.default_rng(0).normal(size=(1, 3, 8)).astype("float32")
+        >>> full = layer(x, x, use_causal_mask=True)
+        >>> empty = np.zeros((1, 2, 3, 4), "float32")
+        >>> step, cache = layer(x[:, :1], x[:, :1], use_causal_mask=True, cache=(empty, empty),
+        ...                     cache_update_index=0)
+        >>> bool(np.allclose(step[:, 0], full[:, 0], atol=1e-6)), tuple(cache[0].shape)
+        (True, (1, 2, 3, 4))
+    """
+
+    @classmethod
+    def sharing(cls, layer):
+        """A :class:`CachedMultiHeadAttention` computing with ``layer``'s projections: the same
+        variables, not copies, so a trained built :class:`MultiHeadAttention` decodes step by
+        step."""
+        if not layer.built:
+            raise ValueError(f"Build {layer.name!r} first: its projections do not exist yet.")
+        twin = cls.from_config(layer.get_config())
+        for name in ("query_dense", "key_dense", "value_dense", "output_dense"):
+            setattr(twin, name, getattr(layer, name))
+        twin.built = True
+        return twin
+
     def project_key_value(self, value, key=None):
         """The keys and values of every head: ``(B, S, d) -> ((B, H, S, dk), (B, H, S, dv))``.
 
@@ -176,14 +257,14 @@ class MultiHeadAttention(keras.layers.Layer):
             query_mask, value_mask, key_mask, attention_mask, use_causal_mask,
             query_length=ops.shape(q)[2], key_length=ops.shape(k)[2],
             query_start=0 if cache_update_index is None else cache_update_index,
-        )  # broadcastable to (B, H, T, S), or None
+        )  # broadcastable to (B, H, T, L), or None
 
         def dropout(weights):
             return self.attention_dropout(weights, training=training)
 
         heads, weights = scaled_dot_product_attention(
             q, k, v, mask, dropout=dropout if self.dropout > 0 else None
-        )  # (B, H, T, dv), (B, H, T, S)
+        )  # (B, H, T, dv), (B, H, T, L)
         output = self.output_dense(self._merge_heads(heads))  # (B, T, d_out)
         results = (output,)
         if return_attention_scores:
@@ -191,19 +272,6 @@ class MultiHeadAttention(keras.layers.Layer):
         if cache is not None:
             results += ((k, v),)
         return results if len(results) > 1 else output
-
-    def get_config(self):
-        return {
-            **super().get_config(),
-            "num_heads": self.num_heads,
-            "key_dim": self.key_dim,
-            "value_dim": self.value_dim,
-            "dropout": self.dropout,
-            "use_bias": self.use_bias,
-            "output_shape": self.output_dim,
-            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-            "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-        }
 
 
 def write_into_cache(cache, update, index):

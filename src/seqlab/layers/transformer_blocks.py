@@ -2,14 +2,14 @@
 post-norm residual sub-layers, as in the paper.
 
 Shape letters in the comments: ``B`` batch, ``T`` target length, ``S`` source length, ``H``
-heads, ``d`` model size, ``dff`` feed-forward size, ``L`` length of a decoding cache.
+heads, ``d`` model size, ``dff`` feed-forward size.
 """
 
 from __future__ import annotations
 
 import keras
 
-from seqlab.layers.flat_dense import FastMultiHeadAttention, FlatDense
+from seqlab.layers.multi_head_attention import MultiHeadAttention
 
 
 @keras.saving.register_keras_serializable(package="seqlab")
@@ -37,9 +37,10 @@ class PositionwiseFeedForward(keras.layers.Layer):
         super().__init__(**kwargs)
         self.d_model = int(d_model)
         self.dff = int(dff)
-        self.inner_dense = FlatDense(self.dff, activation="relu", name="inner",
-                                     dtype=self.dtype_policy)
-        self.outer_dense = FlatDense(self.d_model, name="outer", dtype=self.dtype_policy)
+        self.inner_dense = keras.layers.Dense(self.dff, activation="relu", name="inner",
+                                              dtype=self.dtype_policy)
+        self.outer_dense = keras.layers.Dense(self.d_model, name="outer",
+                                              dtype=self.dtype_policy)
 
     def build(self, input_shape):
         self.inner_dense.build(input_shape)
@@ -78,8 +79,8 @@ def residual_parts(layer, name):
 
 
 def attention_sublayer(layer, name):
-    """A :class:`FastMultiHeadAttention` with ``layer``'s heads, dropout and dtype."""
-    return FastMultiHeadAttention(layer.num_heads, head_size(layer.d_model, layer.num_heads),
+    """A :class:`MultiHeadAttention` with ``layer``'s heads, dropout and dtype."""
+    return MultiHeadAttention(layer.num_heads, head_size(layer.d_model, layer.num_heads),
                               dropout=layer.attention_dropout, name=name,
                               dtype=layer.dtype_policy)
 
@@ -211,19 +212,16 @@ class TransformerDecoderLayer(keras.layers.Layer):
         use_causal_mask: hide the target positions after each position (True). False is
             notebook 05's exercise, never a model to use.
         return_attention_scores: also return the weights, a dict with ``"self_attention"``
-            ``(B, H, T, L)`` and ``"cross_attention"`` ``(B, H, T, S)``.
+            ``(B, H, T, T)`` and ``"cross_attention"`` ``(B, H, T, S)``.
         training: enables dropout.
-        self_attention_cache: optional ``(keys, values)``, each ``(B, H, L, d / H)``, of the
-            positions decoded so far; ``x`` then holds only the new positions.
-        self_attention_cache_update_index: int or scalar tensor, where ``x`` starts.
-        cross_attention_cache: optional ``(keys, values)`` of ``context``, each
-            ``(B, H, S, d / H)`` (:meth:`MultiHeadAttention.project_key_value`).
         context_mask: where Keras passes ``context``'s Keras mask ``(B, S)``; used when
             ``encoder_padding_mask`` is None.
 
     Returns:
-        ``(B, T, d)``; then the scores dict if ``return_attention_scores``; then the updated
-        ``self_attention_cache`` if one was given — a tuple when there is more than one.
+        ``(B, T, d)``, or ``(output, scores)`` with ``return_attention_scores=True``.
+        Decoding one position at a time with a key/value cache reuses this layer's
+        sub-layers with :class:`seqlab.layers.CachedMultiHeadAttention` (notebook 05's
+        ``decode_step``).
 
     Example:
         >>> import numpy as np
@@ -264,32 +262,26 @@ class TransformerDecoderLayer(keras.layers.Layer):
         return None
 
     def call(self, x, context, encoder_padding_mask=None, use_causal_mask=True,
-             return_attention_scores=False, training=None, self_attention_cache=None,
-             self_attention_cache_update_index=None, cross_attention_cache=None,
-             context_mask=None):
+             return_attention_scores=False, training=None, context_mask=None):
         if encoder_padding_mask is None:
             encoder_padding_mask = context_mask  # (B, S) or None
         # Sub-layer 1: masked self-attention, position t sees the target positions <= t.
-        attended, self_scores, *new_cache = self.self_attention(
+        attended, self_scores = self.self_attention(
             x, x, use_causal_mask=use_causal_mask, return_attention_scores=True,
             training=training,
-            cache=self_attention_cache, cache_update_index=self_attention_cache_update_index,
-        )  # (B, T, d), (B, H, T, L), [updated cache]
+        )  # (B, T, d), (B, H, T, T)
         x = self.self_attention_norm(x + self.self_attention_dropout(attended, training=training))
         # Sub-layer 2: cross-attention, queries from the target, keys and values from the source.
-        attended, cross_scores, *_ = self.cross_attention(
+        attended, cross_scores = self.cross_attention(
             x, context, value_mask=encoder_padding_mask, return_attention_scores=True,
-            training=training, cache=cross_attention_cache,
+            training=training,
         )  # (B, T, d), (B, H, T, S)
         x = self.cross_attention_norm(x + self.cross_attention_dropout(attended, training=training))
         # Sub-layer 3: the same two-layer network at every position.
         transformed = self.feed_forward(x)  # (B, T, d)
         x = self.feed_forward_norm(x + self.feed_forward_dropout(transformed, training=training))
-        results = (x,)  # (B, T, d)
-        if return_attention_scores:
-            results += ({"self_attention": self_scores, "cross_attention": cross_scores},)
-        results += tuple(new_cache)
-        return results if len(results) > 1 else x
+        scores = {"self_attention": self_scores, "cross_attention": cross_scores}
+        return (x, scores) if return_attention_scores else x  # (B, T, d)
 
     def get_config(self):
         return {**super().get_config(), **layer_hyperparameters(self)}

@@ -6,6 +6,7 @@ import keras
 from keras import ops
 
 from seqlab.layers import (
+    CachedMultiHeadAttention,
     PositionalEmbedding,
     RealTokenDense,
     TransformerDecoderLayer,
@@ -116,12 +117,28 @@ def init_cache(self, state, max_length):
     memory = state["memory"]                                     # (B, S, d)
     cache = []
     for layer in self.decoder.stack:
-        attention = layer.cross_attention
+        attention = CachedMultiHeadAttention.sharing(layer.cross_attention)  # its weights
         cross = attention.project_key_value(memory)              # 2 × (B, H, S, dk)
         empty = ops.zeros((ops.shape(memory)[0], attention.num_heads, max_length,
                            attention.key_dim), dtype=cross[0].dtype)  # (B, H, L, dk)
         cache.append({"self_attention": (empty, empty), "cross_attention": cross})
     return {**state, "cache": cache}
+
+
+def decoder_layer_step(layer, x, memory, source_mask, cache, index):
+    """A TransformerDecoderLayer's call for the newest position x (B, 1, d), through the cache:
+    -> (x (B, 1, d), cross-attention weights (B, H, 1, S), the updated self-attention cache)."""
+    self_attention = CachedMultiHeadAttention.sharing(layer.self_attention)
+    cross_attention = CachedMultiHeadAttention.sharing(layer.cross_attention)
+    attended, keys_values = self_attention(                 # writes position index, sees <= index
+        x, x, use_causal_mask=True, cache=cache["self_attention"], cache_update_index=index)
+    x = layer.self_attention_norm(x + attended)             # (B, 1, d)
+    attended, scores, _ = cross_attention(                  # the memory's keys and values, cached
+        x, memory, value_mask=source_mask, return_attention_scores=True,
+        cache=cache["cross_attention"])
+    x = layer.cross_attention_norm(x + attended)
+    x = layer.feed_forward_norm(x + layer.feed_forward(x))
+    return x, scores, keys_values
 
 
 def decode_step(self, target_prefix_ids, state):
@@ -135,12 +152,9 @@ def decode_step(self, target_prefix_ids, state):
     x = self.decoder.embedding(target_prefix_ids[:, -1:], start_position=index)  # (B, 1, d)
     cache = []
     for layer, old in zip(self.decoder.stack, state["cache"], strict=True):
-        x, scores, keys_values = layer(
-            x, memory, encoder_padding_mask=source_mask, return_attention_scores=True,
-            self_attention_cache=old["self_attention"], self_attention_cache_update_index=index,
-            cross_attention_cache=old["cross_attention"])             # (B, 1, d)
+        x, scores, keys_values = decoder_layer_step(layer, x, memory, source_mask, old, index)
         cache.append({"self_attention": keys_values, "cross_attention": old["cross_attention"]})
-    attention = ops.mean(scores["cross_attention"][:, :, 0], axis=1)  # (B, S), heads averaged
+    attention = ops.mean(scores[:, :, 0], axis=1)                    # (B, S), heads averaged
     return self.decoder.logits(x[:, 0]), {**state, "cache": cache}, attention
 
 

@@ -6,7 +6,10 @@ is ``#@save`` is exported: the cells of ``notebooks/04_*.ipynb`` marked so becom
 a check or the grader imports that module (``from seqlab.lessons.nb04 import Translator``), never a
 second copy. An exported cell holds only imports, definitions and constants: it takes what it
 needs as arguments (ruff's undefined-name check on ``src/`` catches a notebook global), and
-a statement that computes something at the top level is refused here.
+a statement that computes something at the top level is refused here. A class too long for one
+cell continues in later cells as functions decorated ``@add_to_class(TheClass)``
+(:func:`seqlab.lessons.add_to_class`, d2l's way): the generated module has them as methods
+inside the class, so it never patches a class after defining it.
 
     python -m seqlab_instructor.lessons           # write every notebook's module
     python -m seqlab_instructor.lessons --check   # exit 1 and name the modules that differ
@@ -68,9 +71,71 @@ def module_path(notebook: Path) -> Path:
     return LESSONS_DIR / f"nb{Path(notebook).name[:2]}.py"
 
 
+def fold_methods(cells: list[str]) -> list[str]:
+    """``cells`` with every function decorated ``@add_to_class(C)`` moved, undecorated, to the
+    end of the body of class ``C`` (defined in an earlier cell), and the decorator's import
+    dropped; a cell left empty goes.
+
+    Raises:
+        ExportError: for a class that no earlier cell defines.
+    """
+    cells = list(cells)
+    for index in range(len(cells)):
+        tree = ast.parse(cells[index])
+        lines = cells[index].splitlines()
+        folded = []
+        for node in tree.body:
+            target = _added_to(node)
+            if target is None:
+                continue
+            start = min(d.lineno for d in node.decorator_list)
+            method = lines[node.lineno - 1:node.end_lineno]
+            decorators = [line for line in lines[start - 1:node.lineno - 1]
+                          if "add_to_class" not in line]
+            owner = next((i for i in range(index) if _defines(cells[i], target)), None)
+            if owner is None:
+                raise ExportError(f"@add_to_class({target}) before any #@save cell defines "
+                                  f"class {target}")
+            cells[owner] = _append_to_class(cells[owner], target, [*decorators, *method])
+            folded.append((start, node.end_lineno))
+        folded += [(node.lineno, node.end_lineno) for node in tree.body  # the decorator's import
+                   if isinstance(node, ast.ImportFrom) and node.module == "seqlab.lessons"
+                   and [alias.name for alias in node.names] == ["add_to_class"]]
+        for start, end in sorted(folded, reverse=True):
+            del lines[start - 1:end]
+        cells[index] = "\n".join(lines).strip("\n")
+    return [cell for cell in cells if cell]
+
+
+def _added_to(node) -> str | None:
+    """``C`` for a function decorated ``@add_to_class(C)``, else None."""
+    if not isinstance(node, ast.FunctionDef):
+        return None
+    for decorator in node.decorator_list:
+        if (isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Name)
+                and decorator.func.id == "add_to_class" and len(decorator.args) == 1
+                and isinstance(decorator.args[0], ast.Name)):
+            return decorator.args[0].id
+    return None
+
+
+def _defines(source: str, name: str) -> bool:
+    return any(isinstance(node, ast.ClassDef) and node.name == name
+               for node in ast.parse(source).body)
+
+
+def _append_to_class(source: str, name: str, method: list[str]) -> str:
+    """``source`` with ``method`` (its lines) indented into the end of class ``name``."""
+    node = next(node for node in ast.parse(source).body
+                if isinstance(node, ast.ClassDef) and node.name == name)
+    lines = source.splitlines()
+    indented = ["", *(("    " + line) if line.strip() else "" for line in method)]
+    return "\n".join([*lines[:node.end_lineno], *indented, *lines[node.end_lineno:]])
+
+
 def module_text(notebook: Path) -> str:
     """The module generated from ``notebook``'s ``#@save`` cells ('' if it has none)."""
-    cells = saved_cells(notebook)
+    cells = fold_methods(saved_cells(notebook))
     if not cells:
         return ""
     name = Path(notebook).name

@@ -49,3 +49,37 @@ def test_a_saved_cell_that_runs_the_lesson_is_refused(tmp_path):
 
 def test_a_notebook_without_saved_cells_has_no_module(tmp_path):
     assert lessons.module_text(_notebook(tmp_path, "print(1)")) == ""
+
+
+def test_methods_added_in_later_cells_are_folded_into_their_class(tmp_path):
+    path = _notebook(
+        tmp_path, "#@save\nfrom seqlab.lessons import add_to_class\n\n\nclass Model:\n"
+        "    def __init__(self):\n        self.n = 2", "model = Model()",
+        "#@save\n@add_to_class(Model)\ndef double(self, x):\n    return self.n * x",
+        "#@save\ndef helper():\n    return Model().double(3)")
+    namespace = {}
+    for source in lessons.saved_cells(path):  # as the notebook runs: the decorator patches
+        exec(source, namespace)
+    assert namespace["helper"]() == 6
+    text = lessons.module_text(path)
+    assert "add_to_class" not in text  # neither the decorator nor its import
+    module = {}
+    exec(compile(text, "nb99", "exec"), module)
+    assert "double" in vars(module["Model"]) and "double" not in module  # a method, in the class
+    assert module["helper"]() == 6
+    with pytest.raises(lessons.ExportError, match="before any #@save cell defines class Other"):
+        lessons.module_text(_notebook(tmp_path, "#@save\n@add_to_class(Other)\ndef f(self):\n"
+                                      "    return 1"))
+
+
+@pytest.mark.parametrize("notebook", lessons.notebooks(), ids=lambda p: p.name[:2])
+def test_no_lesson_module_patches_a_class_after_defining_it(notebook):
+    import ast
+
+    text = lessons.module_text(notebook)
+    patches = [ast.unparse(node) for node in ast.parse(text).body
+               if isinstance(node, ast.Assign)
+               and any(isinstance(target, (ast.Attribute, ast.Tuple)) and any(
+                   isinstance(part, ast.Attribute) for part in ast.walk(target))
+                       for target in node.targets)]
+    assert not patches, f"{lessons.module_path(notebook).name} patches a class: {patches}"

@@ -109,20 +109,35 @@ class TransformerTranslator(keras.Model):
     def get_config(self):
         return {**super().get_config(), **self.sizes}
 
+    def init_cache(self, state, max_length):
+        """state + per decoder layer the source's keys and values and room for max_length steps."""
+        if not self.built:  # the decoder's projections exist before they are used directly
+            self.build()
+        memory = state["memory"]                                     # (B, S, d)
+        cache = []
+        for layer in self.decoder.stack:
+            attention = CachedMultiHeadAttention.sharing(layer.cross_attention)  # its weights
+            cross = attention.project_key_value(memory)              # 2 × (B, H, S, dk)
+            empty = ops.zeros((ops.shape(memory)[0], attention.num_heads, max_length,
+                               attention.key_dim), dtype=cross[0].dtype)  # (B, H, L, dk)
+            cache.append({"self_attention": (empty, empty), "cross_attention": cross})
+        return {**state, "cache": cache}
 
-def init_cache(self, state, max_length):
-    """state + per decoder layer the source's keys and values and room for max_length steps."""
-    if not self.built:  # the decoder's projections exist before they are used directly
-        self.build()
-    memory = state["memory"]                                     # (B, S, d)
-    cache = []
-    for layer in self.decoder.stack:
-        attention = CachedMultiHeadAttention.sharing(layer.cross_attention)  # its weights
-        cross = attention.project_key_value(memory)              # 2 × (B, H, S, dk)
-        empty = ops.zeros((ops.shape(memory)[0], attention.num_heads, max_length,
-                           attention.key_dim), dtype=cross[0].dtype)  # (B, H, L, dk)
-        cache.append({"self_attention": (empty, empty), "cross_attention": cross})
-    return {**state, "cache": cache}
+    def decode_step(self, target_prefix_ids, state):
+        """(B, t) prefix -> (next-token logits (B, V), state, last layer's cross-attention (B, S))."""
+        memory, source_mask = state["memory"], state["padding_mask"]
+        if "cache" not in state:  # recompute the whole prefix
+            logits, scores = self.decoder(target_prefix_ids, memory, source_mask,
+                                          return_attention_scores=True)
+            return logits[:, -1], state, ops.mean(scores[-1]["cross_attention"][:, :, -1], axis=1)
+        index = ops.shape(target_prefix_ids)[1] - 1                        # the newest position
+        x = self.decoder.embedding(target_prefix_ids[:, -1:], start_position=index)  # (B, 1, d)
+        cache = []
+        for layer, old in zip(self.decoder.stack, state["cache"], strict=True):
+            x, scores, keys_values = decoder_layer_step(layer, x, memory, source_mask, old, index)
+            cache.append({"self_attention": keys_values, "cross_attention": old["cross_attention"]})
+        attention = ops.mean(scores[:, :, 0], axis=1)                    # (B, S), heads averaged
+        return self.decoder.logits(x[:, 0]), {**state, "cache": cache}, attention
 
 
 def decoder_layer_step(layer, x, memory, source_mask, cache, index):
@@ -139,23 +154,3 @@ def decoder_layer_step(layer, x, memory, source_mask, cache, index):
     x = layer.cross_attention_norm(x + attended)
     x = layer.feed_forward_norm(x + layer.feed_forward(x))
     return x, scores, keys_values
-
-
-def decode_step(self, target_prefix_ids, state):
-    """(B, t) prefix -> (next-token logits (B, V), state, last layer's cross-attention (B, S))."""
-    memory, source_mask = state["memory"], state["padding_mask"]
-    if "cache" not in state:  # recompute the whole prefix
-        logits, scores = self.decoder(target_prefix_ids, memory, source_mask,
-                                      return_attention_scores=True)
-        return logits[:, -1], state, ops.mean(scores[-1]["cross_attention"][:, :, -1], axis=1)
-    index = ops.shape(target_prefix_ids)[1] - 1                        # the newest position
-    x = self.decoder.embedding(target_prefix_ids[:, -1:], start_position=index)  # (B, 1, d)
-    cache = []
-    for layer, old in zip(self.decoder.stack, state["cache"], strict=True):
-        x, scores, keys_values = decoder_layer_step(layer, x, memory, source_mask, old, index)
-        cache.append({"self_attention": keys_values, "cross_attention": old["cross_attention"]})
-    attention = ops.mean(scores[:, :, 0], axis=1)                    # (B, S), heads averaged
-    return self.decoder.logits(x[:, 0]), {**state, "cache": cache}, attention
-
-
-TransformerTranslator.init_cache, TransformerTranslator.decode_step = init_cache, decode_step

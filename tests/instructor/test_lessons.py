@@ -83,3 +83,16 @@ def test_no_lesson_module_patches_a_class_after_defining_it(notebook):
                    isinstance(part, ast.Attribute) for part in ast.walk(target))
                        for target in node.targets)]
     assert not patches, f"{lessons.module_path(notebook).name} patches a class: {patches}"
+
+
+@pytest.mark.parametrize("notebook", lessons.notebooks(), ids=lambda p: p.name[:2])
+def test_lesson_classes_show_init_and_call_not_serialization_code(notebook):
+    import ast
+
+    text = lessons.module_text(notebook)
+    boilerplate = [f"{node.name}.{method.name}" for node in ast.parse(text).body
+                   if isinstance(node, ast.ClassDef) for method in node.body
+                   if isinstance(method, ast.FunctionDef)
+                   and method.name in ("get_config", "from_config")]
+    assert not boilerplate, (f"{boilerplate}: inherit seqlab.lessons.ConfigFromArguments "
+                             "instead")

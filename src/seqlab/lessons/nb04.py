@@ -6,15 +6,15 @@ import keras
 from keras import ops
 
 from seqlab.layers import BahdanauAttention, BahdanauDecoder, LuongAttention
+from seqlab.lessons import ConfigFromArguments
 
 
 @keras.saving.register_keras_serializable(package="seqlab.nb04")
-class Encoder(keras.layers.Layer):
+class Encoder(ConfigFromArguments, keras.layers.Layer):
     """Source ids (batch, S) -> outputs y (batch, S, units), [h(0)], source mask (batch, S)."""
 
     def __init__(self, vocab_size, embedding_dim, units, **kwargs):
         super().__init__(**kwargs)
-        self.sizes = {"vocab_size": vocab_size, "embedding_dim": embedding_dim, "units": units}
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True)
         self.rnn = keras.layers.Bidirectional(  # units // 2 per direction, concatenated
             keras.layers.GRU(units // 2, return_sequences=True, return_state=True))
@@ -26,19 +26,14 @@ class Encoder(keras.layers.Layer):
         state = ops.concatenate([forward, backward], axis=-1)    # (batch, units): h(0)
         return outputs, [state], mask
 
-    def get_config(self):
-        return {**super().get_config(), **self.sizes}
-
 
 @keras.saving.register_keras_serializable(package="seqlab.nb04")
-class Decoder(keras.layers.Layer):
+class Decoder(ConfigFromArguments, keras.layers.Layer):
     """Fig. 12's decoder; attention "luong-dot", "luong-general" or "luong-concat": Luong's."""
 
     def __init__(self, vocab_size, embedding_dim, units, attention="none", output_norm=False,
                  **kwargs):
         super().__init__(**kwargs)
-        self.sizes = {"vocab_size": vocab_size, "embedding_dim": embedding_dim, "units": units,
-                      "attention": attention, "output_norm": output_norm}
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True)
         self.rnn = keras.layers.GRU(units, return_sequences=True, return_state=True)
         self.attention = (None if attention == "none" else BahdanauAttention(units)  # eq. (12)
@@ -58,20 +53,14 @@ class Decoder(keras.layers.Layer):
         h = h if self.norm is None else self.norm(h)
         return self.output_layer(h), state, weights                   # logits (batch, T, vocab)
 
-    def get_config(self):
-        return {**super().get_config(), **self.sizes}
-
 
 @keras.saving.register_keras_serializable(package="seqlab.nb04")
-class Translator(keras.Model):
+class Translator(ConfigFromArguments, keras.Model):
     """(source ids, decoder input) -> logits (batch, T, target vocab); a decoding Translator."""
 
     def __init__(self, source_vocab_size, target_vocab_size, embedding_dim, units,
                  attention="none", output_norm=False, **kwargs):
         super().__init__(**kwargs)
-        self.sizes = {"source_vocab_size": source_vocab_size, "units": units,
-                      "target_vocab_size": target_vocab_size, "embedding_dim": embedding_dim,
-                      "attention": attention, "output_norm": output_norm}
         self.encoder = Encoder(source_vocab_size, embedding_dim, units)
         decoder = BahdanauTranslatorDecoder if attention == "bahdanau" else Decoder
         self.decoder = decoder(target_vocab_size, embedding_dim, units, attention, output_norm)
@@ -95,9 +84,6 @@ class Translator(keras.Model):
         weights = None if weights is None else weights[:, -1]         # (batch, S)
         return logits[:, -1], {**state, "state": list(new_state)}, weights
 
-    def get_config(self):
-        return {**super().get_config(), **self.sizes}
-
 
 ATTENTION_VARIANTS = ("none", "bahdanau", "luong-dot", "luong-general", "luong-concat")
 
@@ -117,14 +103,12 @@ def build_rnn_translator(source_vocab_size, target_vocab_size, *, embedding_dim,
 
 
 @keras.saving.register_keras_serializable(package="seqlab.nb04")
-class BahdanauTranslatorDecoder(keras.layers.Layer):
+class BahdanauTranslatorDecoder(ConfigFromArguments, keras.layers.Layer):
     """Bahdanau's decoder: query h(t-1), context into the GRU cell, tanh(W_c [h(t); c(t)])."""
 
     def __init__(self, vocab_size, embedding_dim, units, attention="bahdanau", output_norm=False,
                  **kwargs):
         super().__init__(**kwargs)
-        self.sizes = {"vocab_size": vocab_size, "embedding_dim": embedding_dim, "units": units,
-                      "output_norm": output_norm}
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, mask_zero=True)
         self.recurrence = BahdanauDecoder(units)                      # eqs. (12)-(14) + GRU cell
         self.combine = keras.layers.Dense(units, activation="tanh")
@@ -140,6 +124,3 @@ class BahdanauTranslatorDecoder(keras.layers.Layer):
         h = self.combine(both)                                        # (batch, T, units)
         h = h if self.norm is None else self.norm(h)
         return self.output_layer(h), state, weights                   # logits (batch, T, vocab)
-
-    def get_config(self):
-        return {**super().get_config(), **self.sizes}

@@ -13,16 +13,15 @@ from seqlab.layers import (
     TransformerEncoderLayer,
     padding_mask,
 )
+from seqlab.lessons import ConfigFromArguments
 
 
 @keras.saving.register_keras_serializable(package="seqlab.nb05")
-class TransformerEncoder(keras.layers.Layer):
+class TransformerEncoder(ConfigFromArguments, keras.layers.Layer):
     """(B, S) source ids -> the memory (B, S, d): eq. (15)'s embedding, dropout, N layers."""
 
     def __init__(self, vocab_size, num_layers, d_model, num_heads, dff, dropout=0.1, **kwargs):
         super().__init__(**kwargs)
-        self.sizes = {"vocab_size": vocab_size, "num_layers": num_layers, "d_model": d_model,
-                      "num_heads": num_heads, "dff": dff, "dropout": dropout}
         policy = self.dtype_policy  # every sub-layer computes in the model's precision
         self.embedding = PositionalEmbedding(vocab_size, d_model, name="embedding", dtype=policy)
         self.dropout = keras.layers.Dropout(dropout, name="source_dropout", dtype=policy)
@@ -36,20 +35,15 @@ class TransformerEncoder(keras.layers.Layer):
             x = layer(x, mask=source_mask, training=training)             # (B, S, d)
         return x
 
-    def get_config(self):
-        return {**super().get_config(), **self.sizes}
-
 
 @keras.saving.register_keras_serializable(package="seqlab.nb05")
-class TransformerDecoder(keras.layers.Layer):
+class TransformerDecoder(ConfigFromArguments, keras.layers.Layer):
     """(B, T) shifted target ids + the memory (B, S, d) -> next-token logits (B, T, V)."""
 
     def __init__(self, vocab_size, num_layers, d_model, num_heads, dff, dropout=0.1, causal=True,
                  skip_padding=False, **kwargs):
         super().__init__(**kwargs)
-        self.sizes = {"vocab_size": vocab_size, "num_layers": num_layers, "d_model": d_model,
-                      "num_heads": num_heads, "dff": dff, "dropout": dropout, "causal": causal,
-                      "skip_padding": skip_padding}
+        self.causal = causal
         policy = self.dtype_policy
         self.embedding = PositionalEmbedding(vocab_size, d_model, mask_zero=False,
                                              name="target_embedding", dtype=policy)
@@ -64,18 +58,15 @@ class TransformerDecoder(keras.layers.Layer):
         scores = []                                                      # per layer, for heatmaps
         for layer in self.stack:
             x, layer_scores = layer(x, memory, encoder_padding_mask=source_mask,
-                                    use_causal_mask=self.sizes["causal"],
+                                    use_causal_mask=self.causal,
                                     return_attention_scores=True, training=training)  # (B, T, d)
             scores.append(layer_scores)
         logits = self.logits(x, padding_mask=padding_mask(target_in))   # (B, T, V)
         return (logits, scores) if return_attention_scores else logits
 
-    def get_config(self):
-        return {**super().get_config(), **self.sizes}
-
 
 @keras.saving.register_keras_serializable(package="seqlab.nb05")
-class TransformerTranslator(keras.Model):
+class TransformerTranslator(ConfigFromArguments, keras.Model):
     """(source_ids (B, S), target_in (B, T)) -> logits (B, T, V): the slides' architecture.
 
     Example: TransformerTranslator(20, 15, num_layers=2, d_model=64, num_heads=4, dff=128)
@@ -86,8 +77,6 @@ class TransformerTranslator(keras.Model):
         super().__init__(**kwargs)
         sizes = {"num_layers": num_layers, "d_model": d_model, "num_heads": num_heads,
                  "dff": dff, "dropout": dropout}
-        self.sizes = {"source_vocab_size": source_vocab_size, "causal": causal,
-                      "target_vocab_size": target_vocab_size, "skip_padding": skip_padding, **sizes}
         self.encoder = TransformerEncoder(source_vocab_size, **sizes, dtype=self.dtype_policy)
         self.decoder = TransformerDecoder(target_vocab_size, **sizes, causal=causal,
                                           skip_padding=skip_padding, dtype=self.dtype_policy)
@@ -105,9 +94,6 @@ class TransformerTranslator(keras.Model):
         source_ids, target_in = inputs
         state = self.encode(source_ids, training=training)
         return self.decoder(target_in, state["memory"], state["padding_mask"], training=training)
-
-    def get_config(self):
-        return {**super().get_config(), **self.sizes}
 
     def init_cache(self, state, max_length):
         """state + per decoder layer the source's keys and values and room for max_length steps."""

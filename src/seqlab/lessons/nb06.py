@@ -5,9 +5,11 @@
 import keras
 import numpy as np
 
+from seqlab.lessons import ConfigFromArguments
+
 
 @keras.saving.register_keras_serializable(package="seqlab.nb06")
-class SkipGram(keras.Model):
+class SkipGram(ConfigFromArguments, keras.Model):
     """Skip-gram with negative sampling: logits ``u_o · v_c`` for ``(centre, candidates)``.
 
     Args: ``vocab_size`` word ids, ``embedding_dim`` length of a vector. Call:
@@ -35,10 +37,6 @@ class SkipGram(keras.Model):
     def vectors(self):
         """The word vectors we keep, ``(vocab_size, embedding_dim)``: the centre table W."""
         return np.asarray(self.target_embedding.embeddings)
-
-    def get_config(self):
-        return {**super().get_config(), "vocab_size": self.vocab_size,
-                "embedding_dim": self.embedding_dim}
 
 
 def build_word2vec_classifier(vectorizer, vectors, trainable=False, hidden_units=128):

@@ -5,6 +5,7 @@
 import keras
 
 from seqlab.layers import PositionalEmbedding, TransformerEncoderLayer
+from seqlab.lessons import ConfigFromArguments
 
 
 def build_char_lstm(vocab_size, embedding_dim, units, batch_size=None):
@@ -27,7 +28,7 @@ def build_char_lstm(vocab_size, embedding_dim, units, batch_size=None):
 
 
 @keras.saving.register_keras_serializable(package="seqlab.nb07")
-class MiniGPT(keras.Model):
+class MiniGPT(ConfigFromArguments, keras.Model):
     """Embedding + positions -> causally masked Transformer blocks -> Dense: ids ``(batch, T)``
     to logits ``(batch, T, vocab_size)``; ``return_attention_scores=True`` adds each block's
     ``(batch, heads, T, T)`` weights. Example: ``MiniGPT(30, 16, 16, 2, 32, 1)(ids)``."""
@@ -35,8 +36,6 @@ class MiniGPT(keras.Model):
     def __init__(self, vocab_size, context_length, d_model, num_heads, dff, num_layers,
                  dropout=0.1, **kwargs):
         super().__init__(**kwargs)
-        self.config = dict(vocab_size=vocab_size, context_length=context_length, d_model=d_model,
-                           num_heads=num_heads, dff=dff, num_layers=num_layers, dropout=dropout)
         self.context_length = context_length  # id 0 is a character: mask_zero=False below
         policy = self.dtype_policy   # MiniGPT(..., dtype="mixed_float16"): mixed throughout
         self.embedding = PositionalEmbedding(vocab_size, d_model, mask_zero=False, dtype=policy)
@@ -56,6 +55,3 @@ class MiniGPT(keras.Model):
             scores.append(weights)
         logits = self.logits(x)                                               # (batch, T, vocab)
         return (logits, scores) if return_attention_scores else logits
-
-    def get_config(self):
-        return {**super().get_config(), **self.config}

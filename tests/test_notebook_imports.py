@@ -30,7 +30,7 @@ FACES = {
     "seqlab", "seqlab.config", "seqlab.data", "seqlab.decoding", "seqlab.distribute",
     "seqlab.evaluation", "seqlab.export", "seqlab.layers", "seqlab.models", "seqlab.plotting",
     "seqlab.results", "seqlab.sampling", "seqlab.sizes", "seqlab.training",
-    "seqlab.course", "seqlab.course.checks", "seqlab.course.notebook",
+    "seqlab.course", "seqlab.course.checks", "seqlab.course.notebook", "seqlab.lessons",
 }
 #: The lesson modules generated from the notebooks' ``#@save`` cells are faces too.
 LESSONS = "seqlab.lessons."
@@ -83,8 +83,10 @@ def import_problems(sources: list[str]) -> list[str]:
                          for name in names if name not in public]
     # The handful is of library modules; the course tools' one face a notebook needs, its
     # checks (``from seqlab.course import checks``), is imported by every notebook alike.
-    modules = sorted({module for module, _ in imports
-                      if module != "seqlab.course" and not module.startswith("seqlab.course.")})
+    # ``seqlab.lessons`` gives #@save cells their class helpers (ConfigFromArguments,
+    # add_to_class), plumbing of the lesson modules like ``seqlab.course`` of the checks.
+    modules = sorted({module for module, _ in imports if module != "seqlab.lessons"
+                      and module != "seqlab.course" and not module.startswith("seqlab.course.")})
     if len(modules) > MAX_MODULES:
         problems.append(f"{len(modules)} seqlab modules (at most {MAX_MODULES}): {modules}")
     return problems

@@ -22,7 +22,7 @@ from seqlab.data.wordpiece import (  # noqa: E402
     build_wordpiece_vocabulary,
     split_into_pieces,
 )
-from seqlab.layers import TransformerEncoderLayer  # noqa: E402
+from seqlab.lessons.nb05 import TransformerEncoderLayer  # noqa: E402
 from seqlab.lessons import nb08  # noqa: E402
 from seqlab.models import bert  # noqa: E402
 
@@ -233,7 +233,7 @@ def _encoder_pair(activation="relu"):
     padding = np.array([[1] * 6, [1] * 4 + [0] * 2], "int32")
     theirs = keras_hub.layers.TransformerEncoder(intermediate_dim=24, num_heads=4,
                                                  activation=activation, layer_norm_epsilon=1e-6)
-    ours = TransformerEncoderLayer(16, 4, 24, dropout=0.0, layer_norm_epsilon=1e-6)
+    ours = TransformerEncoderLayer(16, 4, 24, dropout=0.0)  # epsilon 1e-6
     theirs(x, padding_mask=padding)
     ours(x, mask=padding.astype(bool))
     bert.copy_encoder_weights(theirs, ours)

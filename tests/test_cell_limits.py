@@ -25,7 +25,8 @@ def non_blank_lines(source: str) -> int:
 
 def defines_a_class(source: str) -> bool:
     try:
-        tree = ast.parse(source.replace("%", "#"))  # IPython magics are not Python
+        tree = ast.parse("\n".join("#" + line if line.lstrip().startswith("%") else line
+                                   for line in source.splitlines()))  # magics are not Python
     except SyntaxError:
         return False
     return any(isinstance(node, ast.ClassDef) for node in tree.body)

@@ -12,6 +12,7 @@ import tensorflow as tf
 from seqlab import decoding, sizes
 from seqlab.data import load_translation
 from seqlab.decoding import CachingTranslator, Translator, beam_search, greedy_decode, translate
+from seqlab.lessons import nb04
 from seqlab.lessons.nb04 import build_rnn_translator
 from seqlab.lessons.nb05 import TransformerTranslator
 
@@ -280,33 +281,41 @@ def test_translate_refuses_an_empty_sentence_quickly(random_translator):
         translate(model, "Hello.", data.source_vectorizer, data.target_vectorizer, method="sample")
 
 
-def python_greedy_loop(model, source_ids, start_id, end_id, max_length):
-    """Notebook 04's greedy loop: the decoder called on one-word sequences, in plain Python."""
-    encoder_outputs, state, source_mask = model.encoder(source_ids)
-    word = np.full((len(source_ids), 1), start_id)
-    finished = np.zeros(len(source_ids), bool)
-    generated = []
-    for _ in range(max_length):
-        logits, state, _ = model.decoder(word, encoder_outputs, source_mask, state)
-        word = np.argmax(logits[:, -1], axis=-1)[:, None]
-        word[finished] = 0
-        generated.append(word[:, 0])
-        finished |= word[:, 0] == end_id
-        if finished.all():
-            break
-    return np.stack(generated, axis=1)
+def assert_same_as_the_lesson_loop(model, source, start_id, end_id, max_length):
+    """The package's compiled decoder (eager first call, then the traced ``tf.while_loop``)
+    gives notebook 04's Python loop's words and, up to each sentence's end, its attention."""
+    expected, expected_attention = nb04.greedy_decode(model, source, start_id, end_id,
+                                                      max_length)
+    for _ in range(2):
+        tokens, attention = greedy_decode(model, source, start_id, end_id, max_length)
+        np.testing.assert_array_equal(tokens, expected)
+        if expected_attention is None:
+            assert attention is None
+            continue
+        # the compiled loop zeroes a sentence's weights after its [END]; the lesson's keeps them
+        written = np.cumsum(tokens == end_id, axis=1) - (tokens == end_id) == 0  # up to [END]
+        np.testing.assert_allclose(attention[written], expected_attention[written], atol=1e-6)
 
 
 @pytest.mark.parametrize("attention", ["none", "bahdanau", "luong-dot", "luong-concat"])
-def test_a_python_loop_over_the_decoder_equals_greedy_decode(attention):
-    """The loop notebook 04 writes (whole-decoder calls on length-1 targets) and the package's
-    ``decode_step`` pick the same words, for both decoder orders."""
+def test_the_package_decoder_is_notebook_04s_loop_compiled(attention):
+    """Notebook 04's ``greedy_decode`` (its ``greedy_step`` in a Python loop) and
+    ``seqlab.decoding.greedy_decode`` (that step in a ``tf.while_loop``) pick the same words,
+    for both decoder orders."""
     data = load_translation("sample", batch_size=16)
     keras.utils.set_random_seed(5)
     model = build_rnn_translator(data.source_vocab_size, data.target_vocab_size, embedding_dim=8,
                                  units=16, attention=attention, output_norm=True)
     (source, _), _ = next(iter(data.test))
-    source = source.numpy()
-    expected, _ = greedy_decode(model, source, data.start_id, data.end_id, 6)
-    np.testing.assert_array_equal(
-        python_greedy_loop(model, source, data.start_id, data.end_id, 6), expected)
+    assert_same_as_the_lesson_loop(model, source.numpy(), data.start_id, data.end_id, 6)
+
+
+def test_the_lesson_loop_decodes_notebook_05s_transformer_as_the_package_does():
+    """Notebook 05 decodes with notebook 04's loop (its ``decode_step`` recomputes the prefix
+    without a cache); the package's decoder uses the cache: the same words."""
+    data = load_translation("sample", batch_size=16)
+    keras.utils.set_random_seed(6)
+    model = TransformerTranslator(data.source_vocab_size, data.target_vocab_size, 2, 16, 4, 32,
+                                  dropout=0.0)
+    (source, _), _ = next(iter(data.test))
+    assert_same_as_the_lesson_loop(model, source.numpy(), data.start_id, data.end_id, 6)

@@ -1,5 +1,5 @@
 """The import graph of ``src/`` is one-directional, stated by folder: the student-facing package
-``seqlab`` (the library, DESIGN: data -> layers -> models -> training -> decoding/evaluation ->
+``seqlab`` (the library, DESIGN: data -> layers -> models and the lessons' models -> training -> decoding/evaluation ->
 plotting, and on top of it ``seqlab.course``: the setup call and the exercises' checks) and, above
 it all, the instructor's tools, ``seqlab_instructor`` (what builds, runs and grades the course). A
 module never imports one from a higher level, not even inside a function; no library module
@@ -32,13 +32,15 @@ LIBRARY = {
     "seqlab.data": 1,
     "seqlab.layers": 2,
     "seqlab.models": 3,
+    # generated from the notebooks' #@save cells: the models the lessons teach, beside the
+    # package's; the decoders, the export and the checks above run them
+    "seqlab.lessons": 3,
     "seqlab.training": 4,
     "seqlab.decoding": 5,
     "seqlab.evaluation": 5,
     "seqlab.sampling": 5,
     "seqlab.export": 6,
     "seqlab.plotting": 6,
-    "seqlab.lessons": 7,  # generated from the notebooks' #@save cells; may import the library
 }
 #: On top of the library, lowest first: the rest of the student-facing package, then the
 #: instructor's tools. Each may import the library and the modules before it in this list, never

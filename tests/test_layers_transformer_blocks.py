@@ -1,4 +1,4 @@
-"""seqlab.layers.transformer_blocks: the encoder and decoder layers (shapes, returned attention,
+"""seqlab.layers.transformer_blocks and notebook 05's encoder layer: the encoder and decoder layers (shapes, returned attention,
 sublayer names, decoding through the key/value cache with notebook 05's step, also under mixed
 policies, causality and padding as properties). Config round trip, save/load, mixed precision and the mask contract: tests/test_layer_contract.py."""
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from layer_contract import UNIT_ROUNDOFF, as_float32, assert_close_to_float32, dtype_policy
 
 from seqlab.layers import CachedMultiHeadAttention, transformer_blocks
-from seqlab.lessons.nb05 import decoder_layer_step
+from seqlab.lessons.nb05 import TransformerEncoderLayer, decoder_layer_step
 
 SETTINGS = settings(max_examples=12, deadline=None, derandomize=True)
 
@@ -22,7 +22,7 @@ SETTINGS = settings(max_examples=12, deadline=None, derandomize=True)
 def test_encoder_and_decoder_layer_shapes_and_returned_attention():
     x = np.random.default_rng(3).normal(size=(2, 6, 16)).astype("float32")
     y = np.random.default_rng(4).normal(size=(2, 4, 16)).astype("float32")
-    encoder = transformer_blocks.TransformerEncoderLayer(16, 4, 32, dropout=0.1)
+    encoder = TransformerEncoderLayer(16, 4, 32, dropout=0.1)
     decoder = transformer_blocks.TransformerDecoderLayer(16, 4, 32, dropout=0.1)
     context_mask = np.array([[1, 1, 1, 1, 0, 0], [1] * 6], bool)
     memory, self_scores = encoder(x, mask=context_mask, return_attention_scores=True)
@@ -100,8 +100,10 @@ def test_decoder_call_has_no_cache_and_the_cached_steps_equal_the_full_causal_pa
 
 
 def test_heads_must_divide_d_model():
+    with pytest.raises(ValueError, match="multiple"):
+        TransformerEncoderLayer(10, 3, 16)
     with pytest.raises(ValueError, match="divisible"):
-        transformer_blocks.TransformerEncoderLayer(10, 3, 16)
+        transformer_blocks.TransformerDecoderLayer(10, 3, 16)
 
 
 @SETTINGS
@@ -146,7 +148,7 @@ _ENCODER = []
 
 def _shared_encoder():
     if not _ENCODER:
-        _ENCODER.append(transformer_blocks.TransformerEncoderLayer(8, 2, 16, dropout=0.0))
+        _ENCODER.append(TransformerEncoderLayer(8, 2, 16, dropout=0.0))
     return _ENCODER[0]
 
 

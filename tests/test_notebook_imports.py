@@ -84,8 +84,10 @@ def import_problems(sources: list[str]) -> list[str]:
     # The handful is of library modules; the course tools' one face a notebook needs, its
     # checks (``from seqlab.course import checks``), is imported by every notebook alike.
     # ``seqlab.lessons`` gives #@save cells their class helpers (ConfigFromArguments,
-    # add_to_class), plumbing of the lesson modules like ``seqlab.course`` of the checks.
+    # add_to_class), plumbing of the lesson modules like ``seqlab.course`` of the checks; its
+    # ``nbNN`` modules are earlier lessons' models, which a later lesson builds on (d2l's way).
     modules = sorted({module for module, _ in imports if module != "seqlab.lessons"
+                      and not module.startswith(LESSONS)
                       and module != "seqlab.course" and not module.startswith("seqlab.course.")})
     if len(modules) > MAX_MODULES:
         problems.append(f"{len(modules)} seqlab modules (at most {MAX_MODULES}): {modules}")

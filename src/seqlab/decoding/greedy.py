@@ -1,5 +1,6 @@
-"""Greedy decoding (the slides' fig. 13) as a ``tf.while_loop``, and the compiled-function
-cache the decoders and :mod:`seqlab.sampling` share."""
+"""Greedy decoding (the slides' fig. 13) compiled: notebook 04's ``greedy_step`` (its
+``#@save`` cell, :func:`seqlab.lessons.nb04.greedy_step`) inside one ``tf.while_loop``; and the
+compiled-function cache the decoders and :mod:`seqlab.sampling` share."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import weakref
 import tensorflow as tf
 
 from seqlab.decoding.protocol import CachingTranslator, Translator
+from seqlab.lessons.nb04 import greedy_step
 
 __all__ = ["compiled_for", "encode_for_decoding", "greedy_decode", "greedy_decode_in_graph"]
 
@@ -34,7 +36,8 @@ def encode_for_decoding(model: Translator, source_ids, max_length: int, use_cach
 
 def greedy_decode_in_graph(model: Translator, source_ids, start_id: int, end_id: int,
                            max_length: int, use_cache: bool = True):
-    """The greedy loop as TensorFlow ops (``tf.while_loop``); call it inside a ``tf.function``.
+    """Notebook 04's greedy loop as TensorFlow ops: its ``greedy_step`` in a ``tf.while_loop``
+    over a fixed-size prefix buffer; call it inside a ``tf.function``.
 
     Returns ``(tokens (batch, T) int32, attention (batch, T, S) float32 or None)``.
     """
@@ -54,9 +57,8 @@ def greedy_decode_in_graph(model: Translator, source_ids, start_id: int, end_id:
         return (t < max_length) & ~tf.reduce_all(finished)
 
     def body(t, buffer, state, finished, attentions):
-        logits, state, attention = model.decode_step(buffer[:, : t + 1], state)
-        token = tf.argmax(logits, axis=-1, output_type=tf.int32)  # (batch,)
-        token = tf.where(finished, 0, token)
+        token, state, attention, now_finished = greedy_step(model, buffer[:, : t + 1], state,
+                                                            finished, end_id)  # (batch,)
         column = tf.one_hot(t + 1, max_length + 1, dtype=tf.int32)  # (L + 1,)
         buffer = buffer + column[tf.newaxis, :] * token[:, tf.newaxis]
         returns_attention[:] = [attention is not None]
@@ -64,7 +66,7 @@ def greedy_decode_in_graph(model: Translator, source_ids, start_id: int, end_id:
             attention = tf.zeros([batch, source_length])
         attention = tf.where(finished[:, tf.newaxis], 0.0, tf.cast(attention, tf.float32))
         attentions = attentions.write(t, attention)
-        return t + 1, buffer, state, finished | tf.equal(token, end_id), attentions
+        return t + 1, buffer, state, now_finished, attentions
 
     t, buffer, _, _, attentions = tf.while_loop(
         condition, body,
@@ -79,7 +81,7 @@ def greedy_decode_in_graph(model: Translator, source_ids, start_id: int, end_id:
 
 def greedy_decode(model: Translator, source_ids, start_id: int, end_id: int, max_length: int,
                   use_cache: bool = True):
-    """Pick the most likely next token at every step (the slides' fig. 13).
+    """Notebook 04's ``greedy_decode`` (the slides' fig. 13), compiled: the same tokens.
 
     Args:
         model: a :class:`Translator`.

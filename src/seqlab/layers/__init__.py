@@ -29,7 +29,6 @@ from seqlab.layers.text import TextFromCodepoints, review_input
 from seqlab.layers.transformer_blocks import (
     PositionwiseFeedForward,
     TransformerDecoderLayer,
-    TransformerEncoderLayer,
 )
 
 __all__ = [
@@ -40,7 +39,7 @@ __all__ = [
     "padding_mask",
     # the Transformer (eqs. 15, 16)
     "MultiHeadAttention", "PositionalEmbedding", "PositionwiseFeedForward",
-    "TransformerDecoderLayer", "TransformerEncoderLayer", "copy_keras_attention_weights",
+    "TransformerDecoderLayer", "copy_keras_attention_weights",
     "positional_encoding", "scaled_dot_product_attention",
     # decoding one position at a time: the same attention with a key/value cache
     "CachedMultiHeadAttention",

@@ -1,5 +1,6 @@
-"""The Transformer's encoder and decoder layers (slides' "Transformer: Other Components"):
-post-norm residual sub-layers, as in the paper.
+"""The Transformer's decoder layer and the feed-forward network (slides' "Transformer: Other
+Components"): post-norm residual sub-layers, as in the paper. Notebook 05 writes the encoder
+layer itself (:class:`seqlab.lessons.nb05.TransformerEncoderLayer`).
 
 Shape letters in the comments: ``B`` batch, ``T`` target length, ``S`` source length, ``H``
 heads, ``d`` model size, ``dff`` feed-forward size.
@@ -107,80 +108,6 @@ def layer_hyperparameters(layer):
         "attention_dropout": layer.attention_dropout,
         "layer_norm_epsilon": layer.layer_norm_epsilon,
     }
-
-
-@keras.saving.register_keras_serializable(package="seqlab")
-class TransformerEncoderLayer(keras.layers.Layer):
-    """One encoder layer (slides' "The Architecture of Transformer", post-norm as in the paper).
-
-    Two sub-layers, each inside a residual connection followed by layer normalisation::
-
-        x = LayerNorm(x + Dropout(SelfAttention(x, x, x)))      # multi-head, eq. 16
-        x = LayerNorm(x + Dropout(FeedForward(x)))
-
-    Args:
-        d_model: ``d``, the size of every position's vector.
-        num_heads: ``H``; ``d_model`` must be a multiple of it (each head has ``d / H``).
-        dff: inner size of the feed-forward network.
-        dropout: rate of the residual dropout after each sub-layer.
-        attention_dropout: dropout rate on the attention weights (0 in the paper).
-        layer_norm_epsilon: the normalisations' epsilon.
-
-    Call arguments:
-        x: ``(B, S, d)``.
-        mask: optional ``(B, S)`` padding mask, True on real tokens (Keras fills it in from
-            ``x``'s Keras mask).
-        use_causal_mask: hide the positions after each position: a decoder-only (GPT) block.
-        return_attention_scores: also return the self-attention weights ``(B, H, S, S)``.
-        training: enables dropout.
-
-    Returns:
-        ``(B, S, d)``, or ``(output, weights)`` with ``return_attention_scores=True``.
-
-    Example:
-        >>> import numpy as np
-        >>> layer = TransformerEncoderLayer(d_model=16, num_heads=2, dff=32)
-        >>> x, mask = np.zeros((2, 5, 16), "float32"), np.array([[1, 1, 1, 0, 0], [1] * 5])
-        >>> output, scores = layer(x, mask=mask, return_attention_scores=True)
-        >>> tuple(output.shape), tuple(scores.shape), float(scores[0, 0, 0, 3])
-        ((2, 5, 16), (2, 2, 5, 5), 0.0)
-    """
-
-    def __init__(self, d_model, num_heads, dff, dropout=0.1, attention_dropout=0.0,
-                 layer_norm_epsilon=1e-6, **kwargs):
-        super().__init__(**kwargs)
-        store_hyperparameters(self, d_model, num_heads, dff, dropout, attention_dropout,
-                              layer_norm_epsilon)
-        self.self_attention = attention_sublayer(self, "self_attention")
-        self.self_attention_dropout, self.self_attention_norm = residual_parts(
-            self, "self_attention")
-        self.feed_forward = PositionwiseFeedForward(self.d_model, self.dff, name="feed_forward",
-                                                    dtype=self.dtype_policy)
-        self.feed_forward_dropout, self.feed_forward_norm = residual_parts(self, "feed_forward")
-        self.supports_masking = True
-
-    def build(self, input_shape):
-        self.self_attention.build(input_shape, input_shape)
-        self.self_attention_norm.build(input_shape)
-        self.feed_forward.build(input_shape)
-        self.feed_forward_norm.build(input_shape)
-        self.built = True
-
-    def call(self, x, mask=None, use_causal_mask=False, return_attention_scores=False,
-             training=None):
-        # Sub-layer 1: every position attends to every real position (eq. 16, H heads).
-        attended, scores = self.self_attention(
-            x, x, value_mask=mask, use_causal_mask=use_causal_mask,
-            return_attention_scores=True, training=training,
-        )  # (B, S, d), (B, H, S, S)
-        x = self.self_attention_norm(x + self.self_attention_dropout(attended, training=training))
-        # Sub-layer 2: the same two-layer network at every position.
-        transformed = self.feed_forward(x)  # (B, S, d)
-        x = self.feed_forward_norm(x + self.feed_forward_dropout(transformed, training=training))
-        return (x, scores) if return_attention_scores else x  # (B, S, d)
-
-    def get_config(self):
-        return {**super().get_config(), **layer_hyperparameters(self)}
 
 
 @keras.saving.register_keras_serializable(package="seqlab")

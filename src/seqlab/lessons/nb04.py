@@ -3,6 +3,7 @@
 
 
 import keras
+import numpy as np
 from keras import ops
 
 from seqlab.layers import BahdanauAttention, BahdanauDecoder, LuongAttention
@@ -100,6 +101,29 @@ def build_rnn_translator(source_vocab_size, target_vocab_size, *, embedding_dim,
                        output_norm)
     model.build()
     return model
+
+
+def greedy_step(model, prefix, state, finished, end_id):
+    """Fig. 13's step: (batch, t) prefix -> the most likely next word (batch,), 0 once ended."""
+    logits, state, attention = model.decode_step(prefix, state)        # logits (batch, V)
+    word = ops.cast(ops.argmax(logits, axis=-1), "int32")              # the most likely word
+    word = ops.where(finished, 0, word)                                # ended: padding
+    return word, state, attention, ops.logical_or(finished, ops.equal(word, end_id))
+
+
+def greedy_decode(model, source_ids, start_id, end_id, max_length):
+    """(batch, S) source ids -> ids (batch, T <= max_length), 0 after [END]; attention or None."""
+    state = model.encode(source_ids)                                   # the source, read once
+    prefix = np.full((len(source_ids), 1), start_id, "int32")          # [START] for every row
+    finished, attention = np.zeros(len(source_ids), bool), []
+    for _ in range(max_length):
+        word, state, weights, finished = greedy_step(model, prefix, state, finished, end_id)
+        prefix = np.concatenate([prefix, np.asarray(word)[:, None]], axis=1)  # (batch, t + 1)
+        attention.append(weights)                                      # (batch, S) or None
+        if np.all(finished):
+            break
+    tokens = prefix[:, 1:]                                             # [START] left out
+    return tokens, None if attention[0] is None else np.stack(attention, axis=1)  # (B, T, S)
 
 
 @keras.saving.register_keras_serializable(package="seqlab.nb04")

@@ -7,13 +7,46 @@ from keras import ops
 
 from seqlab.layers import (
     CachedMultiHeadAttention,
+    MultiHeadAttention,
     PositionalEmbedding,
+    PositionwiseFeedForward,
     RealTokenDense,
     TransformerDecoderLayer,
-    TransformerEncoderLayer,
     padding_mask,
 )
-from seqlab.lessons import ConfigFromArguments
+from seqlab.lessons import ConfigFromArguments, add_to_class
+
+
+@keras.saving.register_keras_serializable(package="seqlab.nb05")
+class TransformerEncoderLayer(ConfigFromArguments, keras.layers.Layer):
+    """One encoder layer, post-LN as in the paper: x (B, S, d) -> (B, S, d).
+    Example: TransformerEncoderLayer(64, num_heads=4, dff=128)(x, mask=source_mask)"""
+
+    def __init__(self, d_model, num_heads, dff, dropout=0.1, **kwargs):
+        super().__init__(**kwargs)
+        if d_model % num_heads:
+            raise ValueError(f"d_model={d_model} must be a multiple of num_heads={num_heads}")
+        policy = self.dtype_policy                                   # the model's precision
+        self.self_attention = MultiHeadAttention(num_heads, d_model // num_heads,
+                                                 name="self_attention", dtype=policy)
+        self.self_attention_dropout = keras.layers.Dropout(dropout, dtype=policy)
+        self.self_attention_norm = keras.layers.LayerNormalization(
+            epsilon=1e-6, name="self_attention_norm", dtype=policy)
+        self.feed_forward = PositionwiseFeedForward(d_model, dff, name="feed_forward", dtype=policy)
+        self.feed_forward_dropout = keras.layers.Dropout(dropout, dtype=policy)
+        self.feed_forward_norm = keras.layers.LayerNormalization(
+            epsilon=1e-6, name="feed_forward_norm", dtype=policy)
+        self.supports_masking = True                                 # the output keeps x's mask
+
+    def call(self, x, mask=None, use_causal_mask=False, return_attention_scores=False,
+             training=None):
+        attended, scores = self.self_attention(                      # eq. (16), H heads
+            x, x, value_mask=mask, use_causal_mask=use_causal_mask,
+            return_attention_scores=True, training=training)         # (B, S, d), (B, H, S, S)
+        x = self.self_attention_norm(x + self.self_attention_dropout(attended, training=training))
+        transformed = self.feed_forward(x)                           # (B, S, d), per position
+        x = self.feed_forward_norm(x + self.feed_forward_dropout(transformed, training=training))
+        return (x, scores) if return_attention_scores else x
 
 
 @keras.saving.register_keras_serializable(package="seqlab.nb05")
@@ -95,6 +128,15 @@ class TransformerTranslator(ConfigFromArguments, keras.Model):
         state = self.encode(source_ids, training=training)
         return self.decoder(target_in, state["memory"], state["padding_mask"], training=training)
 
+    def decode_step(self, target_prefix_ids, state):
+        """(B, t) prefix -> (next-token logits (B, V), state, last layer's cross-attention (B, S))."""
+        if "cache" in state:                                               # the cached step, below
+            return self.cached_decode_step(target_prefix_ids, state)
+        logits, scores = self.decoder(target_prefix_ids, state["memory"], state["padding_mask"],
+                                      return_attention_scores=True)        # (B, t, V), per layer
+        attention = ops.mean(scores[-1]["cross_attention"][:, :, -1], axis=1)  # heads averaged
+        return logits[:, -1], state, attention
+
     def init_cache(self, state, max_length):
         """state + per decoder layer the source's keys and values and room for max_length steps."""
         if not self.built:  # the decoder's projections exist before they are used directly
@@ -109,13 +151,9 @@ class TransformerTranslator(ConfigFromArguments, keras.Model):
             cache.append({"self_attention": (empty, empty), "cross_attention": cross})
         return {**state, "cache": cache}
 
-    def decode_step(self, target_prefix_ids, state):
-        """(B, t) prefix -> (next-token logits (B, V), state, last layer's cross-attention (B, S))."""
+    def cached_decode_step(self, target_prefix_ids, state):
+        """decode_step through the cache: only the newest token (B, 1) runs through the decoder."""
         memory, source_mask = state["memory"], state["padding_mask"]
-        if "cache" not in state:  # recompute the whole prefix
-            logits, scores = self.decoder(target_prefix_ids, memory, source_mask,
-                                          return_attention_scores=True)
-            return logits[:, -1], state, ops.mean(scores[-1]["cross_attention"][:, :, -1], axis=1)
         index = ops.shape(target_prefix_ids)[1] - 1                        # the newest position
         x = self.decoder.embedding(target_prefix_ids[:, -1:], start_position=index)  # (B, 1, d)
         cache = []

@@ -4,16 +4,16 @@
 
 import keras
 
-from seqlab.layers import PositionalEmbedding, TransformerEncoderLayer
+from seqlab.layers import PositionalEmbedding
 from seqlab.lessons import ConfigFromArguments
+from seqlab.lessons.nb05 import TransformerEncoderLayer
 
 
 def build_char_lstm(vocab_size, embedding_dim, units, batch_size=None):
     """Embedding -> LSTM -> Dense: logits ``(batch, T, vocab_size)`` for the next character.
 
-    Args: ``vocab_size`` character ids; ``embedding_dim`` size of a character's vector;
-    ``units`` LSTM state size; ``batch_size`` None (stateless) or a fixed batch, which makes the
-    LSTM stateful (truncated BPTT; 1 for generation).
+    Args: ``vocab_size`` character ids; ``embedding_dim`` a character's vector size; ``units``
+    LSTM state size; ``batch_size`` None or a fixed batch: stateful (truncated BPTT; 1 generates).
     Example: ``build_char_lstm(30, 8, 16)(np.zeros((2, 5), "int32")).shape == (2, 5, 30)``.
     """
     if batch_size is None:   # stateless: any batch size, every window starts from a zero state

@@ -148,8 +148,8 @@ def fill_masks(masked_lm, sentences: Sequence[str], top_k: int = 3) -> list[list
 
 # ------------------------------------------------------------- keras-hub vs notebook 05's layer
 
-#: keras-hub ``TransformerEncoder`` weight -> :class:`seqlab.layers.TransformerEncoderLayer`
-#: weight, by the last two parts of each variable's path.
+#: keras-hub ``TransformerEncoder`` weight -> notebook 05's ``TransformerEncoderLayer``
+#: (:class:`seqlab.lessons.nb05.TransformerEncoderLayer`) weight, by the last two parts of each variable's path.
 ENCODER_WEIGHT_NAMES = {
     "query/kernel": "query/kernel", "query/bias": "query/bias",
     "key/kernel": "key/kernel", "key/bias": "key/bias",
@@ -173,7 +173,7 @@ def _short_path(variable) -> str:
 
 def copy_encoder_weights(source, target):
     """Copy a built keras-hub ``TransformerEncoder``'s weights into a built
-    :class:`seqlab.layers.TransformerEncoderLayer`, matched by :data:`ENCODER_WEIGHT_NAMES`.
+    :class:`seqlab.lessons.nb05.TransformerEncoderLayer`, matched by :data:`ENCODER_WEIGHT_NAMES`.
 
     The two compute the same only when configured alike: keras-hub's with
     ``activation="relu"``, the same ``layer_norm_epsilon``, and no dropout.
@@ -189,7 +189,7 @@ def copy_encoder_weights(source, target):
     if set(theirs) != set(ENCODER_WEIGHT_NAMES) or set(ours) != set(ENCODER_WEIGHT_NAMES.values()):
         raise ValueError(
             "copy_encoder_weights expects a built keras_hub.layers.TransformerEncoder and a "
-            f"built seqlab TransformerEncoderLayer; got weights {sorted(theirs)} and {sorted(ours)}.")
+            f"built notebook 05 TransformerEncoderLayer; got weights {sorted(theirs)} and {sorted(ours)}.")
     for their_name, our_name in ENCODER_WEIGHT_NAMES.items():
         value = np.asarray(theirs[their_name])
         variable = ours[our_name]

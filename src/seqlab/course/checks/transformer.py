@@ -27,7 +27,7 @@ from seqlab.course.checks.core import (
 )
 from seqlab.course.checks.transcript import observe
 
-SOFTMAX_GRADIENTS = "Exercise 1: does 1/sqrt(d_k) keep the gradients alive"
+SOFTMAX_GRADIENTS = "Exercise 1: the softmax Jacobian with and without 1/sqrt(d_k)"
 #: Exercise 1's possible predictions: the unscaled Jacobian at d_k = 512 against the scaled one.
 PREDICTIONS = ("smaller", "same", "larger")
 CAUSAL_MASK = "Exercise 1: the causal (look-ahead) mask"

@@ -107,7 +107,7 @@ def test_refuse_package_calls_reads_only_the_forbidden_names():
 DELEGATIONS = [
     ("check_scaled_dot_product_attention", "seqlab.layers", "scaled_dot_product_attention", 1),
     ("check_loss_mask_experiment", "seqlab.course.checks.attention", "unmasked_loss_reference", 2),
-    ("check_noise_and_subsampling", "seqlab.data.corpus", "unigram_noise_probabilities", 2),
+    ("check_subsampling_share", "seqlab.course.checks.embeddings", "dropped_share_reference", 2),
     ("check_cbow_probabilities", "seqlab.course.checks.embeddings", "cbow_probabilities_reference", 1),
     ("check_perplexity", "seqlab.course.checks.language_models", "sample_perplexity_reference", 1),
     ("check_loss_by_position", "seqlab.course.checks.language_models", "loss_by_position_reference", 1),

@@ -42,35 +42,48 @@ def test_plausible_wrong_cbow_answers_are_rejected(wrong, message):
         checks.check_cbow_probabilities(wrong)
 
 
-# ------------------------------------------------------------ noise distribution and subsampling
+# ------------------------------------------------------------ subsampling sized for a corpus
 
 
-def noise(counts, power=0.75):
-    weights = np.asarray(counts, dtype=float) ** power
-    return weights / weights.sum()
+def dropped(counts, threshold):
+    frequencies = np.asarray(counts, dtype=float) / np.sum(counts)
+    return float(np.sum(frequencies * np.maximum(0.0, 1.0 - np.sqrt(threshold / frequencies))))
 
 
-def keep(counts, threshold):
-    return np.minimum(1.0, np.sqrt(threshold / (np.asarray(counts) / np.sum(counts))))
+def threshold_for(counts, share):
+    low, high = -80.0, 0.0  # log t: drops everything ... nothing
+    for _ in range(100):
+        middle = (low + high) / 2
+        low, high = (middle, high) if dropped(counts, np.exp(middle)) > share else (low, middle)
+    return float(np.exp(low))
 
 
-def test_noise_and_subsampling_accepts_the_paper_formulas(capsys):
-    checks.check_noise_and_subsampling(noise, keep)
+def test_subsampling_share_accepts_a_derivation_and_a_bisection(capsys):
+    checks.check_subsampling_share(dropped, threshold_for)
     out = capsys.readouterr().out
-    assert "passed" in out and "of the negatives" in out
+    assert "passed" in out and "t = 1e-5 drops" in out
 
 
-@pytest.mark.parametrize("wrong_noise, wrong_keep, message", [
-    (stub, keep, "placeholder"),
-    (noise, stub, "placeholder"),
-    (lambda c, power=0.75: np.asarray(c) / np.sum(c), keep, "unigram distribution itself"),
-    (lambda c, power=0.75: np.asarray(c, float) ** power, keep, "sums to"),
-    (lambda c, power=0.75: noise(c, 0.75), keep, "power=1.0"),
-    (lambda c, power=0.75: noise(c, power)[:-1], keep, "shape"),
-    (noise, lambda c, t: 1 - keep(c, t), "discarding"),
-    (noise, lambda c, t: np.sqrt(t / (np.asarray(c) / np.sum(c))), "above 1"),
-    (noise, lambda c, t: np.minimum(1.0, t / (np.asarray(c) / np.sum(c))), "differs"),
+def unweighted(counts, threshold):
+    frequencies = np.asarray(counts, dtype=float) / np.sum(counts)
+    return float(np.mean(np.maximum(0.0, 1.0 - np.sqrt(threshold / frequencies))))
+
+
+def uncapped(counts, threshold):
+    frequencies = np.asarray(counts, dtype=float) / np.sum(counts)
+    return float(np.sum(frequencies * (1.0 - np.sqrt(threshold / frequencies))))
+
+
+@pytest.mark.parametrize("wrong_dropped, wrong_threshold, message", [
+    (stub, threshold_for, "placeholder"),
+    (dropped, stub, "placeholder"),
+    (unweighted, threshold_for, "weight it by the word's share"),
+    (uncapped, threshold_for, "never discarded"),
+    (lambda c, t: [dropped(c, t)], threshold_for, "expected one number"),
+    (dropped, lambda c, share: share, "drops"),                       # t = the share itself
+    (dropped, lambda c, share: -1.0, "t > 0"),
 ])
-def test_noise_and_subsampling_explains_mistakes(wrong_noise, wrong_keep, message):
+def test_subsampling_share_explains_mistakes(wrong_dropped, wrong_threshold, message):
     with pytest.raises(CheckFailed, match=message):
-        checks.check_noise_and_subsampling(wrong_noise, wrong_keep)
+        checks.check_subsampling_share(wrong_dropped, wrong_threshold)
+

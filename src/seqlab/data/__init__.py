@@ -8,6 +8,8 @@ from seqlab.data.corpus import (
     log_uniform_probabilities,
     skipgram_dataset,
     skipgram_pairs,
+    subsampling_keep_probabilities,
+    unigram_noise_probabilities,
     vectorize_ragged,
 )
 from seqlab.data.corpus_chars import CharVocabulary, load_char_corpus, split_text, tbptt_dataset
@@ -32,6 +34,7 @@ __all__ = [
     "standardize_text", "standardize_with_markers",
     # word2vec (notebook 06)
     "load_review_corpus", "log_uniform_probabilities", "skipgram_dataset", "skipgram_pairs",
+    "subsampling_keep_probabilities", "unigram_noise_probabilities",
     "vectorize_ragged",
     # character language models (notebook 07)
     "CharVocabulary", "load_char_corpus", "split_text", "tbptt_dataset",

@@ -17,7 +17,7 @@ from seqlab.course.checks.bert import (
 from seqlab.course.checks.core import CheckFailed, assert_close, passed, run_student_code
 from seqlab.course.checks.embeddings import (
     check_cbow_probabilities,
-    check_noise_and_subsampling,
+    check_subsampling_share,
 )
 from seqlab.course.checks.imdb import (
     check_accuracy_function,
@@ -53,7 +53,7 @@ __all__ = ["CheckFailed", "assert_close", "passed", "run_student_code",
            "check_causal_mask", "check_causal_mask_experiment", "check_one_head", "check_scaled_dot_product_attention",
            "check_softmax_gradients",
            # notebook 06
-           "check_cbow_probabilities", "check_noise_and_subsampling",
+           "check_cbow_probabilities", "check_subsampling_share",
            # notebook 07
            "check_loss_by_position", "check_perplexity",
            # notebook 08

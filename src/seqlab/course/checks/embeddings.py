@@ -1,9 +1,10 @@
-"""Checks for notebook 06's exercises: word2vec's noise distribution and subsampling, and CBOW.
+"""Checks for notebook 06's exercises: subsampling sized for a corpus, and CBOW.
 
-* Exercise 1 — ``noise_distribution(counts, power=0.75)``, :math:`U(w)^{3/4}/Z`, and
-  ``keep_probabilities(counts, threshold)``, :math:`\\min(1, \\sqrt{t / f(w)})` (Mikolov et
-  al., 2013, "Distributed Representations of Words and Phrases and their Compositionality",
-  §2.2 and §2.3).
+* Exercise 1 — ``dropped_share(counts, threshold)``, the expected share of a corpus's tokens
+  that the paper's subsampling discards, :math:`\\sum_w f(w) \\max(0, 1 - \\sqrt{t / f(w)})`
+  (Mikolov et al., 2013, "Distributed Representations of Words and Phrases and their
+  Compositionality", §2.3), and ``threshold_for(counts, share)``, the threshold that drops
+  ``share`` of them.
 * Exercise 2 — ``cbow_probabilities(W, U, context_ids)``: the slides' "Continuous Bag of Words
   Model (CBOW)", ``softmax(U v̄)`` with ``v̄`` the mean of the context rows of ``W``.
 """
@@ -22,69 +23,73 @@ from seqlab.course.checks.core import (
     softmax,
 )
 
-NOISE_AND_SUBSAMPLING = "Exercise 1: the paper's noise distribution and subsampling"
+SUBSAMPLING = "Exercise 1: subsampling sized for our corpus"
 CBOW = "Exercise 2: the CBOW prediction"
 #: What the answers may not call: the package's versions and the checks' references.
-NOISE_AND_SUBSAMPLING_FORBIDDEN = ("unigram_noise_probabilities", "subsampling_keep_probabilities")
+SUBSAMPLING_FORBIDDEN = ("subsampling_keep_probabilities", "dropped_share_reference")
 CBOW_FORBIDDEN = ("cbow_probabilities_reference",)
 
 
-def check_noise_and_subsampling(noise_distribution, keep_probabilities) -> None:
-    """Check word2vec's noise distribution and subsampling on word counts of several shapes."""
-    from seqlab.data.corpus import subsampling_keep_probabilities, unigram_noise_probabilities
+def dropped_share_reference(counts, threshold):
+    """``sum_w f(w) * (1 - keep(w))``: each occurrence of ``w`` is discarded with ``1 - keep(w)``."""
+    from seqlab.data.corpus import subsampling_keep_probabilities
 
-    exercise = NOISE_AND_SUBSAMPLING
-    for function in (noise_distribution, keep_probabilities):
-        refuse_package_calls(exercise, function, NOISE_AND_SUBSAMPLING_FORBIDDEN)
+    frequencies = np.asarray(counts, dtype="float64") / np.sum(counts)
+    return float(np.sum(frequencies * (1.0 - subsampling_keep_probabilities(counts, threshold))))
+
+
+#: How close ``threshold_for``'s threshold must bring the expected dropped share to the target:
+#: half a percentage point, far coarser than any bisection or root finder stops at.
+SHARE_TOLERANCE = 0.005
+
+
+def check_subsampling_share(dropped_share, threshold_for) -> None:
+    """Check the expected dropped share and the threshold for a share, on counts of several
+    shapes (a Zipf-like corpus, random counts, a flat vocabulary)."""
+    exercise = SUBSAMPLING
+    for function in (dropped_share, threshold_for):
+        refuse_package_calls(exercise, function, SUBSAMPLING_FORBIDDEN)
     rng = np.random.default_rng(2013)
     cases = [np.array([5000, 1200, 300, 40, 7, 1]), rng.integers(1, 10_000, size=50),
-             np.array([3, 3, 3])]
+             (100_000 / np.arange(1, 2001)).astype(int) + 1]
     for counts in cases:
-        got = as_array(exercise, run_student_code(exercise, noise_distribution, counts.copy()),
-                       "the noise distribution")
-        expected = unigram_noise_probabilities(counts)
-        if got.shape != expected.shape:
-            raise CheckFailed(exercise, f"noise_distribution returned shape {got.shape}; "
-                                        f"expected {expected.shape}, one probability per word.")
-        if not np.allclose(got, expected, rtol=1e-6, atol=1e-9):
-            if np.isclose(got.sum(), 1.0) and np.allclose(got, counts / counts.sum()):
-                raise CheckFailed(exercise, "noise_distribution returned the unigram "
-                                            "distribution itself: raise the counts to the power "
-                                            "3/4 before normalising.")
-            if not np.isclose(got.sum(), 1.0, atol=1e-6):
-                raise CheckFailed(exercise, f"noise_distribution sums to {got.sum():.4g}; "
-                                            "normalise it (divide by Z) so that it sums to 1.")
-            assert_close(exercise, got, expected, what="the noise distribution",
-                         rtol=1e-6, atol=1e-9)
-        for power in (1.0, 0.5):
-            got = as_array(exercise, run_student_code(exercise, noise_distribution,
-                                                      counts.copy(), power=power),
-                           "the noise distribution")
-            assert_close(exercise, got, unigram_noise_probabilities(counts, power),
-                         what=f"noise_distribution(counts, power={power})", rtol=1e-6, atol=1e-9)
-        for threshold in (1e-3, 1e-5, 0.5):
-            got = as_array(exercise, run_student_code(exercise, keep_probabilities,
-                                                      counts.copy(), threshold),
-                           "the keep probabilities")
-            expected = subsampling_keep_probabilities(counts, threshold)
-            if got.shape != expected.shape:
-                raise CheckFailed(exercise, f"keep_probabilities returned shape {got.shape}; "
-                                            f"expected {expected.shape}, one per word.")
-            if (got > 1 + 1e-9).any():
-                raise CheckFailed(exercise, "a keep probability is above 1: a word rarer than "
-                                            "the threshold is always kept (cap at 1).")
-            if np.allclose(got, 1 - expected, rtol=1e-6, atol=1e-9):
-                raise CheckFailed(exercise, "you returned the probability of discarding; "
-                                            "return the probability of keeping.")
+        frequencies = counts / counts.sum()
+        for threshold in (1e-5, 1e-3, 0.05, 1.0):
+            got = run_student_code(exercise, dropped_share, counts.copy(), threshold)
+            expected = dropped_share_reference(counts, threshold)
+            try:
+                got = float(got)
+            except (TypeError, ValueError):
+                raise CheckFailed(exercise, f"dropped_share returned {type(got).__name__}; "
+                                            "expected one number, a share in [0, 1].") from None
+            if abs(got - expected) <= 1e-9:
+                continue
+            discard = 1.0 - np.sqrt(threshold / frequencies)
+            if np.isclose(got, np.mean(np.maximum(discard, 0.0))):
+                raise CheckFailed(exercise, "dropped_share averaged the words' discard "
+                                            "probabilities; each applies to every occurrence of "
+                                            "its word: weight it by the word's share f(w).")
+            if np.isclose(got, np.sum(frequencies * discard)):
+                raise CheckFailed(exercise, "a word rarer than t has 1 - sqrt(t/f) < 0: it is "
+                                            "never discarded, its share dropped is 0.")
             assert_close(exercise, got, expected, rtol=1e-6, atol=1e-9,
-                         what=f"keep_probabilities(counts, {threshold:g})")
-    counts = cases[0]
-    noise, unigram = unigram_noise_probabilities(counts), counts / counts.sum()
-    keep = subsampling_keep_probabilities(counts, 1e-3)
-    print(f"For counts {counts.tolist()}: the most frequent word is {unigram[0]:.1%} of the text "
-          f"but {noise[0]:.1%} of the negatives, the rarest {unigram[-1]:.3%} and "
-          f"{noise[-1]:.3%}; with t = 1e-3, {keep[0]:.1%} of the most frequent word's "
-          "occurrences are kept.")
+                         what=f"dropped_share(counts, {threshold:g})")
+        for share in (0.1, 1 / 3, 0.6):
+            threshold = run_student_code(exercise, threshold_for, counts.copy(), share)
+            if not np.isfinite(threshold) or threshold <= 0:
+                raise CheckFailed(exercise, f"threshold_for(counts, {share:.2f}) returned "
+                                            f"{threshold}; expected a threshold t > 0.")
+            reached = dropped_share_reference(counts, float(threshold))
+            if abs(reached - share) > SHARE_TOLERANCE:
+                raise CheckFailed(exercise, f"threshold_for(counts, {share:.2f}) returned "
+                                            f"t = {float(threshold):.3g}, which drops "
+                                            f"{reached:.1%} of the tokens, not {share:.1%}. The "
+                                            "share falls as t grows: search for the t that "
+                                            "gives it (bisection on log t works).")
+    counts = cases[2]
+    print(f"A Zipf-like corpus of {counts.sum():,} tokens over {len(counts):,} words: t = 1e-5 "
+          f"drops {dropped_share_reference(counts, 1e-5):.0%} of its tokens, t = 1e-3 "
+          f"{dropped_share_reference(counts, 1e-3):.0%}.")
     passed(exercise)
 
 

@@ -73,8 +73,7 @@ def test_the_notebooks_display_sources():
 
 
 #: Displayed sources known to break the rule, each with the reason, until fixed.
-KNOWN = {"02": "02 shows compile_sentiment_classifier, which compiles in "
-               "model.distribute_strategy.scope() (issue 49, item 2: left open)"}
+KNOWN: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("notebook", [

@@ -11,7 +11,7 @@ from seqlab.distribute import (
     scale_warmup_steps,
 )
 from seqlab.results import read_imdb_results, write_imdb_result
-from seqlab.training.callbacks import EpochTimer, TimeBudget, standard_callbacks
+from seqlab.training.callbacks import TimeBudget, standard_callbacks
 from seqlab.training.compiling import compile_sentiment_classifier, compile_translator
 from seqlab.training.losses import MaskedAccuracy, MaskedSparseCategoricalCrossentropy
 from seqlab.training.optimizers import FusedAdam, LazyAdam
@@ -25,7 +25,7 @@ __all__ = [
     "TransformerSchedule", "compile_sentiment_classifier", "compile_translator",
     "transformer_optimizer",
     # callbacks
-    "EpochTimer", "TimeBudget", "standard_callbacks",
+    "TimeBudget", "standard_callbacks",
     # training that survives a disconnect (seqlab.training.resume)
     "ResumableBackup", "TrainingRun", "backup_root",
     # one or several devices (seqlab.distribute)

@@ -57,7 +57,7 @@ from benchmarks.recurrent import device_description  # noqa: E402
 from benchmarks.stand_ins import IMDB_MEAN_WORDS, nnlm_sized_module  # noqa: E402
 from seqlab import config  # noqa: E402
 from seqlab.data import skipgram_dataset  # noqa: E402
-from seqlab.data.corpus import sample_log_uniform, skipgram_pairs  # noqa: E402
+from seqlab.data.corpus import sample_log_uniform  # noqa: E402
 from seqlab.layers import HubTextEmbedding  # noqa: E402
 from seqlab.lessons.nb01 import build_sentiment_classifier  # noqa: E402
 from seqlab.lessons.nb06 import SkipGram  # noqa: E402
@@ -116,13 +116,34 @@ def stand_in_ids(reviews: int, vocab: int, words: int = IMDB_MEAN_WORDS, seed: i
     return tf.ragged.constant(np.minimum(ranks, vocab - 1).tolist(), tf.int64)
 
 
+def text_pairs(ids: tf.Tensor, window_size: int) -> tuple[tf.Tensor, tf.Tensor]:
+    """All (centre, context) pairs of one text's ids ``(n,)``, ids 0 dropped: the old pipeline's.
+
+    Args:
+        ids: one text's token ids, int64 ``(n,)``; 0 is padding.
+        window_size: context words on each side of a centre word.
+
+    Example:
+        >>> centres, contexts = text_pairs(tf.constant([5, 6, 7], tf.int64), 1)
+        >>> sorted(zip(centres.numpy().tolist(), contexts.numpy().tolist()))
+        [(5, 6), (6, 5), (6, 7), (7, 6)]
+    """
+    ids = tf.boolean_mask(ids, ids > 0)                 # (n,) without padding
+    centres, contexts = [], []
+    for offset in range(1, window_size + 1):
+        left, right = ids[:-offset], ids[offset:]       # (n - offset,) each
+        centres += [left, right]
+        contexts += [right, left]
+    return tf.concat(centres, 0), tf.concat(contexts, 0)
+
+
 def per_pair_skipgram_dataset(sequences: tf.RaggedTensor, window_size: int, num_negatives: int,
                               vocab_size: int, batch_size: int, shuffle_buffer: int = 100_000,
                               seed: int = config.SEED, min_id: int = 2) -> tf.data.Dataset:
     """Notebook 06's pipeline before issue 28: one ``tf.data`` element per pair until ``batch``."""
     def pairs(ids):
         ids = tf.where(ids < min_id, tf.zeros_like(ids), ids)
-        return tf.data.Dataset.from_tensor_slices(skipgram_pairs(ids, window_size))
+        return tf.data.Dataset.from_tensor_slices(text_pairs(ids, window_size))
 
     def add_negatives(step, batch):
         centres, contexts = batch

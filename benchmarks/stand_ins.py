@@ -1,5 +1,6 @@
 """The real data's sizes, and stand-ins of what cannot be downloaded on this project's machines,
-for ``benchmarks.end_to_end`` and ``benchmarks.bucketing_reviews``.
+for ``benchmarks.end_to_end`` (its downloads: ``benchmarks.stand_in_downloads``) and
+``benchmarks.bucketing_reviews``.
 
 - IMDB review lengths: a log-normal with IMDB's median (174 words) and mean (230), the figures
   issue 28 cites (the real reviews cannot be read here) (:func:`imdb_review_lengths`);

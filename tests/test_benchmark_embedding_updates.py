@@ -22,6 +22,12 @@ def test_the_old_per_pair_pipeline_makes_the_same_kind_of_batches():
     assert centres.dtype == tf.int64 and int(tf.reduce_min(candidates)) >= 2
 
 
+def test_the_old_pipelines_pairs_are_every_word_within_the_window():
+    centres, contexts = bench.text_pairs(tf.constant([5, 6, 7, 0], tf.int64), 2)
+    assert sorted(zip(centres.numpy().tolist(), contexts.numpy().tolist(), strict=True)) == [
+        (5, 6), (5, 7), (6, 5), (6, 7), (7, 5), (7, 6)]
+
+
 def test_skipgram_comparison_runs_every_path_at_a_tiny_size():
     results = bench.compare_skipgram(vocab=60, dim=8, batch=32, reviews=20, rounds=1, steps=2,
                                      held_out=2)

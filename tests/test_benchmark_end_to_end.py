@@ -1,5 +1,6 @@
-"""benchmarks.end_to_end's machinery at tiny sizes: the stand-in text, the timing start-up file
-and how the minutes are counted (the minutes themselves are measured by hand: benchmarks/README.md)."""
+"""benchmarks.end_to_end's machinery at tiny sizes: the stand-in text
+(benchmarks.stand_in_downloads), the timing start-up file and how the minutes are counted (the
+minutes themselves are measured by hand: benchmarks/README.md)."""
 
 from __future__ import annotations
 
@@ -14,24 +15,24 @@ import pytest
 from seqlab import config
 
 sys.path.insert(0, str(config.REPO_ROOT))  # benchmarks/ is a package at the repository root
-from benchmarks import end_to_end, stand_ins  # noqa: E402
+from benchmarks import end_to_end, stand_in_downloads, stand_ins  # noqa: E402
 
 
 def test_made_up_words_are_distinct_and_shortest_first():
-    words = end_to_end.made_up_words(2_000)
+    words = stand_in_downloads.made_up_words(2_000)
     assert len(set(words)) == 2_000
     assert [len(w) for w in words] == sorted(len(w) for w in words)
 
 
 def test_the_stand_in_vocabulary_starts_with_the_samples_english_words():
-    words = end_to_end.stand_in_vocabulary(3_000)
+    words = stand_in_downloads.stand_in_vocabulary(3_000)
     assert len(words) == len(set(words)) == 3_000
     assert words[0] == "the" and {"good", "bad", "acting"} <= set(words[:400])
 
 
 def test_stand_in_reviews_have_imdbs_lengths_labels_and_label_words():
-    words = end_to_end.made_up_words(5_000)
-    texts, labels = end_to_end.stand_in_reviews(400, words, seed=3)
+    words = stand_in_downloads.made_up_words(5_000)
+    texts, labels = stand_in_downloads.stand_in_reviews(400, words, seed=3)
     assert [len(t.split()) for t in texts] == list(stand_ins.imdb_review_lengths(400, seed=3))
     assert set(labels) == {0, 1}
     # the label-specific words: "...ful" in positive reviews only, "...less" in negative ones
@@ -118,7 +119,8 @@ def test_the_imdb_stand_in_is_read_by_the_notebooks_loader_and_profiled(tmp_path
     from benchmarks import imdb_epoch
     from seqlab.data import load_imdb
 
-    end_to_end.prepare_imdb(tmp_path / "tfds", {"train": 300, "test": 40, "unsupervised": 20})
+    stand_in_downloads.prepare_imdb(tmp_path / "tfds",
+                                    {"train": 300, "test": 40, "unsupervised": 20})
     train, valid, test = load_imdb("tfds", batch_size=100, data_dir=tmp_path / "tfds")
     assert sum(len(y) for _, y in train) == 210 and sum(len(y) for _, y in test) == 40  # 70/30
     assert imdb_epoch.main(["--stand-ins", str(tmp_path), "--reviews", "128"]) == 0

@@ -1,10 +1,10 @@
-"""seqlab.training.standard_callbacks and EpochTimer."""
+"""seqlab.training.standard_callbacks and TimeBudget."""
 
 import keras
 import numpy as np
 import pytest
 
-from seqlab.training import EpochTimer, TimeBudget, standard_callbacks
+from seqlab.training import TimeBudget, standard_callbacks
 
 
 def _data(seed=0):
@@ -67,16 +67,6 @@ def test_refuses_a_path_keras_cannot_save_weights_to(tmp_path, path):
 def test_refuses_non_positive_patience(tmp_path):
     with pytest.raises(ValueError, match="patience"):
         standard_callbacks(tmp_path / "w.weights.h5", patience=0)
-
-
-def test_epoch_timer_times_every_epoch_and_leaves_out_the_first():
-    x, y = _data()
-    timer = EpochTimer()
-    with pytest.raises(ValueError, match="no epoch"):
-        timer.seconds_per_epoch()
-    _model().fit(x, y, epochs=3, verbose=0, callbacks=[timer])
-    assert len(timer.seconds) == 3 and all(s > 0 for s in timer.seconds)
-    assert timer.seconds_per_epoch() == pytest.approx(np.median(timer.seconds[1:]))
 
 
 class FakeClock:

@@ -48,14 +48,15 @@ def test_a_passing_check_returns_none(capsys):
 
 
 # A notebook's namespace: what a student's cell defines, with the package imported as a notebook
-# would (seqlab.course.checks.transformer.attention_reference stands for a package function; importing
-# the checks loads no Keras).
+# would (seqlab.course.checks.language_models.sample_perplexity_reference stands for a package
+# function; importing the checks loads no Keras).
 NOTEBOOK_PRELUDE = """
 import numpy as np
 from seqlab.course import checks
-from seqlab.course.checks.transformer import attention_reference
-from seqlab.course.checks.transformer import attention_reference as reference
+from seqlab.course.checks.language_models import sample_perplexity_reference
+from seqlab.course.checks.language_models import sample_perplexity_reference as reference
 """
+FORBIDDEN = ["sample_perplexity_reference"]
 
 
 def student_function(source, name="answer"):
@@ -65,47 +66,46 @@ def student_function(source, name="answer"):
 
 
 @pytest.mark.parametrize("source", [
-    "answer = attention_reference",                                        # the function itself
-    "def answer(q, k, v):\n    return attention_reference(q, k, v)",       # a call
-    "def answer(q, k, v):\n    return reference(q, k, v)",                 # under another name
-    "def answer(q, k, v):\n    return checks.transformer.attention_reference(q, k, v)",
-    "def answer(q, k, v):\n    inner = lambda: reference(q, k, v)\n    return inner()",
-    "def answer(q, k, v):\n    return [reference(a, k, v) for a in q]",  # a comprehension
-    "def helper(q, k, v):\n    return reference(q, k, v)\n"
-    "def answer(q, k, v):\n    return helper(q, k, v)",                    # a helper of theirs
-    "def make():\n    f = reference\n    def answer(q, k, v):\n        return f(q, k, v)\n"
+    "answer = sample_perplexity_reference",                                # the function itself
+    "def answer(x, ids, s):\n    return sample_perplexity_reference(x, ids, s)",  # a call
+    "def answer(x, ids, s):\n    return reference(x, ids, s)",          # under another name
+    "def answer(x, ids, s):\n"
+    "    return checks.language_models.sample_perplexity_reference(x, ids, s)",
+    "def answer(x, ids, s):\n    inner = lambda: reference(x, ids, s)\n    return inner()",
+    "def answer(x, ids, s):\n    return [reference(a, ids, s) for a in x]",  # a comprehension
+    "def helper(x, ids, s):\n    return reference(x, ids, s)\n"
+    "def answer(x, ids, s):\n    return helper(x, ids, s)",                # a helper of theirs
+    "def make():\n    f = reference\n    def answer(x, ids, s):\n        return f(x, ids, s)\n"
     "    return answer\nanswer = make()",                                  # a closure
 ])
 def test_refuse_package_calls_finds_the_package_function(source):
-    with pytest.raises(CheckFailed, match="calls seqlab's attention_reference") as info:
-        refuse_package_calls("Exercise 1", student_function(source), ["attention_reference"])
+    with pytest.raises(CheckFailed, match="calls seqlab's sample_perplexity_reference") as info:
+        refuse_package_calls("Exercise 1", student_function(source), FORBIDDEN)
     assert "not yours" in info.value.message
 
 
 @pytest.mark.parametrize("source", [
-    "def answer(q, k, v):\n    return np.matmul(q, np.swapaxes(k, -1, -2))",
+    "def answer(x, ids, s):\n    return np.exp(-np.mean(x))",
     # a function of their own that happens to share the name
-    "def attention_reference(q, k, v):\n    return q\n"
-    "def answer(q, k, v):\n    return attention_reference(q, k, v)",
+    "def sample_perplexity_reference(x, ids, s):\n    return x\n"
+    "def answer(x, ids, s):\n    return sample_perplexity_reference(x, ids, s)",
     # mutual recursion ends
     "def odd(n):\n    return n > 0 and even(n - 1)\ndef even(n):\n    return n == 0 or odd(n - 1)\n"
-    "def answer(q, k, v):\n    return even(2)",
-    "answer = np.matmul",                                                  # no Python code
+    "def answer(x, ids, s):\n    return even(2)",
+    "answer = np.exp",                                                     # no Python code
 ])
 def test_refuse_package_calls_accepts_the_students_own_code(source):
-    assert refuse_package_calls("Exercise 1", student_function(source),
-                                ["attention_reference"]) is None
+    assert refuse_package_calls("Exercise 1", student_function(source), FORBIDDEN) is None
 
 
 def test_refuse_package_calls_reads_only_the_forbidden_names():
-    uses_reference = student_function("def answer(q, k, v):\n    return reference(q, k, v)")
-    refuse_package_calls("Exercise 1", uses_reference, ["scaled_dot_product_attention"])
+    uses_reference = student_function("def answer(x, ids, s):\n    return reference(x, ids, s)")
+    refuse_package_calls("Exercise 1", uses_reference, ["loss_by_position_reference"])
 
 
 #: Every check of an exercise that asks for a function, with the package function (or the
 #: check's reference) that computes the answer: handing the exercise to it must be refused.
 DELEGATIONS = [
-    ("check_scaled_dot_product_attention", "seqlab.layers", "scaled_dot_product_attention", 1),
     ("check_loss_mask_experiment", "seqlab.course.checks.attention", "unmasked_loss_reference", 2),
     ("check_subsampling_share", "seqlab.course.checks.embeddings", "dropped_share_reference", 2),
     ("check_cbow_probabilities", "seqlab.course.checks.embeddings", "cbow_probabilities_reference", 1),

@@ -38,12 +38,6 @@ def test_repo_url_is_a_github_https_url():
     assert config.REPOSITORY_BRANCH == "main"  # the branch the README's badges open
 
 
-def test_ci_runs_each_half_on_the_python_the_config_names():
-    script = (config.REPO_ROOT / ".ci" / "run").read_text()
-    for half, version in config.TESTED_PYTHON.items():
-        assert f'{half}_python_version={version}' in script.replace('"', ""), (half, version)
-
-
 def test_setup_names_colab_when_the_runtime_is_colab_s():
     from seqlab.course import notebook
 

@@ -17,7 +17,6 @@ from seqlab.data.corpus import (
     sample_log_uniform,
     skipgram_dataset,
     skipgram_pair_positions,
-    skipgram_pairs,
     subsample,
     subsampling_keep_probabilities,
     unigram_noise_probabilities,
@@ -54,22 +53,6 @@ def _pairs_reference(ids, window):
     ids = [i for i in ids if i > 0]
     return sorted((ids[i], ids[j]) for i in range(len(ids))
                   for j in range(max(0, i - window), min(len(ids), i + window + 1)) if j != i)
-
-
-@pytest.mark.parametrize("window", [1, 2, 5])
-def test_skipgram_pairs_equal_the_window_definition(window):
-    rng = np.random.default_rng(window)
-    ids = np.concatenate([rng.integers(1, 50, size=17), np.zeros(4, int)])  # padding at the end
-    centres, contexts = skipgram_pairs(ids, window)
-    got = sorted(zip(centres.numpy().tolist(), contexts.numpy().tolist(), strict=True))
-    assert got == _pairs_reference(ids.tolist(), window)
-
-
-def test_skipgram_pairs_reject_bad_input():
-    with pytest.raises(ValueError, match="window_size"):
-        skipgram_pairs([1, 2, 3], 0)
-    with pytest.raises(ValueError, match="1-D"):
-        skipgram_pairs([[1, 2], [3, 4]], 1)
 
 
 def test_log_uniform_draws_follow_tf_random_log_uniform_candidate_sampler():
@@ -133,15 +116,18 @@ def test_skipgram_dataset_reads_the_texts_once_however_it_is_iterated():
     assert len(reads) == 40, f"the 40 texts were read {len(reads)} times"
 
 
-def test_skipgram_pair_positions_are_the_pairs_of_each_text():
-    rng = np.random.default_rng(3)
+@pytest.mark.parametrize("window", [1, 2, 3, 5])
+def test_skipgram_pair_positions_are_the_pairs_of_each_text(window):
+    rng = np.random.default_rng(window)
     texts = [rng.integers(0, 9, size=n).tolist() for n in (0, 1, 2, 7, 12)]   # 0, 1: dropped
-    tokens, pairs = skipgram_pair_positions(tf.ragged.constant(texts, tf.int64), 3, min_id=2)
-    offsets = pair_offsets(3)
-    positions, kinds = pairs // 6, pairs % 6
+    texts.append([*rng.integers(2, 50, size=17).tolist(), 0, 0, 0, 0])        # padding at the end
+    tokens, pairs = skipgram_pair_positions(tf.ragged.constant(texts, tf.int64), window, min_id=2)
+    offsets = pair_offsets(window)
+    positions, kinds = pairs // (2 * window), pairs % (2 * window)
     got = sorted(zip(tokens[positions].tolist(), tokens[positions + offsets[kinds]].tolist(),
                      strict=True))
-    expected = sorted(p for ids in texts for p in _pairs_reference([i if i >= 2 else 0 for i in ids], 3))
+    expected = sorted(p for ids in texts
+                      for p in _pairs_reference([i if i >= 2 else 0 for i in ids], window))
     assert got == expected and tokens.dtype == np.int32
 
 
@@ -166,6 +152,8 @@ def test_skipgram_dataset_rejects_bad_settings():
         skipgram_dataset([[2, 3]], 1, 0, 10)
     with pytest.raises(ValueError, match="vocab_size"):
         skipgram_dataset([[2, 3]], 1, 2, 2)
+    with pytest.raises(ValueError, match="window_size"):
+        skipgram_dataset([[2, 3]], 0, 2, 10)
 
 
 def test_cbow_examples_hold_the_window_around_each_word():

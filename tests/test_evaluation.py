@@ -53,15 +53,15 @@ def test_exact_match_ignores_only_whitespace():
 
 
 def test_results_file_keeps_models_of_one_mode(tmp_path):
-    from seqlab.results import read_nmt_results, write_nmt_result
+    from seqlab.results import read_results, write_nmt_result
 
     path = tmp_path / "nmt_results.json"
-    assert read_nmt_results(path) == {}
+    assert read_results("nmt", path) == {}
     write_nmt_result("rnn-bahdanau", {"dates": {"exact_match": 0.97, "bleu": 95}}, size="fast",
                      details={"units": 64}, path=path)
     both = write_nmt_result("transformer", {"dates": {"exact_match": 0.99}}, size="fast", path=path)
     assert set(both["models"]) == {"rnn-bahdanau", "transformer"}
-    assert read_nmt_results(path)["models"]["rnn-bahdanau"]["scores"]["dates"]["bleu"] == 95.0
+    assert read_results("nmt", path)["models"]["rnn-bahdanau"]["scores"]["dates"]["bleu"] == 95.0
     full = write_nmt_result("rnn-luong-dot", {"anki": {"bleu": 30.1}}, size="full", path=path)
     assert set(full["models"]) == {"rnn-luong-dot"} and full["size"] == "full"
 

@@ -120,7 +120,7 @@ def test_the_check_catches_deep_imports_unknown_names_and_too_many_modules():
         "seqlab.layers does not export dense_2d (not in its __all__)"]
     many = ["from seqlab import plotting", "from seqlab.data import load_imdb",
             "from seqlab.layers import LSTMCell", "from seqlab.models import perplexity",
-            "from seqlab.training import EpochTimer", "from seqlab.evaluation import bleu",
+            "from seqlab.training import TimeBudget", "from seqlab.evaluation import bleu",
             "import seqlab.sampling"]
     assert import_problems(many[:6]) == []
     assert import_problems([*many[:6], "from seqlab.course import checks"]) == []

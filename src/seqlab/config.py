@@ -21,8 +21,6 @@ REPOSITORY_BRANCH = "main"
 TESTED_FLOOR = {"tensorflow": "2.19.0", "keras": "3.10.0"}
 TESTED_COLAB = {"tensorflow": "2.20.0", "keras": "3.13.2"}
 TESTED_NEWEST = {"tensorflow": "2.21", "keras": "3.15"}
-#: The Python each CI half runs on.
-TESTED_PYTHON = {"floor": "3.10", "colab": "3.13", "newest": "3.13"}
 
 #: Seed used by :func:`seqlab.course.notebook.setup` and by every data split in the package.
 SEED = 42

@@ -79,12 +79,6 @@ def write_imdb_result(stage: str, *, test_accuracy: float, trainable_params: int
     return record_result("imdb", (stage,), entry, size=size, path=path)
 
 
-def read_nmt_results(path: str | Path | None = None) -> dict:
-    """The translation results in ``models/nmt_results.json`` (``{}`` if none yet): notebook 04
-    writes them, notebook 05 compares with them."""
-    return read_results("nmt", path)
-
-
 def write_nmt_result(name: str, scores: Mapping[str, Mapping[str, float]], *, size: str,
                      details: Mapping | None = None, path: str | Path | None = None) -> dict:
     """Record one model's test scores in ``models/nmt_results.json``; return the whole file.

@@ -351,32 +351,37 @@ def _verdict(exercise, source, namespace, tmp_path):
     return verdicts.judge(exercise, source, verdicts.parse_values(path.read_text()))
 
 
-CAUSAL_CHECK = "checks.check_causal_mask(causal_mask)\n" + (
-    "### BEGIN HIDDEN TESTS\nassert causal_mask(1).shape == (1, 1), 'one step'\n"
+ACCURACY_CHECK = "checks.check_accuracy_function(accuracy)\n" + (
+    "### BEGIN HIDDEN TESTS\nassert accuracy([0.9], [1]) == 1.0, 'one review'\n"
     "### END HIDDEN TESTS")
+ACCURACY_EXERCISE = "Exercise 5: accuracy"
+
+
+def _accuracy(probabilities, labels, *, threshold_included=False):
+    probabilities = np.asarray(probabilities).reshape(-1)
+    positive = probabilities >= 0.5 if threshold_included else probabilities > 0.5
+    return float(np.mean(positive == np.asarray(labels)))
 
 
 def test_the_instructor_check_judges_the_values_recorded_from_the_students_code(tmp_path):
-    exercise = "Exercise 5: the causal mask"
-    right = {"causal_mask": lambda n: np.tril(np.ones((n, n), dtype=bool)),
-             "checks": "a student's own checks"}
-    verdict = _verdict(exercise, CAUSAL_CHECK, right, tmp_path)
+    right = {"accuracy": _accuracy, "checks": "a student's own checks"}
+    verdict = _verdict(ACCURACY_EXERCISE, ACCURACY_CHECK, right, tmp_path)
     assert verdict["passed"] and verdict["message"].startswith("\u2713")
     assert right["checks"] == "a student's own checks"  # the namespace is not modified
 
-    wrong = {"causal_mask": lambda n: np.ones((n, n), dtype=bool)}
-    verdict = _verdict(exercise, CAUSAL_CHECK, wrong, tmp_path)
-    assert verdict == {"passed": False, "message": _expected_failure(checks.check_causal_mask,
-                                                                      wrong["causal_mask"])}
+    wrong = {"accuracy": lambda p, labels: _accuracy(p, labels, threshold_included=True)}
+    verdict = _verdict(ACCURACY_EXERCISE, ACCURACY_CHECK, wrong, tmp_path)
+    expected = _expected_failure(checks.check_accuracy_function, wrong["accuracy"])
+    assert verdict == {"passed": False, "message": expected}
 
-    verdict = _verdict(exercise, CAUSAL_CHECK, {}, tmp_path)
+    verdict = _verdict(ACCURACY_EXERCISE, ACCURACY_CHECK, {}, tmp_path)
     assert not verdict["passed"] and "could not find your solution" in verdict["message"]
 
 
 def test_hidden_tests_never_enter_the_kernel_only_their_calls_do():
-    cell = verdicts.record_cell("Exercise 5: the causal mask", CAUSAL_CHECK, "/tmp/v.json")
-    assert "HIDDEN" not in cell and "one step" not in cell and "shape" not in cell
-    assert "['causal_mask', [1], {'__dict__': []}]" in cell  # the call, its argument as data
+    cell = verdicts.record_cell(ACCURACY_EXERCISE, ACCURACY_CHECK, "/tmp/v.json")
+    assert "HIDDEN" not in cell and "one review" not in cell and "== 1.0" not in cell
+    assert "['accuracy', [[0.9], [1]], {'__dict__': []}]" in cell  # the call, its arguments as data
 
 
 def test_a_failing_hidden_test_is_reported_without_showing_it(tmp_path):
@@ -389,22 +394,23 @@ def test_a_failing_hidden_test_is_reported_without_showing_it(tmp_path):
 
 def test_a_kernel_that_forges_its_checks_records_values_not_verdicts(tmp_path):
     """Replacing seqlab.course.checks in the kernel changes what runs there; the grader judges anyway."""
-    from seqlab.course.checks import transformer
+    from seqlab.course.checks import imdb
 
-    original = transformer.check_causal_mask
-    transformer.check_causal_mask = lambda *_: print("\u2713 passed")  # what a submission may do
+    original = imdb.check_accuracy_function
+    imdb.check_accuracy_function = lambda *_: print("\u2713 passed")  # what a submission may do
     try:
         import seqlab.course.checks as kernel_checks
 
-        kernel_checks.check_causal_mask = transformer.check_causal_mask
+        kernel_checks.check_accuracy_function = imdb.check_accuracy_function
         path = tmp_path / "v.json"
-        verdicts.record_values("Exercise 5: the causal mask", "checks.check_causal_mask(causal_mask)",
-                               ["causal_mask"], [], str(path),
-                               namespace={"causal_mask": lambda n: np.ones((n, n), bool)})
+        verdicts.record_values(ACCURACY_EXERCISE, "checks.check_accuracy_function(accuracy)",
+                               ["accuracy"], [], str(path),
+                               namespace={"accuracy": lambda probabilities, labels: 0.5})
     finally:
-        transformer.check_causal_mask = original
-        kernel_checks.check_causal_mask = original
-    verdict = verdicts.judge("Exercise 5: the causal mask", CAUSAL_CHECK, verdicts.parse_values(path.read_text()))
+        imdb.check_accuracy_function = original
+        kernel_checks.check_accuracy_function = original
+    values = verdicts.parse_values(path.read_text())
+    verdict = verdicts.judge(ACCURACY_EXERCISE, ACCURACY_CHECK, values)
     assert not verdict["passed"] and "no result of your code" in verdict["message"]
 
 

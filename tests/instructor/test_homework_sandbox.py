@@ -24,9 +24,10 @@ from seqlab import config
 from seqlab_instructor.homework import grade, sandbox, student_copies
 from seqlab_instructor.notebook_files import BADGE_IMAGE
 
-EXERCISE_1 = "Exercise 1: the causal mask"
+EXERCISE_1 = "Exercise 1: how surprised is the model by its own samples"
 EXERCISE_2 = "Exercise 2: accuracy from predicted probabilities"
-SOLUTION_1 = "np.tril(np.ones((length, length), dtype=bool))"
+SOLUTION_1 = ("float(np.exp(-np.mean([row[i] - row.max() - np.log(np.exp(row - row.max()).sum())"
+              " for row, i in zip(np.asarray(logits)[start - 1:-1], np.asarray(ids)[start:])])))")
 SOLUTION_2 = "float(np.mean((np.asarray(probabilities).reshape(-1) > 0.5) == np.asarray(labels)))"
 WRONG_2 = "float(np.mean((np.asarray(probabilities).reshape(-1) >= 0.5) == np.asarray(labels)))"
 TIME_LIMIT = 25
@@ -42,11 +43,12 @@ def _instructor_notebook(folder: Path) -> None:
         nbformat.v4.new_markdown_cell(f"# 99 · Sandbox\n[![Open In Colab]({BADGE_IMAGE})](x)"),
         code("FAST = True", metadata={"tags": ["parameters"]}),
         code("import numpy as np\nfrom seqlab.course import checks"),
-        code("def causal_mask_exercise(length):\n    ### BEGIN SOLUTION\n"
+        code("def sample_perplexity(logits, ids, start):\n    ### BEGIN SOLUTION\n"
              f"    return {SOLUTION_1}\n    ### END SOLUTION",
              metadata={"tags": ["exercise"], "seqlab": {"exercise": EXERCISE_1, "points": 2}}),
-        code("checks.check_causal_mask(causal_mask_exercise)\n### BEGIN HIDDEN TESTS\n"
-             "assert causal_mask_exercise(2).sum() == 3, 'two steps'\n### END HIDDEN TESTS",
+        code("checks.check_perplexity(sample_perplexity)\n### BEGIN HIDDEN TESTS\n"
+             "assert abs(sample_perplexity(np.zeros((3, 4)), [0, 1, 2], 1) - 4) < 1e-6, 'uniform'\n"
+             "### END HIDDEN TESTS",
              metadata={"tags": ["check"]}),
         code("def accuracy_from_probabilities(probabilities, labels):\n"
              f"    ### BEGIN SOLUTION\n    return {SOLUTION_2}\n    ### END SOLUTION",

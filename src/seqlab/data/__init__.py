@@ -7,7 +7,6 @@ from seqlab.data.corpus import (
     load_review_corpus,
     log_uniform_probabilities,
     skipgram_dataset,
-    skipgram_pairs,
     subsampling_keep_probabilities,
     unigram_noise_probabilities,
     vectorize_ragged,
@@ -33,9 +32,8 @@ __all__ = [
     "TranslationData", "generate_date_pairs", "load_translation", "standardize_reference",
     "standardize_text", "standardize_with_markers",
     # word2vec (notebook 06)
-    "load_review_corpus", "log_uniform_probabilities", "skipgram_dataset", "skipgram_pairs",
-    "subsampling_keep_probabilities", "unigram_noise_probabilities",
-    "vectorize_ragged",
+    "load_review_corpus", "log_uniform_probabilities", "skipgram_dataset",
+    "subsampling_keep_probabilities", "unigram_noise_probabilities", "vectorize_ragged",
     # character language models (notebook 07)
     "CharVocabulary", "load_char_corpus", "split_text", "tbptt_dataset",
     # WordPiece for BERT (notebook 08; keras-hub is imported only when called)

@@ -67,32 +67,6 @@ def load_review_corpus(source: str = "tfds", num_reviews: int | None = None,
 # ------------------------------------------------------------------------------ skip-gram
 
 
-def skipgram_pairs(token_ids, window_size: int):
-    """All (centre, context) pairs of one text, as two int64 tensors of equal length.
-
-    ``token_ids`` is one text's ids (1-D); ids 0 (padding) are dropped first. Every word within
-    ``window_size`` on either side of a centre word is one of its contexts (the slides'
-    "Input↔Output pairs").
-
-    Example:
-        >>> centres, contexts = skipgram_pairs([5, 6, 7], window_size=1)
-        >>> sorted(zip(centres.numpy().tolist(), contexts.numpy().tolist()))
-        [(5, 6), (6, 5), (6, 7), (7, 6)]
-    """
-    if window_size < 1:
-        raise ValueError(f"window_size must be a positive integer; got {window_size}.")
-    ids = tf.cast(tf.convert_to_tensor(token_ids), tf.int64)
-    if ids.shape.rank != 1:
-        raise ValueError(f"skipgram_pairs expects the ids of one text (1-D); got shape {ids.shape}.")
-    ids = tf.boolean_mask(ids, ids > 0)                 # (n,) without padding
-    centres, contexts = [], []
-    for offset in range(1, window_size + 1):
-        left, right = ids[:-offset], ids[offset:]       # (n - offset,) each
-        centres += [left, right]
-        contexts += [right, left]
-    return tf.concat(centres, 0), tf.concat(contexts, 0)
-
-
 def log_uniform_probabilities(vocab_size: int) -> np.ndarray:
     """P(k) = (log(k + 2) − log(k + 1)) / log(V + 1), for ids sorted by decreasing frequency."""
     k = np.arange(vocab_size, dtype="float64")

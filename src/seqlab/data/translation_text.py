@@ -58,8 +58,7 @@ def unicode_nfkd(text: tf.Tensor) -> tf.Tensor:
     return tf.strings.reduce_join(chars, axis=-1)
 
 
-# Registered under its first name, "standardize": saved vectorizers name it so.
-@keras.saving.register_keras_serializable(package="seqlab", name="standardize")
+@keras.saving.register_keras_serializable(package="seqlab")
 def standardize_with_markers(text: tf.Tensor) -> tf.Tensor:
     """``"¿Qué hora es?"`` -> ``"[START] ¿ que\u0301 hora es ? [END]"``.
 

@@ -1,8 +1,7 @@
-"""The case study's callbacks in one call, and an epoch timer for speed tables."""
+"""The case study's callbacks in one call, and a wall-clock (or step) budget for ``fit``."""
 
 from __future__ import annotations
 
-import statistics
 import time
 from pathlib import Path
 
@@ -48,33 +47,6 @@ def standard_callbacks(checkpoint_path: str | Path, monitor: str = "val_accuracy
         keras.callbacks.ReduceLROnPlateau(monitor=monitor, factor=lr_factor,
                                           patience=lr_patience, min_lr=min_lr, verbose=verbose),
     ]
-
-
-class EpochTimer(keras.callbacks.Callback):
-    """Records the wall time of every training epoch in ``seconds`` (a list).
-
-    :meth:`seconds_per_epoch` leaves out the first epoch, which also traces the training step.
-    """
-
-    def __init__(self):
-        super().__init__()
-        self.seconds: list[float] = []
-        self._start = 0.0
-
-    def on_train_begin(self, logs=None):
-        self.seconds = []
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self._start = time.perf_counter()
-
-    def on_epoch_end(self, epoch, logs=None):
-        self.seconds.append(time.perf_counter() - self._start)
-
-    def seconds_per_epoch(self) -> float:
-        """Median epoch time, leaving out the first (tracing) epoch when there are others."""
-        if not self.seconds:
-            raise ValueError("no epoch has been timed yet: pass the timer to fit(callbacks=...)")
-        return statistics.median(self.seconds[1:] or self.seconds)
 
 
 class TimeBudget(keras.callbacks.Callback):

@@ -35,10 +35,8 @@ from seqlab.course.checks.recurrent import (
     check_reset_gate_comparison,
 )
 from seqlab.course.checks.transformer import (
-    check_causal_mask,
     check_causal_mask_experiment,
     check_one_head,
-    check_scaled_dot_product_attention,
     check_softmax_gradients,
 )
 
@@ -50,8 +48,7 @@ __all__ = ["CheckFailed", "assert_close", "passed", "run_student_code",
            # notebook 04
            "check_loss_mask_experiment", "check_general_score_scale",
            # notebook 05
-           "check_causal_mask", "check_causal_mask_experiment", "check_one_head", "check_scaled_dot_product_attention",
-           "check_softmax_gradients",
+           "check_causal_mask_experiment", "check_one_head", "check_softmax_gradients",
            # notebook 06
            "check_cbow_probabilities", "check_subsampling_share",
            # notebook 07

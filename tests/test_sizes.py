@@ -155,3 +155,55 @@ def test_other_notebooks_and_sizes_print_the_record_s_minutes_scaled_to_this_spe
     assert f"about {2 * recorded:.0f} min of training at this speed" in line
     line = sizes.describe_plan("04", "full", sizes.RECORD_SPEED)
     assert f"about {sizes.expected_minutes('04', 'full'):.0f} min" in line
+
+
+# ------------------------------------------------------------------------- the speed probe
+
+
+@pytest.mark.parametrize("cgroup, files, expected", [
+    ("0::/student\n", {"student/cpu.max": "50000 100000\n"}, 0.5),            # v2, half a core
+    ("0::/\n", {"cpu.max": "max 100000\n"}, None),                           # v2, no quota
+    ("4:cpu,cpuacct:/quota\n", {"cpu/quota/cpu.cfs_quota_us": "100000\n",    # v1, one core
+                                "cpu/quota/cpu.cfs_period_us": "100000\n"}, 1.0),
+    ("4:cpu,cpuacct:/\n", {"cpu/cpu.cfs_quota_us": "-1\n",
+                           "cpu/cpu.cfs_period_us": "100000\n"}, None),
+    ("4:memory:/x\n", {}, None),                                               # no cpu controller
+])
+def test_available_cpus_is_the_affinity_lowered_by_a_cgroup_quota(tmp_path, cgroup, files,
+                                                                  expected):
+    (tmp_path / "cgroup").write_text(cgroup)
+    for name, text in files.items():
+        (tmp_path / "root" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "root" / name).write_text(text)
+    cpus = sizes.available_cpus(str(tmp_path / "root"), str(tmp_path / "cgroup"))
+    affinity = sizes.available_cpus(str(tmp_path / "none"), str(tmp_path / "none"))
+    assert cpus == (affinity if expected is None else min(expected, affinity))
+
+
+def test_a_reading_with_a_small_cpu_share_is_unreliable_and_corrected():
+    assert sizes.SpeedReading(190.0, 0.95).reliable
+    assert sizes.SpeedReading(190.0, 0.95).idle_gflops == 190.0
+    busy = sizes.SpeedReading(95.0, 0.5)
+    assert not busy.reliable and busy.idle_gflops == pytest.approx(190.0)
+
+
+def test_the_probe_beside_busy_processes_plans_as_an_idle_run_or_says_it_is_unreliable():
+    """Issue 50: one-second probes on a busy moment chose smaller class sizes than the runtime
+    needed. Beside CPU-bound processes (one per available CPU, so the probe gets about half),
+    the probe either plans the configuration a quiet probe plans, or flags its reading."""
+    import subprocess
+    import sys
+
+    quiet = sizes.probe_speed()
+    busy_processes = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                      for _ in range(min(8, max(1, round(sizes.available_cpus()))))]
+    try:
+        busy = sizes.probe_speed()
+    finally:
+        for process in busy_processes:
+            process.kill()
+            process.wait()
+    for notebook in ("04", "05"):
+        assert (not busy.reliable
+                or sizes.plan(notebook, busy.idle_gflops)[0]
+                == sizes.plan(notebook, quiet.idle_gflops)[0]), (quiet, busy)

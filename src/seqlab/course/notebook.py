@@ -37,7 +37,8 @@ class RunSettings:
     made. ``fixed_shapes`` is True where every batch must keep one shape (XLA), so no layer may
     compute a data-dependent number of rows. ``settings`` holds this notebook's numbers at this
     size (:func:`seqlab.sizes.settings`; empty when no notebook is named), at the class size
-    chosen for ``speed``: :func:`seqlab.sizes.probe_speed` on a CPU runtime outside FAST mode.
+    chosen for ``speed``: :func:`seqlab.sizes.probe_speed` on a CPU runtime outside FAST mode
+    (its ``idle_gflops``: corrected when another process was busy during the probe).
     """
 
     fast: bool
@@ -170,8 +171,14 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
             print(f"XLA (jit_compile={use_xla}): {xla_reason}")
     size = sizes.choose(size, fast=fast, notebook=None if quiet else notebook, gpu=bool(gpus))
     known = notebook in sizes.SETTINGS
-    speed = sizes.probe_speed() if known and size != "fast" and not gpus else None
-    if speed is not None and not quiet:
+    reading = sizes.probe_speed() if known and size != "fast" and not gpus else None
+    speed = None if reading is None else reading.idle_gflops
+    if reading is not None and not quiet:
+        if not reading.reliable:
+            print(f"Speed probe: another process was busy (this one had {reading.cpu_share:.0%} "
+                  f"of the CPU time), so its reading, {reading.gflops:.0f} GFLOP/s, is "
+                  f"unreliable; planning at {speed:.0f} GFLOP/s, this runtime's speed with the "
+                  "CPUs to itself.")
         print(sizes.describe_plan(notebook, size, speed))
     return RunSettings(
         fast=fast, size=size, strategy=chosen_strategy, replicas=replicas, notebook=notebook,

@@ -22,8 +22,8 @@ from seqlab.data.wordpiece import (  # noqa: E402
     build_wordpiece_vocabulary,
     split_into_pieces,
 )
-from seqlab.lessons.nb05 import TransformerEncoderLayer  # noqa: E402
 from seqlab.lessons import nb08  # noqa: E402
+from seqlab.lessons.nb05 import TransformerEncoderLayer  # noqa: E402
 from seqlab.models import bert  # noqa: E402
 
 TEXTS = [

@@ -14,7 +14,7 @@ from seqlab.layers import (
     TransformerDecoderLayer,
     padding_mask,
 )
-from seqlab.lessons import ConfigFromArguments, add_to_class
+from seqlab.lessons import ConfigFromArguments
 
 
 @keras.saving.register_keras_serializable(package="seqlab.nb05")

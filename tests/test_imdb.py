@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from seqlab.data import DownloadError, load_imdb, read_sample_split
-from seqlab.data.imdb import TFDS_SPLITS
+from seqlab.data import DownloadError, load_imdb
+from seqlab.data.imdb import TFDS_SPLITS, read_sample_split
 
 
 def _examples(dataset):

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from seqlab.data import load_imdb, read_sample_split, standin
+from seqlab.data import load_imdb, standin
+from seqlab.data.imdb import read_sample_split
 from seqlab.data.standin import (
     INFO_FILENAME,
     build_standin_text_embedding,

@@ -11,7 +11,7 @@ import unicodedata
 import tensorflow as tf
 
 from seqlab.data.translation_text import DETOKENIZE_RULES, END, HIDDEN_TOKENS, START, nfkd_table
-from seqlab.decoding import greedy_decode_in_graph
+from seqlab.decoding.greedy import greedy_decode_in_graph
 
 
 class ExportedTranslator(tf.Module):

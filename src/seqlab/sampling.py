@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from seqlab.decoding import compiled_for
+from seqlab.decoding.greedy import compiled_for
 from seqlab.models.language_model import reset_states
 
 __all__ = ["generate", "next_token_probabilities", "sample_next_token"]

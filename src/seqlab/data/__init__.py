@@ -12,9 +12,8 @@ from seqlab.data.corpus import (
     vectorize_ragged,
 )
 from seqlab.data.corpus_chars import CharVocabulary, load_char_corpus, split_text, tbptt_dataset
-from seqlab.data.dates import generate_date_pairs
 from seqlab.data.download import BrokenInstallError, DownloadError
-from seqlab.data.imdb import IMDBSplits, load_imdb, read_sample_split
+from seqlab.data.imdb import IMDBSplits, load_imdb
 from seqlab.data.length_buckets import bucket_by_length
 from seqlab.data.translation import TranslationData, load_translation
 from seqlab.data.translation_text import (
@@ -27,9 +26,9 @@ from seqlab.data.wordpiece import build_wordpiece_vocabulary, import_keras_hub, 
 __all__ = [
     "BrokenInstallError", "DownloadError",
     # reviews (notebooks 01-03, 06)
-    "IMDBSplits", "bucket_by_length", "load_imdb", "read_sample_split",
+    "IMDBSplits", "bucket_by_length", "load_imdb",
     # translation (notebooks 04, 05)
-    "TranslationData", "generate_date_pairs", "load_translation", "standardize_reference",
+    "TranslationData", "load_translation", "standardize_reference",
     "standardize_text", "standardize_with_markers",
     # word2vec (notebook 06)
     "load_review_corpus", "log_uniform_probabilities", "skipgram_dataset",

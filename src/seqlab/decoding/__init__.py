@@ -8,16 +8,10 @@ TensorFlow only. Sampling from a language model is :mod:`seqlab.sampling`.
 from __future__ import annotations
 
 from seqlab.decoding.beam import beam_search
-from seqlab.decoding.greedy import (
-    compiled_for,
-    encode_for_decoding,
-    greedy_decode,
-    greedy_decode_in_graph,
-)
+from seqlab.decoding.greedy import greedy_decode
 from seqlab.decoding.protocol import CachingTranslator, Translator
 from seqlab.decoding.texts import Translations, translate
 
 __all__ = [
-    "CachingTranslator", "Translations", "Translator", "beam_search", "compiled_for",
-    "encode_for_decoding", "greedy_decode", "greedy_decode_in_graph", "translate",
+    "CachingTranslator", "Translations", "Translator", "beam_search", "greedy_decode", "translate",
 ]

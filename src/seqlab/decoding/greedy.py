@@ -11,7 +11,7 @@ import tensorflow as tf
 from seqlab.decoding.protocol import CachingTranslator, Translator
 from seqlab.lessons.nb04 import greedy_step
 
-__all__ = ["compiled_for", "encode_for_decoding", "greedy_decode", "greedy_decode_in_graph"]
+__all__ = ["greedy_decode"]  # the rest serves the decoders, the export and sampling
 
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 

@@ -11,7 +11,6 @@ from seqlab.layers.hub import (
     NNLM_EN_DIM50,
     STANDIN_HANDLE,
     HubTextEmbedding,
-    is_trusted_handle,
     trusted_handles,
 )
 from seqlab.layers.masking import causal_mask, masked_softmax, padding_mask
@@ -47,5 +46,5 @@ __all__ = [
     "FastMultiHeadAttention", "FlatDense", "RealTokenDense",
     # pretrained embeddings and text input
     "NNLM_EN_DIM50", "STANDIN_HANDLE", "HubTextEmbedding", "TextFromCodepoints", "review_input",
-    "is_trusted_handle", "trusted_handles",
+    "trusted_handles",
 ]

@@ -10,7 +10,7 @@ attention variant (``none``, ``bahdanau``, ``luong-dot``, ``luong-general``; emb
 256, Adam 2e-3) and the Transformer (preset ``"small"``, the paper's schedule with 1,000 warm-up
 steps), vocabularies of 8,000 per language, sentences of at most 20 tokens, 128 sentences per
 replica. Each model is timed under four settings: float32 or the mixed policy
-:func:`seqlab.course.gpu_choices.choose_precision` picks for the device (``mixed_bfloat16`` where the
+:func:`mixed_policy` picks for the device (``mixed_bfloat16`` where the
 device computes in bfloat16, ``mixed_float16`` on older GPUs; ``mixed_bfloat16`` on a CPU, to
 exercise the path), each with and without XLA (``jit_compile``). It prints
 
@@ -112,13 +112,15 @@ def time_training(model, dataset, steps: int, warmup: int) -> float:
 
 
 def mixed_policy() -> str:
-    """The mixed policy ``seqlab.course.notebook.setup`` would choose here (bfloat16 on a CPU)."""
-    from seqlab.course.gpu_choices import choose_precision
-
+    """The mixed policy to measure here: ``mixed_bfloat16`` on GPUs of compute capability 8.0
+    and up and on a CPU (to exercise the path), ``mixed_float16`` on older GPUs (float16 tensor
+    cores only). A student turns one on with ``SEQLAB_MIXED_PRECISION``."""
     devices = [tf.config.experimental.get_device_details(g)
                for g in tf.config.list_physical_devices("GPU")]
-    policy, _ = choose_precision(devices, "auto") if devices else ("mixed_bfloat16", "")
-    return policy or "mixed_bfloat16"
+    capabilities = [tuple(d["compute_capability"]) for d in devices
+                    if d.get("compute_capability")]
+    return ("mixed_float16" if capabilities and min(capabilities) < (8, 0)
+            else "mixed_bfloat16")
 
 
 def translator_rows(sizes, strategy, data, settings, steps, warmup):

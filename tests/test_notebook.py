@@ -294,50 +294,42 @@ def test_colab_inside_the_range_only_installs_seqlab_once(monkeypatch):
 
 T4 = {"device_name": "Tesla T4", "compute_capability": (7, 5)}
 A100 = {"device_name": "NVIDIA A100-SXM4-40GB", "compute_capability": (8, 0)}
-K80 = {"device_name": "Tesla K80", "compute_capability": (3, 7)}
 
 
 @pytest.mark.parametrize(
     ("devices", "requested", "policy", "because"),
     [
-        ([], "auto", None, "no GPU"),
-        ([T4], "auto", "mixed_float16", "no bfloat16"),
-        ([A100], "auto", "mixed_bfloat16", "computes in bfloat16"),
-        ([A100, T4], "auto", "mixed_float16", "7.5"),  # the weakest GPU decides
-        ([K80], "auto", None, "no tensor cores"),
-        ([{"device_name": "GPU"}], "auto", None, "unknown"),
-        ([A100], "off", "float32", "turned off"),
-        ([T4], "bfloat16", "mixed_bfloat16", "requested"),
+        ([], "off", "float32", "opt-in"),
+        ([A100], "off", "float32", "opt-in"),                 # a GPU changes nothing by itself
+        ([T4], "bfloat16", "mixed_bfloat16", "not measured"),
         ([], "float16", "mixed_float16", "CPU"),
-        ([T4], "mixed_float16", "mixed_float16", "requested"),
+        ([T4], "mixed_float16", "mixed_float16", "Tesla T4"),
     ],
 )
-def test_choose_precision(devices, requested, policy, because):
+def test_mixed_precision_is_opt_in(devices, requested, policy, because):
     chosen, reason = notebook.choose_precision(devices, requested)
     assert chosen == policy
     assert because in reason
 
 
-def test_mixed_precision_can_be_turned_off_from_the_environment(monkeypatch):
-    monkeypatch.setenv("SEQLAB_MIXED_PRECISION", "off")
+def test_mixed_precision_and_xla_are_read_from_the_environment(monkeypatch):
+    monkeypatch.delenv("SEQLAB_MIXED_PRECISION", raising=False)
+    monkeypatch.delenv("SEQLAB_XLA", raising=False)
     assert notebook.choose_precision([A100], None)[0] == "float32"
+    assert notebook.resolve_jit_compile(None) is False
+    monkeypatch.setenv("SEQLAB_MIXED_PRECISION", "bfloat16")
+    monkeypatch.setenv("SEQLAB_XLA", "1")
+    assert notebook.choose_precision([A100], None)[0] == "mixed_bfloat16"
+    assert notebook.resolve_jit_compile(None) is True
+    assert notebook.resolve_jit_compile(False) is False       # the argument wins
     monkeypatch.setenv("SEQLAB_MIXED_PRECISION", "fp8")
     with pytest.raises(ValueError, match="SEQLAB_MIXED_PRECISION must be one of"):
         notebook.choose_precision([A100], None)
-
-
-@pytest.mark.parametrize(
-    ("devices", "requested", "expected"),
-    [([], "auto", False), ([T4], "auto", True), ([T4], False, False), ([], True, True)],
-)
-def test_choose_jit_compile(devices, requested, expected):
-    chosen, reason = notebook.choose_jit_compile(devices, requested)
-    assert chosen is expected and reason
-
-
-def test_choose_jit_compile_rejects_a_typo():
-    with pytest.raises(ValueError, match="jit_compile must be one of"):
-        notebook.choose_jit_compile([T4], "yes")
+    monkeypatch.setenv("SEQLAB_XLA", "yes")
+    with pytest.raises(ValueError, match="SEQLAB_XLA must be 1 or 0"):
+        notebook.resolve_jit_compile(None)
+    with pytest.raises(ValueError, match="jit_compile must be True, False or None"):
+        notebook.resolve_jit_compile("auto")
 
 
 def test_setup_on_a_cpu_changes_nothing_and_a_forced_policy_is_applied(capsys):
@@ -345,10 +337,10 @@ def test_setup_on_a_cpu_changes_nothing_and_a_forced_policy_is_applied(capsys):
 
     before = keras.config.dtype_policy().name
     try:
-        run = notebook.setup(mixed_precision="auto")
-        assert run.dtype_policy == before and run.jit_compile is False
-        assert run.fixed_shapes is False  # no XLA, no TPU: batches may change shape
-        assert "no GPU, so nothing changes" in run.reasons["dtype_policy"]
+        run = notebook.setup(mixed_precision="off", jit_compile=None)
+        assert run.dtype_policy == "float32" and run.jit_compile is False
+        assert run.fixed_shapes is False  # no XLA: batches may change shape
+        assert "opt-in" in run.reasons["dtype_policy"] and "opt-in" in run.reasons["jit_compile"]
         assert "dtype policy" not in capsys.readouterr().out  # the default goes unsaid
         assert notebook.setup(jit_compile=True, quiet=True).fixed_shapes is True
         run = notebook.setup(mixed_precision="bfloat16", quiet=True)
@@ -357,11 +349,6 @@ def test_setup_on_a_cpu_changes_nothing_and_a_forced_policy_is_applied(capsys):
         assert keras.config.dtype_policy().name == "float32"
     finally:
         keras.config.set_dtype_policy(before)
-
-
-def test_replicas_turn_auto_xla_off():
-    assert notebook.choose_jit_compile([T4, T4], "auto", replicas=2)[0] is False
-    assert notebook.choose_jit_compile([T4, T4], True, replicas=2)[0] is True
 
 
 def test_setup_prints_what_a_student_needs_and_no_default_choice(capsys):

@@ -20,9 +20,9 @@ from typing import Any
 import seqlab
 from seqlab import config, sizes
 from seqlab.course.gpu_choices import (
-    JIT_COMPILE_CHOICES,
-    choose_jit_compile,
+    NOT_MEASURED,
     choose_precision,
+    resolve_jit_compile,
     resolve_mixed_precision,
 )
 from seqlab.course.tensorflow_startup import TENSORFLOW_LOG_LEVEL, hide_tensorflow_startup_lines
@@ -75,7 +75,7 @@ def resolve_fast(fast: bool | None = None) -> bool:
 
 def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | None = None,
           notebook: str | None = None, seed: int = config.SEED, quiet: bool = False,
-          mixed_precision: str | None = None, jit_compile: str | bool = "auto") -> RunSettings:
+          mixed_precision: str | None = None, jit_compile: bool | None = None) -> RunSettings:
     """Resolve a run's settings once and prepare the session.
 
     Sets the seeds, the plot style, the ``tf.distribute`` strategy, the dtype policy and XLA on a
@@ -90,10 +90,11 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
         notebook: the notebook's number (``"04"``), for the size's one line.
         seed: the seed for Python, NumPy and the backend.
         quiet: print nothing.
-        mixed_precision: ``"auto"`` (the default), ``"off"`` (float32), ``"float16"`` or
-            ``"bfloat16"`` (force that mixed policy, even on a CPU). ``None`` reads
-            ``SEQLAB_MIXED_PRECISION``, else ``"auto"``.
-        jit_compile: ``"auto"`` (XLA on one GPU), ``True`` or ``False``.
+        mixed_precision: ``"off"`` (float32), ``"float16"`` or ``"bfloat16"`` (that mixed
+            policy, even on a CPU); ``None`` reads ``SEQLAB_MIXED_PRECISION``, else ``"off"``.
+            Opt-in: never measured by this project (no GPU was lent to it).
+        jit_compile: XLA for the notebooks' ``compile`` calls; ``None`` reads ``SEQLAB_XLA``
+            (``1`` turns it on), else off. Opt-in, for the same reason.
         strategy: ``"auto"``, ``"default"``, ``"mirrored"``; ``None`` reads ``SEQLAB_STRATEGY``,
             else ``"auto"``. It must be chosen before TensorFlow initialises its devices.
 
@@ -129,8 +130,7 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
     import matplotlib.pyplot as plt
 
     mixed_precision = resolve_mixed_precision(mixed_precision)
-    if jit_compile not in JIT_COMPILE_CHOICES:
-        raise ValueError(f"jit_compile must be one of {JIT_COMPILE_CHOICES}; got {jit_compile!r}.")
+    use_xla = resolve_jit_compile(jit_compile)
     keras.utils.set_random_seed(seed)
     # Keras warns on every fit with a tf.data pipeline that `shuffle` is ignored.
     warnings.filterwarnings("ignore", message=r".*`shuffle=True` was passed.*")
@@ -148,9 +148,9 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
     )
     replicas = chosen_strategy.num_replicas_in_sync
     policy, policy_reason = choose_precision(devices, mixed_precision)
-    if policy is not None and policy != keras.config.dtype_policy().name:
+    if policy != keras.config.dtype_policy().name:
         keras.config.set_dtype_policy(policy)
-    use_xla, xla_reason = choose_jit_compile(devices, jit_compile, replicas=replicas)
+    xla_reason = f"requested; {NOT_MEASURED}" if use_xla else "off (opt-in: SEQLAB_XLA=1)"
     versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
     colab = in_colab()
     if not quiet:

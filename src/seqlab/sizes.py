@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from seqlab import config
-from seqlab.recorded_minutes import MINUTES
+from seqlab.recorded_minutes import MINUTES, PLAN_SECONDS, RECORD_SPEED
 
 #: The sizes, smallest first.
 SIZES = ("fast", "class", "full")
@@ -119,31 +119,30 @@ SETTINGS: dict[str, dict[str, dict]] = {
 }
 
 
-#: :func:`probe_speed` on the record's machine (a 2-core AMD EPYC), GFLOP/s.
-RECORD_SPEED = 190.5
 #: A class size's training aims at about 15 minutes: a configuration fits when the minutes
 #: expected at the runtime's speed are at most this many (at a quarter of the record's speed the
 #: smallest of notebook 04 trained 15.7 min).
 CLASS_MINUTES = 16
 
 #: Notebooks 04 and 05's class sizes, largest first: what each changes in ``SETTINGS[n]["class"]``
-#: (``{}``: nothing, the record's class size)
-#: and its seconds of training (all of the notebook's models, validation included) at
-#: :data:`RECORD_SPEED`: the largest from the record, the others from runs at half and a quarter
-#: of that speed under a CPU quota, scaled by their probe's figure. Each was run and showed its
-#: lesson's point on the real pairs (04: attention well above none; 05: both models a non-zero
-#: BLEU): benchmarks/README.md, "Class size by runtime speed". 04 trains four translators, one
-#: epoch (736 steps) or ``train_steps`` each; 05's RNN trains as many seconds as its Transformer.
+#: (``{}``: nothing, the record's class size). Their seconds of training at the record's speed
+#: (:data:`RECORD_SPEED`, the record's probe) come from the record
+#: (``benchmarks/results/full_mode.json``, "class_plans", via :mod:`seqlab.recorded_minutes`):
+#: each was run and showed its lesson's point on the real pairs (04: attention well above none;
+#: 05: both models a non-zero BLEU). 04 trains four translators, one epoch (736 steps) or
+#: ``train_steps`` each; 05's RNN trains as many seconds as its Transformer.
 _SMALL_TRANSFORMER = {"num_layers": 2, "d_model": 64, "num_heads": 4, "dff": 256, "dropout": 0.1}
-CLASS_PLANS: dict[str, list[tuple[dict, float]]] = {
-    "04": [({}, 643.9),
-           ({"units": 64, "embedding_dim": 32, "train_steps": None}, 369.0),
-           ({"units": 64, "embedding_dim": 32, "train_steps": 736, "batch_size": 64}, 233.0)],
-    "05": [({}, 760.6),
-           ({"train_steps": 1358, "model": _SMALL_TRANSFORMER}, 456.0),
-           ({"train_steps": 1000, "model": _SMALL_TRANSFORMER}, 317.0),
-           ({"train_steps": 600, "model": _SMALL_TRANSFORMER}, 180.0)],
+CLASS_PLAN_CHANGES: dict[str, list[dict]] = {
+    "04": [{}, {"units": 64, "embedding_dim": 32, "train_steps": None},
+           {"units": 64, "embedding_dim": 32, "train_steps": 736, "batch_size": 64}],
+    "05": [{}, {"train_steps": 1358, "model": _SMALL_TRANSFORMER},
+           {"train_steps": 1000, "model": _SMALL_TRANSFORMER},
+           {"train_steps": 600, "model": _SMALL_TRANSFORMER}],
 }
+#: ``{notebook: [(change, seconds at the record's speed), ...]}``, largest first.
+CLASS_PLANS: dict[str, list[tuple[dict, float]]] = {
+    notebook: list(zip(changes, PLAN_SECONDS[notebook], strict=True))
+    for notebook, changes in CLASS_PLAN_CHANGES.items()}
 
 
 def check_size(size: str) -> str:

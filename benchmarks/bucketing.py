@@ -178,7 +178,7 @@ def build_model(kind: str, data):
                                      output_norm=True)
         optimizer, smoothing = keras.optimizers.Adam(2e-3), 0.0
     else:
-        sizes = size_settings("05", "full")["model"]
+        sizes = size_settings("05", "full").model
         model = TransformerTranslator(data.source_vocab_size, data.target_vocab_size, **sizes)
         optimizer, smoothing = transformer_optimizer(sizes["d_model"], 1000, scale=1.0), 0.1
     return compile_for_benchmark(model, optimizer, label_smoothing=smoothing)

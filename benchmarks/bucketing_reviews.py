@@ -64,7 +64,7 @@ from seqlab.lessons.nb03 import build_recurrent_classifier  # noqa: E402
 from seqlab.training import compile_sentiment_classifier  # noqa: E402
 
 CUT = 300                                        # notebook 03's full-mode SEQUENCE_LENGTH
-BERT_CUT = sizes.settings("08", "full")["sequence"]  # notebook 08's full-mode SEQUENCE_LENGTH
+BERT_CUT = sizes.settings("08", "full").sequence  # notebook 08's full-mode SEQUENCE_LENGTH
 PIPELINES = ("padded", "bucketed")
 
 

@@ -89,7 +89,7 @@ def build_models(vocab_size: int, quick: bool):
     rnn = build_rnn_translator(vocab_size, vocab_size, embedding_dim=128, units=256,
                                attention="bahdanau")
     transformer = TransformerTranslator(vocab_size, vocab_size,
-                                        **size_settings("05", "fast" if quick else "full")["model"])
+                                        **size_settings("05", "fast" if quick else "full").model)
     transformer.build()
     return rnn, transformer
 

@@ -172,7 +172,7 @@ def notebook_parameters(number: str, size: str) -> tuple[dict, dict | None]:
 
     parameters = {"SIZE": size}
     stopped = early_stopping.epochs_at("03", size) if number == "03" else None
-    if stopped and stopped["epochs"] < sizes.settings("03", size)["epochs"]:
+    if stopped and stopped["epochs"] < sizes.settings("03", size).epochs:
         parameters["EPOCHS"] = stopped["epochs"]
         return parameters, stopped
     return parameters, None

@@ -58,7 +58,7 @@ from seqlab.training import compile_sentiment_classifier, compile_translator, tr
 def transformer_translator(vocab: int, preset: str) -> TransformerTranslator:
     """Notebook 05's translator, built: ``"small"`` its full size, ``"tiny"`` its FAST size."""
     size = {"small": "full", "tiny": "fast"}[preset]
-    model = TransformerTranslator(vocab, vocab, **size_settings("05", size)["model"])
+    model = TransformerTranslator(vocab, vocab, **size_settings("05", size).model)
     model.build()
     return model
 

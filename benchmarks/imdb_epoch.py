@@ -55,13 +55,13 @@ def main(argv: list[str] | None = None) -> int:
     from seqlab.training import compile_sentiment_classifier
 
     s = sizes.settings("03", "full")
-    batch = s["batch"]
+    batch = s.batch
     train, valid, _ = load_imdb("tfds", batch_size=batch, data_dir=f"{args.stand_ins}/tfds")
     if args.reviews:
         train, valid = (split.take(-(-args.reviews // batch)) for split in (train, valid))
     start = time.perf_counter()
-    vectorizer = keras.layers.TextVectorization(max_tokens=s["max_tokens"],
-                                                output_sequence_length=s["sequence_length"])
+    vectorizer = keras.layers.TextVectorization(max_tokens=s.max_tokens,
+                                                output_sequence_length=s.sequence_length)
     vectorizer.adapt(train.map(lambda text, label: text))
     adapt_seconds = time.perf_counter() - start
 
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         return (dataset.cache() if cache else dataset).prefetch(tf.data.AUTOTUNE)
 
     keras.utils.set_random_seed(config.SEED)
-    model = build_recurrent_classifier(s["max_tokens"], s["units"], embedding_dim=32)
+    model = build_recurrent_classifier(s.max_tokens, s.units, embedding_dim=32)
 
     def seconds(work):
         start = time.perf_counter()

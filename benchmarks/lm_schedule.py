@@ -75,12 +75,12 @@ def measure(text: str, args) -> dict:
     frequencies = np.bincount(vocab.encode(train_text), minlength=len(vocab)) + 1.0
     unigram = float(-np.mean(np.log((frequencies / frequencies.sum())[vocab.encode(valid_text)])))
     at_size = sizes.settings("07", args.size)
-    total = at_size["gpt_epochs"] * int(train.cardinality())   # the notebook's decay horizon
+    total = at_size.gpt_epochs * int(train.cardinality())   # the notebook's decay horizon
     keras.utils.set_random_seed(config.SEED)
     models = {}
     for name, rate in zip(PATHS, (PEAK, schedule(max(total, 2 * WARMUP))), strict=True):
         model = MiniGPT(len(vocab), context_length=window,
-                        dropout=0.0 if args.size == "fast" else 0.1, **at_size["gpt"])
+                        dropout=0.0 if args.size == "fast" else 0.1, **at_size.gpt)
         model.build()
         model.compile(optimizer=keras.optimizers.Adam(learning_rate=rate),
                       loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),

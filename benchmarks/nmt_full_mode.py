@@ -62,8 +62,8 @@ def measure(data, steps: int, epochs: int, size: str = "full") -> list[Part]:
     for variant in VARIANTS:
         keras.utils.set_random_seed(config.SEED)
         model = build_rnn_translator(data.source_vocab_size, data.target_vocab_size,
-                                     embedding_dim=at_size["embedding_dim"],
-                                     units=at_size["units"], attention=variant, output_norm=True)
+                                     embedding_dim=at_size.embedding_dim,
+                                     units=at_size.units, attention=variant, output_norm=True)
         compile_translator(model, keras.optimizers.Adam(2e-3), jit_compile=False)
         epoch = iter(data.train.repeat())                 # an epoch's order (the sample: more)
         for x, y in itertools.islice(epoch, 3):           # the trace, and the shuffle buffer
@@ -90,7 +90,7 @@ def main(argv=None) -> int:
     parser.add_argument("--record", action="store_true",
                         help="merge the result into benchmarks/results/full_mode.json")
     args = parser.parse_args(argv)
-    epochs = sizes.settings("04", "full")["epochs"]
+    epochs = sizes.settings("04", "full").epochs
     with translation_source(parser, args) as (source, cache):
         if args.record and source != "anki":
             parser.error("--record needs the real Anki pairs (--anki-zip)")

@@ -159,7 +159,7 @@ def build_model(name: str, data, sizes: dict, recipe: dict, transformer: dict):
     keras.utils.set_random_seed(config.SEED)
     if name == "transformer":
         model = TransformerTranslator(data.source_vocab_size, data.target_vocab_size,
-                                      **size_settings("05", transformer["size"])["model"],
+                                      **size_settings("05", transformer["size"]).model,
                                       skip_padding=transformer.get("skip_padding", False))
         model.build()
         optimizer = transformer_optimizer(model.get_config()["d_model"], transformer["warmup"],

@@ -57,7 +57,7 @@ class Rank3Dense(keras.layers.Dense):
 
 
 def build(data, variant: str):
-    sizes = size_settings("05", "full")["model"]
+    sizes = size_settings("05", "full").model
     model = TransformerTranslator(data.source_vocab_size, data.target_vocab_size, **sizes,
                                   skip_padding=variant == VARIANTS[2])
     if variant == VARIANTS[0]:  # before any weight exists: the same kernel, applied at rank 3

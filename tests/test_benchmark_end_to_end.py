@@ -110,7 +110,7 @@ def test_notebook_03_trains_the_epochs_early_stopping_ran_on_the_real_reviews(mo
     stopped = {"epochs": 3, "command": "a run on the real reviews"}
     monkeypatch.setattr(early_stopping, "epochs_at", lambda notebook, size: stopped)
     assert end_to_end.notebook_parameters("03", "full") == ({"SIZE": "full", "EPOCHS": 3}, stopped)
-    assert sizes.settings("03", "class")["epochs"] <= 3   # never more than the size's own epochs
+    assert sizes.settings("03", "class").epochs <= 3   # never more than the size's own epochs
     assert end_to_end.notebook_parameters("03", "class") == ({"SIZE": "class"}, None)
     assert end_to_end.notebook_parameters("06", "full") == ({"SIZE": "full"}, None)
 

@@ -157,7 +157,7 @@ def test_the_unmasked_experiment_rejects_a_model_that_still_hides_the_future():
 
 
 def _translator(**overrides):
-    tiny = sizes.settings("05", "fast")["model"]  # notebook 05's FAST-mode translator
+    tiny = sizes.settings("05", "fast").model  # notebook 05's FAST-mode translator
     model = TransformerTranslator(SOURCE_VOCAB, TARGET_VOCAB, **{**tiny, **overrides})
     model.build()
     return model

@@ -165,7 +165,7 @@ def assert_same_parameters(protocol, model) -> None:
 @pytest.fixture(scope="module")
 def both_translators():
     rnn = build_rnn_translator(12, 10, embedding_dim=8, units=16, attention="luong-dot")
-    transformer = TransformerTranslator(12, 10, **sizes.settings("05", "fast")["model"])
+    transformer = TransformerTranslator(12, 10, **sizes.settings("05", "fast").model)
     transformer.build()
     return rnn, transformer
 

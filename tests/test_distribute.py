@@ -95,7 +95,7 @@ def _run_family(family, strategy, default, out_dir):
                 from seqlab.lessons.nb05 import TransformerTranslator
 
                 with s.scope():
-                    model = TransformerTranslator(23, 19, **sizes.settings("05", "fast")["model"])
+                    model = TransformerTranslator(23, 19, **sizes.settings("05", "fast").model)
                     model.build()
             # SGD: a gradient scaled by the replica count moves the weights that much further
             # (Adam would hide it); created outside the scope on purpose.

@@ -15,7 +15,7 @@ from seqlab.lessons.nb05 import TransformerTranslator
 from seqlab.training import MaskedSparseCategoricalCrossentropy, transformer_optimizer
 
 #: Notebook 05's FAST-mode sizes (``seqlab.sizes``).
-TINY = sizes.settings("05", "fast")["model"]
+TINY = sizes.settings("05", "fast").model
 
 SOURCE_VOCAB, TARGET_VOCAB = 23, 19
 START, END = 2, 3
@@ -56,8 +56,8 @@ def test_the_sizes_are_the_recorded_full_mode_model():
     """Full mode trains the model whose greedy BLEU benchmarks/README.md records (2 layers,
     d_model 128, 4 heads, d_ff 512, dropout 0.1); the class size trains the same model."""
     full = {"num_layers": 2, "d_model": 128, "num_heads": 4, "dff": 512, "dropout": 0.1}
-    assert sizes.settings("05", "full")["model"] == full == sizes.settings("05", "class")["model"]
-    assert sizes.settings("05", "full")["group_by_length"] is False  # padded to 20 tokens
+    assert sizes.settings("05", "full").model == full == sizes.settings("05", "class").model
+    assert sizes.settings("05", "full").group_by_length is False  # padded to 20 tokens
 
 
 def test_base_layer_sizes_match_the_paper():

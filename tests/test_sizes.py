@@ -1,6 +1,8 @@
 """seqlab.sizes: the size a run trains at (parameter, environment, FAST, hardware) and its minutes."""
 
 
+import dataclasses
+
 import pytest
 
 from seqlab import sizes
@@ -101,8 +103,11 @@ def test_each_notebook_takes_its_size_s_numbers_from_one_home():
 
 def test_settings_are_copies_and_refuse_unknown_notebooks_and_sizes():
     a = sizes.settings("07", "full")
-    a["gpt"]["d_model"] = 1
-    assert sizes.SETTINGS["07"]["full"]["gpt"]["d_model"] == 256
+    a.gpt["d_model"] = 1
+    assert sizes.SETTINGS["07"]["full"].gpt["d_model"] == 256
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        a.epochs = 3                                   # a typed, read-only object
+    assert sizes.settings("04", "full").units == 256  # read by attribute
     with pytest.raises(ValueError, match="no sizes for notebook"):
         sizes.settings("09", "full")
     with pytest.raises(ValueError, match="size must be one of"):
@@ -136,10 +141,10 @@ def test_the_class_settings_follow_the_plan_and_the_printed_line_names_it():
     slow = sizes.RECORD_SPEED / 4
     change, minutes = sizes.plan("04", slow)
     chosen = sizes.settings("04", "class", slow)
-    assert all(chosen[key] == value for key, value in change.items())
-    assert chosen["task"] == "anki" and sizes.settings("04", "full", slow)["units"] == 256
+    assert all(getattr(chosen, key) == value for key, value in change.items())
+    assert chosen.task == "anki" and sizes.settings("04", "full", slow).units == 256
     line = sizes.describe_plan("04", "class", slow)
-    assert "0.25 ×" in line and f"{chosen['units']} units" in line
+    assert "0.25 ×" in line and f"{chosen.units} units" in line
     assert f"about {minutes:.0f} min" in line and "GPU" not in line
 
 

@@ -344,7 +344,7 @@ def test_a_bucketed_batch_has_the_loss_of_the_same_batch_padded_to_full_length(k
                                      output_norm=True)
     else:
         model = TransformerTranslator(bucketed.source_vocab_size, bucketed.target_vocab_size,
-                                      **sizes.settings("05", "fast")["model"])
+                                      **sizes.settings("05", "fast").model)
     loss = MaskedSparseCategoricalCrossentropy()
     narrow = next(s for s in bucketed.train if s[0][0].shape[1] < bucketed.info["source_length"])
     (source, target_in), target_out = narrow

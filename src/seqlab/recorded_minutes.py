@@ -1,7 +1,9 @@
 """Generated from ``benchmarks/results/full_mode.json`` by ``python -m seqlab_instructor.record``:
 do not edit.
 
-Minutes of training per notebook and size, measured on x86_64, 2 CPU cores.
+Minutes of training per notebook and size, measured on x86_64, 2 CPU cores;
+the speed probe's reading there (GFLOP/s); the seconds of training of each
+class-size configuration of notebooks 04 and 05, largest first.
 """
 
 MINUTES = {
@@ -13,4 +15,11 @@ MINUTES = {
     '06': {'class': 4.2, 'full': 21.1},
     '07': {'class': 6.8, 'full': 40.9},
     '08': {'class': 6.4, 'full': 15.2},
+}
+
+RECORD_SPEED = 190.5
+
+PLAN_SECONDS = {
+    '04': [643.9, 369.0, 233.0],
+    '05': [760.6, 456.0, 317.0, 180.0],
 }

@@ -14,136 +14,261 @@ class size from it (:func:`plan`).
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from seqlab import config
-from seqlab.recorded_minutes import MINUTES
+from seqlab.recorded_minutes import MINUTES, PLAN_SECONDS, RECORD_SPEED
 
 #: The sizes, smallest first.
 SIZES = ("fast", "class", "full")
 _NAMES = {"class": "the class size", "full": "the full size"}
 
+
+@dataclass(frozen=True)
+class Sizes01:
+    """Notebook 01's numbers at one size (the notebook reads them as ``AT_SIZE.<name>``)."""
+    epochs: int
+    batch: int
+
+
+@dataclass(frozen=True)
+class Sizes02:
+    """Notebook 02's numbers at one size (the notebook reads them as ``AT_SIZE.<name>``)."""
+    frozen_epochs: int
+    fine_tuning_epochs: int
+    exercise_epochs: int
+    batch: int
+
+
+@dataclass(frozen=True)
+class Sizes03:
+    """Notebook 03's numbers at one size (the notebook reads them as ``AT_SIZE.<name>``)."""
+    epochs: int
+    batch: int
+    units: int
+    max_tokens: int
+    sequence_length: int | None
+    adding_steps: int
+    adding_epochs: int
+    adding_examples: int
+    adding_valid: int
+
+
+@dataclass(frozen=True)
+class Sizes04:
+    """Notebook 04's numbers at one size (the notebook reads them as ``AT_SIZE.<name>``)."""
+    epochs: int
+    embedding_dim: int
+    units: int
+    train_steps: None
+    test_sentences: int | None
+    task: str
+    max_length: int
+    batch_size: int
+    learning_rate: float
+    output_norm: bool
+
+
+@dataclass(frozen=True)
+class Sizes05:
+    """Notebook 05's numbers at one size (the notebook reads them as ``AT_SIZE.<name>``)."""
+    task: str
+    examples: int | None
+    max_length: int
+    epochs: int
+    batch: int
+    warmup_steps: int
+    lr_scale: float
+    label_smoothing: float
+    train_steps: int | None
+    group_by_length: bool
+    model: dict
+    exercise_epochs: int
+    exercise_batches: int | None
+    rnn_learning_rate: float
+    positions_epochs: int
+
+
+@dataclass(frozen=True)
+class Sizes06:
+    """Notebook 06's numbers at one size (the notebook reads them as ``AT_SIZE.<name>``)."""
+    reviews: int | None
+    epochs: int
+    classifier_epochs: int
+    vocab: int
+    dim: int
+    pairs_batch: int
+    rate: float
+    fine_tuning_rate: float
+
+
+@dataclass(frozen=True)
+class Sizes07:
+    """Notebook 07's numbers at one size (the notebook reads them as ``AT_SIZE.<name>``)."""
+    lstm_epochs: int
+    gpt_epochs: int
+    embedding: int
+    lstm_units: int
+    gpt: dict
+    num_chars: int | None
+    steps: int
+    gpt_rate: float
+    sample_length: int
+
+
+@dataclass(frozen=True)
+class Sizes08:
+    """Notebook 08's numbers at one size (the notebook reads them as ``AT_SIZE.<name>``)."""
+    sequence: int
+    fine_tune_epochs: int
+    mlm_epochs: int
+    reviews: int
+    vocabulary: int | None
+    batch: int
+    mlm_rate: float
+    fine_tune_rate: float
+    control_rate: float
+    probe_epochs: int
+    probe_rate: float
+
+
+#: 05's Transformers: N, d_model, h, d_ff, dropout (FAST's, and the class and full size's).
+_FAST_TRANSFORMER = {"num_layers": 2, "d_model": 64, "num_heads": 4, "dff": 128, "dropout": 0.0}
+_TRANSFORMER = {"num_layers": 2, "d_model": 128, "num_heads": 4, "dff": 512, "dropout": 0.1}
+
 #: What each notebook trains at each size (a parameter set in the notebook wins); the class
 #: sizes train within 15 minutes on 2 CPU cores (benchmarks/README.md).
-SETTINGS: dict[str, dict[str, dict]] = {
-    "01": {"fast": {"epochs": 10, "batch": 32}, "class": {"epochs": 10, "batch": 128},
-           "full": {"epochs": 10, "batch": 128}},
-    "02": {"fast": {"frozen_epochs": 10, "fine_tuning_epochs": 10, "exercise_epochs": 3,
-                    "batch": 32},
-           "class": {"frozen_epochs": 10, "fine_tuning_epochs": 5, "exercise_epochs": 3,
-                     "batch": 128},
-           "full": {"frozen_epochs": 10, "fine_tuning_epochs": 5, "exercise_epochs": 3,
-                    "batch": 128}},
+SETTINGS: dict[str, dict[str, Any]] = {
+    "01": {
+        "fast": Sizes01(epochs=10, batch=32),
+        "class": Sizes01(epochs=10, batch=128),
+        "full": Sizes01(epochs=10, batch=128),
+    },
+    "02": {
+        "fast": Sizes02(frozen_epochs=10, fine_tuning_epochs=10, exercise_epochs=3, batch=32),
+        "class": Sizes02(frozen_epochs=10, fine_tuning_epochs=5, exercise_epochs=3, batch=128),
+        "full": Sizes02(frozen_epochs=10, fine_tuning_epochs=5, exercise_epochs=3, batch=128),
+    },
     # class: the same model for 2 epochs instead of 5
-    "03": {"fast": {"epochs": 2, "batch": 64, "units": 16, "max_tokens": 2_000,
-                    "sequence_length": None, "adding_steps": 20, "adding_epochs": 2,
-                    "adding_examples": 2_000, "adding_valid": 500},
-           "class": {"epochs": 2, "batch": 128, "units": 64, "max_tokens": 20_000,
-                     "sequence_length": 300, "adding_steps": 50, "adding_epochs": 10,
-                     "adding_examples": 10_000, "adding_valid": 2_000},
-           "full": {"epochs": 5, "batch": 128, "units": 64, "max_tokens": 20_000,
-                    "sequence_length": 300, "adding_steps": 50, "adding_epochs": 10,
-                    "adding_examples": 10_000, "adding_valid": 2_000}},
+    "03": {
+        "fast": Sizes03(epochs=2, batch=64, units=16, max_tokens=2000, sequence_length=None,
+                        adding_steps=20, adding_epochs=2, adding_examples=2000, adding_valid=500),
+        "class": Sizes03(epochs=2, batch=128, units=64, max_tokens=20_000, sequence_length=300,
+                         adding_steps=50, adding_epochs=10, adding_examples=10_000,
+                         adding_valid=2000),
+        "full": Sizes03(epochs=5, batch=128, units=64, max_tokens=20_000, sequence_length=300,
+                        adding_steps=50, adding_epochs=10, adding_examples=10_000,
+                        adding_valid=2000),
+    },
     # class: four smaller models, one epoch each (or CLASS_PLANS's smaller ones on a slower
     # runtime), scored on 2,000 test sentences
     # fast: the dates task; class and full: the Anki pairs, with the LayerNorm before the output
     # layer (benchmarks/README.md, "Quality on the real corpus"). batch_size: the global batch
     # the learning rate was tuned for.
-    "04": {"fast": {"epochs": 4, "embedding_dim": 32, "units": 64, "train_steps": None,
-                    "test_sentences": None, "task": "dates", "max_length": 12,
-                    "batch_size": 256, "learning_rate": 2e-2, "output_norm": False},
-           "class": {"epochs": 1, "embedding_dim": 64, "units": 128, "train_steps": None,
-                     "test_sentences": 2000, "task": "anki", "max_length": 20,
-                     "batch_size": 128, "learning_rate": 2e-3, "output_norm": True},
-           "full": {"epochs": 4, "embedding_dim": 128, "units": 256, "train_steps": None,
-                    "test_sentences": None, "task": "anki", "max_length": 20,
-                    "batch_size": 128, "learning_rate": 2e-3, "output_norm": True}},
+    "04": {
+        "fast": Sizes04(epochs=4, embedding_dim=32, units=64, train_steps=None, test_sentences=None,
+                        task="dates", max_length=12, batch_size=256, learning_rate=0.02,
+                        output_norm=False),
+        "class": Sizes04(epochs=1, embedding_dim=64, units=128, train_steps=None,
+                         test_sentences=2000, task="anki", max_length=20, batch_size=128,
+                         learning_rate=0.002, output_norm=True),
+        "full": Sizes04(epochs=4, embedding_dim=128, units=256, train_steps=None,
+                        test_sentences=None, task="anki", max_length=20, batch_size=128,
+                        learning_rate=0.002, output_norm=True),
+    },
     # class: the full-size model for 1,358 steps (CLASS_PLANS: smaller on a slower runtime), and
     # notebook 04's RNN at its class size for as many seconds.
     # model: N, d_model, h, d_ff, dropout; rnn: notebook 04's best variant, Adam's rate at batch 128
-    "05": {"fast": {"task": "dates", "examples": 7000, "max_length": 8, "epochs": 3,
-                    "batch": 128, "warmup_steps": 100, "lr_scale": 0.3, "label_smoothing": 0.0,
-                    "train_steps": None, "group_by_length": False,
-                    "model": {"num_layers": 2, "d_model": 64, "num_heads": 4, "dff": 128,
-                              "dropout": 0.0},
-                    "exercise_epochs": 2, "exercise_batches": None,
-                    "rnn_learning_rate": 0.0141421356, "positions_epochs": 3},
-           "class": {"task": "anki", "examples": None, "max_length": 20, "epochs": 10,
-                     "batch": 128, "warmup_steps": 1000, "lr_scale": 1.0, "label_smoothing": 0.1,
-                     "train_steps": 1358, "group_by_length": True,
-                     "model": {"num_layers": 2, "d_model": 128, "num_heads": 4, "dff": 512,
-                               "dropout": 0.1},
-                     "exercise_epochs": 1, "exercise_batches": 100,
-                     "rnn_learning_rate": 2e-3, "positions_epochs": 8},
-           "full": {"task": "anki", "examples": None, "max_length": 20, "epochs": 10,
-                    "batch": 128, "warmup_steps": 1000, "lr_scale": 1.0, "label_smoothing": 0.1,
-                    "train_steps": None, "group_by_length": False,
-                    "model": {"num_layers": 2, "d_model": 128, "num_heads": 4, "dff": 512,
-                              "dropout": 0.1},
-                    "exercise_epochs": 1, "exercise_batches": 100,
-                    "rnn_learning_rate": 2e-3, "positions_epochs": 8}},
+    "05": {
+        "fast": Sizes05(task="dates", examples=7000, max_length=8, epochs=3, batch=128,
+                        warmup_steps=100, lr_scale=0.3, label_smoothing=0.0, train_steps=None,
+                        group_by_length=False,
+                        model=_FAST_TRANSFORMER,
+                        exercise_epochs=2, exercise_batches=None, rnn_learning_rate=0.0141421356,
+                        positions_epochs=3),
+        "class": Sizes05(task="anki", examples=None, max_length=20, epochs=10, batch=128,
+                         warmup_steps=1000, lr_scale=1.0, label_smoothing=0.1, train_steps=1358,
+                         group_by_length=True,
+                         model=_TRANSFORMER,
+                         exercise_epochs=1, exercise_batches=100, rnn_learning_rate=0.002,
+                         positions_epochs=8),
+        "full": Sizes05(task="anki", examples=None, max_length=20, epochs=10, batch=128,
+                        warmup_steps=1000, lr_scale=1.0, label_smoothing=0.1, train_steps=None,
+                        group_by_length=False,
+                        model=_TRANSFORMER,
+                        exercise_epochs=1, exercise_batches=100, rnn_learning_rate=0.002,
+                        positions_epochs=8),
+    },
     # class: a third of the reviews (None: all), 2 skip-gram epochs, 3 per classifier
-    "06": {"fast": {"reviews": 2500, "epochs": 3, "classifier_epochs": 6, "vocab": 2000,
-                    "dim": 32, "pairs_batch": 2048, "rate": 0.02, "fine_tuning_rate": 1e-3},
-           "class": {"reviews": 25_000, "epochs": 2, "classifier_epochs": 3, "vocab": 20_000,
-                     "dim": 100, "pairs_batch": 4096, "rate": 0.005, "fine_tuning_rate": 1e-4},
-           "full": {"reviews": None, "epochs": 5, "classifier_epochs": 10, "vocab": 20_000,
-                    "dim": 100, "pairs_batch": 4096, "rate": 0.005, "fine_tuning_rate": 1e-4}},
+    "06": {
+        "fast": Sizes06(reviews=2500, epochs=3, classifier_epochs=6, vocab=2000, dim=32,
+                        pairs_batch=2048, rate=0.02, fine_tuning_rate=0.001),
+        "class": Sizes06(reviews=25_000, epochs=2, classifier_epochs=3, vocab=20_000, dim=100,
+                         pairs_batch=4096, rate=0.005, fine_tuning_rate=0.0001),
+        "full": Sizes06(reviews=None, epochs=5, classifier_epochs=10, vocab=20_000, dim=100,
+                        pairs_batch=4096, rate=0.005, fine_tuning_rate=0.0001),
+    },
     # class: the whole text, both models smaller, 5 epochs each: still the perplexity race.
     # full: the GPT's warm-up and cosine span 10 epochs (benchmarks/README.md, "Notebook 07's
     # early stopping")
-    "07": {"fast": {"lstm_epochs": 4, "gpt_epochs": 4, "embedding": 32, "lstm_units": 128,
-                    "gpt": {"d_model": 64, "num_heads": 4, "dff": 128, "num_layers": 2},
-                    "num_chars": 100_000, "steps": 64, "gpt_rate": 3e-3, "sample_length": 200},
-           "class": {"lstm_epochs": 5, "gpt_epochs": 5, "embedding": 64, "lstm_units": 256,
-                     "gpt": {"d_model": 128, "num_heads": 4, "dff": 512, "num_layers": 2},
-                     "num_chars": None, "steps": 100, "gpt_rate": 1e-3, "sample_length": 500},
-           "full": {"lstm_epochs": 20, "gpt_epochs": 10, "embedding": 64, "lstm_units": 512,
-                    "gpt": {"d_model": 256, "num_heads": 8, "dff": 1024, "num_layers": 4},
-                    "num_chars": None, "steps": 100, "gpt_rate": 1e-3, "sample_length": 500}},
+    "07": {
+        "fast": Sizes07(lstm_epochs=4, gpt_epochs=4, embedding=32, lstm_units=128,
+                        gpt={"d_model": 64, "num_heads": 4, "dff": 128, "num_layers": 2},
+                        num_chars=100_000, steps=64, gpt_rate=0.003, sample_length=200),
+        "class": Sizes07(lstm_epochs=5, gpt_epochs=5, embedding=64, lstm_units=256,
+                         gpt={"d_model": 128, "num_heads": 4, "dff": 512, "num_layers": 2},
+                         num_chars=None, steps=100, gpt_rate=0.001, sample_length=500),
+        "full": Sizes07(lstm_epochs=20, gpt_epochs=10, embedding=64, lstm_units=512,
+                        gpt={"d_model": 256, "num_heads": 8, "dff": 1024, "num_layers": 4},
+                        num_chars=None, steps=100, gpt_rate=0.001, sample_length=500),
+    },
     # class: one fine-tuning epoch of reviews cut to 128 word pieces. fine_tune_rate: the
     # pretrained network (BERT's 2e-5 to 5e-5, Devlin et al. 2019, §A.3; FAST's tiny network
     # barely pre-trained takes a from-scratch rate); control_rate: its random-weights twin
-    "08": {"fast": {"sequence": 48, "fine_tune_epochs": 3, "mlm_epochs": 3, "reviews": 2000,
-                    "vocabulary": 500, "batch": 32, "mlm_rate": 5e-3, "fine_tune_rate": 2e-3,
-                    "control_rate": 2e-3, "probe_epochs": 2, "probe_rate": 1e-2},
-           "class": {"sequence": 128, "fine_tune_epochs": 1, "mlm_epochs": 0, "reviews": 2000,
-                     "vocabulary": None, "batch": 32, "mlm_rate": 5e-5, "fine_tune_rate": 5e-5,
-                     "control_rate": 1e-3, "probe_epochs": 1, "probe_rate": 1e-3},
-           "full": {"sequence": 256, "fine_tune_epochs": 2, "mlm_epochs": 0, "reviews": 2000,
-                    "vocabulary": None, "batch": 32, "mlm_rate": 5e-5, "fine_tune_rate": 5e-5,
-                    "control_rate": 1e-3, "probe_epochs": 1, "probe_rate": 1e-3}},
+    "08": {
+        "fast": Sizes08(sequence=48, fine_tune_epochs=3, mlm_epochs=3, reviews=2000, vocabulary=500,
+                        batch=32, mlm_rate=0.005, fine_tune_rate=0.002, control_rate=0.002,
+                        probe_epochs=2, probe_rate=0.01),
+        "class": Sizes08(sequence=128, fine_tune_epochs=1, mlm_epochs=0, reviews=2000,
+                         vocabulary=None, batch=32, mlm_rate=5e-05, fine_tune_rate=5e-05,
+                         control_rate=0.001, probe_epochs=1, probe_rate=0.001),
+        "full": Sizes08(sequence=256, fine_tune_epochs=2, mlm_epochs=0, reviews=2000,
+                        vocabulary=None, batch=32, mlm_rate=5e-05, fine_tune_rate=5e-05,
+                        control_rate=0.001, probe_epochs=1, probe_rate=0.001),
+    },
 }
 
 
-#: :func:`probe_speed` on the record's machine (a 2-core AMD EPYC), GFLOP/s.
-RECORD_SPEED = 190.5
 #: A class size's training aims at about 15 minutes: a configuration fits when the minutes
 #: expected at the runtime's speed are at most this many (at a quarter of the record's speed the
 #: smallest of notebook 04 trained 15.7 min).
 CLASS_MINUTES = 16
 
 #: Notebooks 04 and 05's class sizes, largest first: what each changes in ``SETTINGS[n]["class"]``
-#: (``{}``: nothing, the record's class size)
-#: and its seconds of training (all of the notebook's models, validation included) at
-#: :data:`RECORD_SPEED`: the largest from the record, the others from runs at half and a quarter
-#: of that speed under a CPU quota, scaled by their probe's figure. Each was run and showed its
-#: lesson's point on the real pairs (04: attention well above none; 05: both models a non-zero
-#: BLEU): benchmarks/README.md, "Class size by runtime speed". 04 trains four translators, one
-#: epoch (736 steps) or ``train_steps`` each; 05's RNN trains as many seconds as its Transformer.
+#: (``{}``: nothing, the record's class size). Their seconds of training at the record's speed
+#: (:data:`RECORD_SPEED`, the record's probe) come from the record
+#: (``benchmarks/results/full_mode.json``, "class_plans", via :mod:`seqlab.recorded_minutes`):
+#: each was run and showed its lesson's point on the real pairs (04: attention well above none;
+#: 05: both models a non-zero BLEU). 04 trains four translators, one epoch (736 steps) or
+#: ``train_steps`` each; 05's RNN trains as many seconds as its Transformer.
 _SMALL_TRANSFORMER = {"num_layers": 2, "d_model": 64, "num_heads": 4, "dff": 256, "dropout": 0.1}
-CLASS_PLANS: dict[str, list[tuple[dict, float]]] = {
-    "04": [({}, 643.9),
-           ({"units": 64, "embedding_dim": 32, "train_steps": None}, 369.0),
-           ({"units": 64, "embedding_dim": 32, "train_steps": 736, "batch_size": 64}, 233.0)],
-    "05": [({}, 760.6),
-           ({"train_steps": 1358, "model": _SMALL_TRANSFORMER}, 456.0),
-           ({"train_steps": 1000, "model": _SMALL_TRANSFORMER}, 317.0),
-           ({"train_steps": 600, "model": _SMALL_TRANSFORMER}, 180.0)],
+CLASS_PLAN_CHANGES: dict[str, list[dict]] = {
+    "04": [{}, {"units": 64, "embedding_dim": 32, "train_steps": None},
+           {"units": 64, "embedding_dim": 32, "train_steps": 736, "batch_size": 64}],
+    "05": [{}, {"train_steps": 1358, "model": _SMALL_TRANSFORMER},
+           {"train_steps": 1000, "model": _SMALL_TRANSFORMER},
+           {"train_steps": 600, "model": _SMALL_TRANSFORMER}],
 }
+#: ``{notebook: [(change, seconds at the record's speed), ...]}``, largest first.
+CLASS_PLANS: dict[str, list[tuple[dict, float]]] = {
+    notebook: list(zip(changes, PLAN_SECONDS[notebook], strict=True))
+    for notebook, changes in CLASS_PLAN_CHANGES.items()}
 
 
 def check_size(size: str) -> str:
@@ -157,8 +282,9 @@ def check_size(size: str) -> str:
     return size
 
 
-def settings(notebook: str, size: str, speed: float | None = None) -> dict:
-    """A copy of :data:`SETTINGS` for notebook ``"04"`` at ``size``.
+def settings(notebook: str, size: str, speed: float | None = None) -> Any:
+    """Notebook ``"04"``'s numbers at ``size`` (a copy of :data:`SETTINGS`' entry, a
+    :class:`Sizes04`), read by attribute: ``settings("04", "class").units``.
 
     Args:
         speed: this runtime's :func:`probe_speed`; at the class size of a notebook with
@@ -171,11 +297,10 @@ def settings(notebook: str, size: str, speed: float | None = None) -> dict:
     if notebook not in SETTINGS:
         raise ValueError(f"no sizes for notebook {notebook!r}; there are {sorted(SETTINGS)}")
     check_size(size)
-    chosen = {**SETTINGS[notebook][size]}
+    chosen = SETTINGS[notebook][size]
     if size == "class" and notebook in CLASS_PLANS:
-        chosen.update(plan(notebook, speed)[0])
-    return {key: dict(value) if isinstance(value, dict) else value
-            for key, value in chosen.items()}
+        chosen = dataclasses.replace(chosen, **plan(notebook, speed)[0])
+    return copy.deepcopy(chosen)
 
 
 def plan(notebook: str, speed: float | None = None) -> tuple[dict, float]:
@@ -211,10 +336,10 @@ def describe_plan(notebook: str, size: str, speed: float) -> str:
     if size == "class" and notebook in CLASS_PLANS:
         _, minutes = plan(notebook, speed)
         chosen = settings(notebook, "class", speed)
-        steps = chosen["train_steps"]
-        what = (f"four translators of {chosen['units']} units, batch {chosen['batch_size']}, "
+        steps = chosen.train_steps
+        what = (f"four translators of {chosen.units} units, batch {chosen.batch_size}, "
                 f"{f'{steps} steps' if steps else 'one epoch (736 steps)'} each" if notebook == "04"
-                else f"a Transformer of d_model {chosen['model']['d_model']} for {steps} steps, then"
+                else f"a Transformer of d_model {chosen.model['d_model']} for {steps} steps, then"
                 " the RNN for as many seconds")
         line += f"; class size here: {what}, expected about {minutes:.0f} min of training."
         if minutes > CLASS_MINUTES:

@@ -1,4 +1,5 @@
-"""The minutes the setup line prints, written from the record into ``seqlab.recorded_minutes``.
+"""The minutes the setup line prints, the record's speed and the class plans' seconds, written
+from the record into ``seqlab.recorded_minutes``.
 
 The record of training times, ``benchmarks/results/full_mode.json`` (written by ``python -m
 benchmarks.end_to_end``), belongs to the course tools; the student-facing package reads no
@@ -32,13 +33,29 @@ def minutes(record: dict) -> dict[str, dict[str, float]]:
             for notebook, sizes in sorted(record.get("notebooks", {}).items())}
 
 
+def plan_seconds(record: dict) -> dict[str, list[float]]:
+    """``{notebook: [seconds of each class-size configuration, largest first]}`` of a record.
+
+    >>> plan_seconds({"class_plans": {"04": [{"seconds": 643.9}, {"seconds": 369.0}]}})
+    {'04': [643.9, 369.0]}
+    """
+    return {notebook: [float(option["seconds"]) for option in options]
+            for notebook, options in sorted(record.get("class_plans", {}).items())}
+
+
 def module_text(record: dict) -> str:
     """The source of ``seqlab.recorded_minutes`` for ``record``."""
     rows = "".join(f"    {notebook!r}: {sizes!r},\n" for notebook, sizes in minutes(record).items())
+    plans = "".join(f"    {notebook!r}: {seconds!r},\n"
+                    for notebook, seconds in plan_seconds(record).items())
+    speed = record.get("speed_probe", {}).get("gflops")
     return (f'"""Generated from ``benchmarks/results/full_mode.json`` by '
             f'``python -m seqlab_instructor.record``:\ndo not edit.\n\n'
-            f'Minutes of training per notebook and size, measured on {record.get("device", "?")}.'
-            f'\n"""\n\nMINUTES = {{\n{rows}}}\n')
+            f'Minutes of training per notebook and size, measured on {record.get("device", "?")};'
+            f'\nthe speed probe\'s reading there (GFLOP/s); the seconds of training of each\n'
+            f'class-size configuration of notebooks 04 and 05, largest first.\n"""\n\n'
+            f'MINUTES = {{\n{rows}}}\n\nRECORD_SPEED = {speed!r}\n\n'
+            f'PLAN_SECONDS = {{\n{plans}}}\n')
 
 
 def main(argv: list[str] | None = None) -> int:

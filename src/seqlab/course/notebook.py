@@ -14,7 +14,7 @@ import re
 import subprocess
 import sys
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import seqlab
@@ -36,7 +36,7 @@ class RunSettings:
     pass ``jit_compile=RUN.jit_compile`` to ``compile``; ``reasons`` says why each choice was
     made. ``fixed_shapes`` is True where every batch must keep one shape (XLA), so no layer may
     compute a data-dependent number of rows. ``settings`` holds this notebook's numbers at this
-    size (:func:`seqlab.sizes.settings`; empty when no notebook is named), at the class size
+    size, read by attribute (:func:`seqlab.sizes.settings`; None when no notebook is named), at the class size
     chosen for ``speed``: :func:`seqlab.sizes.probe_speed` on a CPU runtime outside FAST mode
     (its ``idle_gflops``: corrected when another process was busy during the probe).
     """
@@ -56,7 +56,7 @@ class RunSettings:
     reasons: dict
     fixed_shapes: bool = False
     speed: float | None = None
-    settings: dict = field(default_factory=dict)
+    settings: Any = None
 
 
 def resolve_fast(fast: bool | None = None) -> bool:
@@ -187,7 +187,7 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
         dtype_policy=keras.config.dtype_policy().name, jit_compile=use_xla,
         reasons={"dtype_policy": policy_reason, "jit_compile": xla_reason},
         fixed_shapes=bool(use_xla),
-        speed=speed, settings=sizes.settings(notebook, size, speed) if known else {})
+        speed=speed, settings=sizes.settings(notebook, size, speed) if known else None)
 
 
 # ------------------------------------------------------------------------------ versions

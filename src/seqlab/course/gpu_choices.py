@@ -29,8 +29,7 @@ def resolve_mixed_precision(requested: str | None) -> str:
     return value
 
 
-def choose_precision(devices: list[dict], mixed_precision: str | None = "off"
-                     ) -> tuple[str | None, str]:
+def choose_precision(devices: list[dict], mixed_precision: str | None = "off") -> tuple[str, str]:
     """The dtype policy asked for, and why.
 
     Args:

@@ -36,9 +36,10 @@ class RunSettings:
     pass ``jit_compile=RUN.jit_compile`` to ``compile``; ``reasons`` says why each choice was
     made. ``fixed_shapes`` is True where every batch must keep one shape (XLA), so no layer may
     compute a data-dependent number of rows. ``settings`` holds this notebook's numbers at this
-    size, read by attribute (:func:`seqlab.sizes.settings`; None when no notebook is named), at the class size
-    chosen for ``speed``: :func:`seqlab.sizes.probe_speed` on a CPU runtime outside FAST mode
-    (its ``idle_gflops``: corrected when another process was busy during the probe).
+    size, read by attribute (:func:`seqlab.sizes.settings`; None when no notebook is named), at
+    the class size chosen for ``speed``: :func:`seqlab.sizes.probe_speed` on a CPU runtime
+    outside FAST mode (its ``idle_gflops``: corrected when another process was busy during the
+    probe).
     """
 
     fast: bool

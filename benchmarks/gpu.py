@@ -33,7 +33,6 @@ otherwise synthetic pairs of the same shape (lengths drawn between 4 and 20 toke
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import platform
 import statistics
@@ -47,7 +46,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from benchmarks.full_mode_timing import StepTimer  # noqa: E402
-from seqlab.distribute import choose_strategy, global_batch_size  # noqa: E402
+from seqlab.distribute import choose_strategy  # noqa: E402
 from seqlab.lessons.nb01 import build_sentiment_classifier  # noqa: E402
 from seqlab.lessons.nb04 import build_rnn_translator  # noqa: E402
 from seqlab.lessons.nb05 import TransformerTranslator  # noqa: E402
@@ -125,7 +124,7 @@ def mixed_policy() -> str:
 
 def translator_rows(sizes, strategy, data, settings, steps, warmup):
     (source, target_in), target_out = data
-    batch = global_batch_size(sizes["batch_size"], strategy)
+    batch = sizes["batch_size"] * strategy.num_replicas_in_sync
     count = batch * (steps + warmup)
     index = np.arange(count) % len(source)
     dataset = tf.data.Dataset.from_tensor_slices(
@@ -141,7 +140,7 @@ def translator_rows(sizes, strategy, data, settings, steps, warmup):
             keras.config.set_dtype_policy(policy)
             keras.utils.set_random_seed(0)
             if variant is None:
-                with strategy.scope() if strategy is not None else contextlib.nullcontext():
+                with strategy.scope():
                     model = transformer_translator(vocab, sizes["preset"])
                 optimizer = transformer_optimizer(model.get_config()["d_model"],
                                                   sizes["warmup_steps"])
@@ -159,11 +158,11 @@ def translator_rows(sizes, strategy, data, settings, steps, warmup):
     return rows
 
 
-def sentiment_rows(sizes, strategy, steps, warmup):
-    from seqlab.distribute import text_as_codepoints
-    from seqlab.layers import STANDIN_HANDLE, TextFromCodepoints
+def sentiment_rows(sizes, steps, warmup):
+    """One device: the model reads raw text, which Keras cannot split among replicas."""
+    from seqlab.layers import STANDIN_HANDLE
 
-    batch = global_batch_size(sizes["sentiment_batch"], strategy)
+    batch = sizes["sentiment_batch"]
     rng = np.random.default_rng(0)
     words = np.array("the a film movie plot actor good bad great awful boring fun slow".split())
     reviews = [" ".join(rng.choice(words, rng.integers(20, 200))) for _ in range(batch)]
@@ -172,14 +171,10 @@ def sentiment_rows(sizes, strategy, steps, warmup):
     rows = []
     for trainable in (False, True):
         keras.utils.set_random_seed(0)
-        with strategy.scope():  # several replicas: the model reads code points
-            model = build_sentiment_classifier(STANDIN_HANDLE, trainable=trainable)
-        codepoints = isinstance(model.layers[0], TextFromCodepoints)
-        model.layers[1 if codepoints else 0].trainable = trainable
+        model = build_sentiment_classifier(STANDIN_HANDLE, trainable=trainable)
+        model.layers[0].trainable = trainable
         compile_sentiment_classifier(model)
-        # Several replicas: the model reads code points (Keras cannot start fit on strings there).
-        data = text_as_codepoints(dataset) if codepoints else dataset
-        seconds = time_training(model, data, steps, warmup)
+        seconds = time_training(model, dataset, steps, warmup)
         rows.append(("unfrozen" if trainable else "frozen", batch / seconds))
     return rows
 
@@ -204,7 +199,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one RNN variant (CI smoke)")
     parser.add_argument("--corpus", help="the Anki spa-eng.zip (default: synthetic pairs)")
-    parser.add_argument("--strategy", default="auto", help="auto, default, mirrored or tpu")
+    parser.add_argument("--strategy", default="auto", help="auto, default or mirrored")
     parser.add_argument("--steps", type=int, help="timed steps per setting")
     parser.add_argument("--warmup", type=int, default=None, help="untimed first steps")
     args = parser.parse_args(argv)
@@ -234,7 +229,7 @@ def main(argv=None) -> int:
     print(f"device: {device}; TensorFlow {tf.__version__}, Keras {keras.__version__}; "
           f"{'quick (tiny sizes)' if args.quick else 'full-mode sizes'}; data: {data_label}")
     print(f"batch {sizes['batch_size']} per replica × {replicas} = "
-          f"{global_batch_size(sizes['batch_size'], strategy)}; vocab {sizes['vocab_size']:,}; "
+          f"{sizes['batch_size'] * replicas}; vocab {sizes['vocab_size']:,}; "
           f"length {sizes['max_length']}; median of {steps} steps after {warmup}")
     replica_column = replicas > 1
     header = f"{'model':24} {'policy':15} {'XLA':>5} {'target tokens/s':>16} {'s/epoch (95k)':>14}"
@@ -242,8 +237,8 @@ def main(argv=None) -> int:
     for name, policy, xla, rate, epoch in translator_rows(sizes, strategy, data, settings, steps, warmup):
         print(f"{name:24} {policy:15} {str(xla):>5} {rate:16,.0f} {epoch:14,.1f}"
               + (f" {replicas:8}" if replica_column else ""))
-    print(f"\n{'sentiment (stand-in embedding)':32} {'examples/s':>11}")
-    for name, rate in sentiment_rows(sizes, strategy, steps, warmup):
+    print(f"\n{'sentiment, one device (stand-in)':32} {'examples/s':>11}")
+    for name, rate in sentiment_rows(sizes, steps, warmup):
         print(f"{'embedding ' + name:32} {rate:11,.0f}")
     rows = decoding_rows(sizes)
     if rows:

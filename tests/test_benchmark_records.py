@@ -177,7 +177,7 @@ def test_measured_notebooks_take_a_size_parameter(number):
     parameters = next(c for c in cells if c.cell_type == "code")  # the first code cell
     assert "parameters" in parameters.metadata.get("tags", [])
     assert "\nSIZE = None" in parameters.source, f"{path.name}: the parameters cell needs SIZE = None"
-    resolve = f'setup(fast=FAST, size=SIZE, strategy=STRATEGY, notebook="{number}")'
+    resolve = f'setup(fast=FAST, size=SIZE, notebook="{number}")'
     assert any(resolve in c.source for c in cells if "setup" in c.metadata.get("tags", [])), (
         f"{path.name}: the setup cell must resolve SIZE with {resolve}")
 

@@ -327,12 +327,10 @@ def test_notebook_02_full_mode(hub_cache, tmp_path):
 
 
 def test_notebook_03_full_mode(network_stand_in):
-    from seqlab.distribute import choose_strategy, global_batch_size
     from seqlab.lessons.nb03 import build_recurrent_classifier
     from seqlab.training import compile_sentiment_classifier
 
-    strategy = choose_strategy(None, quiet=True)
-    batch_size = global_batch_size(32, strategy)
+    batch_size = 32
     with mock_tfds(num_examples=32):  # one batch per split
         train, valid, test = load_imdb(source="tfds", batch_size=batch_size)
         vectorizer = keras.layers.TextVectorization(max_tokens=20_000, output_sequence_length=300)
@@ -347,8 +345,7 @@ def test_notebook_03_full_mode(network_stand_in):
         ids, _ = next(iter(train_ids))
         assert ids.shape == (batch_size, 300)
         keras.utils.set_random_seed(config.SEED)
-        with strategy.scope():
-            bilstm = build_recurrent_classifier(vectorizer.vocabulary_size(), 4, embedding_dim=8)
+        bilstm = build_recurrent_classifier(vectorizer.vocabulary_size(), 4, embedding_dim=8)
         compile_sentiment_classifier(bilstm, 1e-3)
         history = bilstm.fit(train_ids, validation_data=valid_ids, epochs=1, verbose=0)
         _, accuracy = bilstm.evaluate(test_ids, verbose=0)
@@ -363,21 +360,17 @@ def _references(data):
 
 def test_notebook_04_full_mode(anki_zip, tmp_path):
     from seqlab.decoding import translate
-    from seqlab.distribute import choose_strategy, global_batch_size
     from seqlab.evaluation import bleu
     from seqlab.export import export_translator, translate_with_export
     from seqlab.lessons.nb04 import build_rnn_translator
     from seqlab.training import compile_translator
 
-    strategy = choose_strategy(None, quiet=True)
-    data = load_translation("anki", max_length=20, batch_size=global_batch_size(8, strategy),
+    data = load_translation("anki", max_length=20, batch_size=8,
                             vocab_size=8000, num_examples=None, cache_dir=anki_zip)
     assert data.source == "anki" and len(data.train_pairs) == 48 and len(data.test_pairs) == 6
     keras.utils.set_random_seed(config.SEED)
-    with strategy.scope():
-        model = build_rnn_translator(data.source_vocab_size, data.target_vocab_size,
-                                     embedding_dim=8, units=8, attention="bahdanau",
-                                     output_norm=True)
+    model = build_rnn_translator(data.source_vocab_size, data.target_vocab_size,
+                                 embedding_dim=8, units=8, attention="bahdanau", output_norm=True)
     compile_translator(model, keras.optimizers.Adam(2e-3))
     history = model.fit(data.train, validation_data=data.valid, epochs=1, verbose=0,
                         shuffle=False)
@@ -398,22 +391,18 @@ def test_notebook_04_full_mode(anki_zip, tmp_path):
 
 def test_notebook_05_full_mode(anki_zip):
     from seqlab.decoding import greedy_decode, translate
-    from seqlab.distribute import choose_strategy, global_batch_size, scale_warmup_steps
     from seqlab.lessons.nb05 import TransformerTranslator
     from seqlab.training import compile_translator, transformer_optimizer
 
-    strategy = choose_strategy(None, quiet=True)
-    batch_size = global_batch_size(8, strategy)
+    batch_size = 8
     data = load_translation("anki", max_length=20, batch_size=batch_size, vocab_size=8000,
                             num_examples=None, cache_dir=anki_zip)
     keras.utils.set_random_seed(config.SEED)
     # The full-mode model (dropout 0.1) made tiny.
-    with strategy.scope():
-        model = TransformerTranslator(data.source_vocab_size, data.target_vocab_size,
-                                      num_layers=1, d_model=16, num_heads=2, dff=32, dropout=0.1)
-        model.build()
-    warmup_steps = scale_warmup_steps(1000, batch_size, 128)  # notebook 05: 1000
-    compile_translator(model, transformer_optimizer(16, warmup_steps, scale=1.0),
+    model = TransformerTranslator(data.source_vocab_size, data.target_vocab_size,
+                                  num_layers=1, d_model=16, num_heads=2, dff=32, dropout=0.1)
+    model.build()
+    compile_translator(model, transformer_optimizer(16, 1000, scale=1.0),  # notebook 05: 1000
                        label_smoothing=0.1)
     history = model.fit(data.train, epochs=1, validation_data=data.valid, verbose=0)
     assert np.isfinite(history.history["val_loss"][0])

@@ -40,7 +40,6 @@ from seqlab.layers import (
     RealTokenDense,
     RecurrentCell,
     SimpleRNNCell,
-    TextFromCodepoints,
     TransformerDecoderLayer,
 )
 from seqlab.lessons.nb05 import TransformerEncoderLayer
@@ -119,9 +118,6 @@ IDS = np.array([[4, 5, 6, 0, 0], [0] * 5, [7, 8, 9, 10, 11]], "int32")
 
 REVIEWS = np.array([b"A wonderful, moving film.", "Ça m'a plu ☺".encode(), b"", b"dull"],
                    dtype=object)
-CODEPOINTS = np.zeros((4, 25), "int32")  # (batch, characters), 0-padded
-for row, review in enumerate(["A wonderful, moving film.", "Ça m'a plu ☺", "", "dull"]):
-    CODEPOINTS[row, : len(review)] = [ord(c) for c in review]
 
 
 # ---- facts that hold in every dtype policy ---------------------------------------------------
@@ -391,13 +387,6 @@ LAYERS = {
                             "mixed policies is tested in test_layers_text.py"),
             "mask": "its input is one string per example: no time axis to pad or mask",
             "keras_twin": "its weights are the TF-Hub module's own, loaded, never drawn"}}),
-    "TextFromCodepoints": (TextFromCodepoints, {
-        "inputs": (CODEPOINTS,), "expected_output_shape": (4,),
-        "not_applicable": {**dict.fromkeys(MIXED_POLICIES, "no weights and no float output "
-                                           "(strings): nothing for a dtype policy to act on"),
-                           "keras_twin": NO_WEIGHTS},
-        # Code point 0 is its padding: appended zeros leave every string as it was.
-        "paddings": [Padding(0, None, value=0)], "output_mask": no_output_mask}),
 }
 
 
@@ -422,7 +411,6 @@ REGISTERED = {
     PositionwiseFeedForward: "seqlab>PositionwiseFeedForward",
     RealTokenDense: "seqlab>RealTokenDense",
     RecurrentCell: "seqlab>RecurrentCell", SimpleRNNCell: "seqlab>SimpleRNNCell",
-    TextFromCodepoints: "seqlab>TextFromCodepoints",
     TransformerDecoderLayer: "seqlab>TransformerDecoderLayer",
     TransformerEncoderLayer: "seqlab.nb05>TransformerEncoderLayer",
 }

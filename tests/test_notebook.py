@@ -351,14 +351,15 @@ def test_setup_on_a_cpu_changes_nothing_and_a_forced_policy_is_applied(capsys):
         keras.config.set_dtype_policy(before)
 
 
-def test_setup_prints_what_a_student_needs_and_no_default_choice(capsys):
+def test_setup_prints_what_a_student_needs_and_no_default_choice(capsys, monkeypatch):
     import keras
     import tensorflow as tf
 
     import seqlab
 
-    run = notebook.setup(strategy="default", fast=True, notebook="01")
-    assert run.strategy is tf.distribute.get_strategy() and run.replicas == 1
+    monkeypatch.setenv("SEQLAB_STRATEGY", "default")
+    run = notebook.setup(fast=True, notebook="01")
+    assert run.replicas == 1 and not tf.distribute.has_strategy()
     printed = capsys.readouterr().out
     assert printed.startswith(f"seqlab {seqlab.__version__} | TensorFlow {tf.__version__} | "
                               f"Keras {keras.__version__} | FAST mode ON")
@@ -448,33 +449,33 @@ def test_setup_resolves_the_size_from_the_argument_then_the_environment(monkeypa
         assert sum(line.count(f"the {expected} size") for line in lines) == 1
 
 
-@pytest.mark.parametrize("argument, environment, expected", [
-    ("default", "mirrored", "default"),   # the parameters cell's value wins
-    (None, "default", "default"),         # None: $SEQLAB_STRATEGY
-    (None, None, "auto"),                 # neither: auto
-])
-def test_setup_chooses_the_strategy_once_from_the_argument_then_the_environment(
-        monkeypatch, chosen_strategies, argument, environment, expected):
+@pytest.mark.parametrize("environment, expected", [("default", "default"), (None, "auto")])
+def test_setup_chooses_the_strategy_once_from_the_environment(
+        monkeypatch, chosen_strategies, environment, expected):
     import tensorflow as tf
 
     if environment is None:
         monkeypatch.delenv("SEQLAB_STRATEGY", raising=False)
     else:
         monkeypatch.setenv("SEQLAB_STRATEGY", environment)
-    run = notebook.setup(strategy=argument, quiet=True)
+    run = notebook.setup(quiet=True)
     assert chosen_strategies == [expected]
-    assert run.strategy is tf.distribute.get_strategy() and run.replicas == 1
+    # one replica: nothing is made current (tests/test_distribute.py runs two)
+    assert run.replicas == 1 and not tf.distribute.has_strategy()
 
 
 @pytest.mark.parametrize("settings, message", [
     ({"fast": "yes"}, "FAST must be True, False or None"),
     ({"fast": False, "size": "huge"}, "must be one of 'fast', 'class', 'full'"),
     ({"fast": True, "size": "full"}, "FAST mode is on"),
-    ({"strategy": "gpus"}, "strategy must be one of"),
+    ({"SEQLAB_STRATEGY": "gpus"}, "strategy must be one of"),
 ])
-def test_setup_refuses_a_setting_that_is_not_one_of_its_choices(settings, message):
+def test_setup_refuses_a_setting_that_is_not_one_of_its_choices(settings, message, monkeypatch):
+    for name, value in settings.items():
+        if name.isupper():
+            monkeypatch.setenv(name, value)
     with pytest.raises(ValueError, match=message):
-        notebook.setup(quiet=True, **settings)
+        notebook.setup(quiet=True, **{k: v for k, v in settings.items() if not k.isupper()})
 
 
 def test_the_run_settings_are_frozen():

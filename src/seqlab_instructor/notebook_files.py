@@ -1,11 +1,10 @@
 """The notebook files themselves: every notebook's generated setup cell, its pin and its badge.
 
-Every notebook opens with its parameters cell (tagged ``parameters``: ``FAST``, ``SIZE``,
-``STRATEGY`` and the notebook's other settings, plain literals, no import, so it runs on Colab
+Every notebook opens with its parameters cell (tagged ``parameters``: ``FAST``, ``SIZE``
+and the notebook's other settings, plain literals, no import, so it runs on Colab
 before seqlab is there), then the setup cell written here, the same in every notebook but for
 its number and its pin: on Colab it fetches and installs seqlab, then it resolves the parameters
-once, ``RUN = seqlab.course.notebook.setup(fast=FAST, size=SIZE, strategy=STRATEGY,
-notebook="04")``.
+once, ``RUN = seqlab.course.notebook.setup(fast=FAST, size=SIZE, notebook="04")``.
 
 **The pin.** A setup cell fetches one commit of this repository by its SHA, one that the branch
 carries (GitHub serves a branch's commits by SHA; tags and release pages do not travel with the
@@ -92,8 +91,8 @@ def setup_cell_source(notebook: str, commit: str, url: str = config.REPOSITORY_U
     """Source of the setup cell of notebook ``"04"`` pinned to ``commit``: the same in every
     notebook but the number and the pin."""
     return f'''# Setup: the same cell in every notebook but for its number (`python -m
-# seqlab_instructor.notebook_files sync` writes it). It resolves the parameters cell's FAST, SIZE
-# and STRATEGY once, into RUN. On Colab it first fetches the commit of seqlab this notebook was
+# seqlab_instructor.notebook_files sync` writes it). It resolves the parameters cell's FAST and
+# SIZE once, into RUN. On Colab it first fetches the commit of seqlab this notebook was
 # built with (a copy you saved keeps running the same code), checks the runtime's versions (an old
 # Keras is upgraded alone; TensorFlow is never reinstalled) and installs only what Colab lacks.
 import os
@@ -118,7 +117,7 @@ if "google.colab" in sys.modules:
 
 import seqlab.course.notebook
 
-RUN = seqlab.course.notebook.setup(fast=FAST, size=SIZE, strategy=STRATEGY, notebook="{notebook}")'''
+RUN = seqlab.course.notebook.setup(fast=FAST, size=SIZE, notebook="{notebook}")'''
 
 
 def colab_badge(notebook_path: str, url: str = config.REPOSITORY_URL,

@@ -176,7 +176,7 @@ async def async_run_notebook(notebook: Path, output_dir: Path | None = None, *,
                           "traceback": ["TimeoutError: time limit reached"]},
         on_cell_error=record_error,
         resources={"metadata": {"path": str(cwd or notebook.parent)}})
-    # FAST (and STRATEGY, SIZE, ...) reach the kernel once, as papermill parameters: the setup
+    # FAST (and SIZE, ...) reach the kernel once, as papermill parameters: the setup
     # cell, right after the parameters cell, resolves them (setup() writes SEQLAB_FAST into the
     # kernel's environment for package code that reads it). The kernel inherits the caller's
     # environment, so SEQLAB_SIZE or SEQLAB_STRATEGY set there still apply to what the
@@ -239,8 +239,8 @@ def run_notebook(notebook: Path, output_dir: Path | None = None, *, fast: bool =
     papermill injects the parameters (``FAST`` and any others, after the cell tagged
     ``parameters``, the first code cell); nbclient then runs the cells in a fresh kernel,
     honouring the ``raises-exception`` tag that student copies put on exercise and check cells.
-    Each value is sent once, as a parameter: the notebook's setup cell resolves ``FAST``,
-    ``SIZE`` and ``STRATEGY`` (:func:`seqlab.course.notebook.setup`). The executed copy is
+    Each value is sent once, as a parameter: the notebook's setup cell resolves ``FAST``
+    and ``SIZE`` (:func:`seqlab.course.notebook.setup`). The executed copy is
     written even when a cell fails, to show where.
 
     Args:

@@ -126,17 +126,17 @@ def test_a_copy_keeps_its_commit_after_a_breaking_change_on_main_with_no_tag_any
     pin_a = json.loads(copy_a)["metadata"]["seqlab"]["commit"]
     assert notebook_files.library_changes(pin_a, work) == []  # main's copy: main's library
 
-    # The next commit on main breaks copy A's import: review_input is renamed; then the
+    # The next commit on main breaks copy A's import: NNLM_EN_DIM50 is renamed; then the
     # notebooks are re-pinned to it and the copies rebuilt, as the sync check demands.
     for path in [*(work / "src").rglob("*.py"), *(work / "notebooks").glob("*.ipynb")]:
         text = path.read_text(encoding="utf-8")
-        path.write_text(re.sub(r"\breview_input\b", "reviews_as_input", text), encoding="utf-8")
-    _git(work, "commit", "-qam", "rename review_input", env=_env())
+        path.write_text(re.sub(r"\bNNLM_EN_DIM50\b", "NNLM_HANDLE", text), encoding="utf-8")
+    _git(work, "commit", "-qam", "rename NNLM_EN_DIM50", env=_env())
     assert notebook_files.library_changes(pin_a, work) != []
     _sync_and_build(work)
     _git(work, "commit", "-qam", "pin the notebooks to the rename", env=_env())
     _git(work, "push", "-q", "origin", "HEAD:main")
-    assert _git(github, "tag", "--list") == "" and "review_input" not in _git(
+    assert _git(github, "tag", "--list") == "" and "NNLM_EN_DIM50" not in _git(
         github, "show", "main:src/seqlab/layers/__init__.py")
     copy_b = (work / "assignments" / NOTEBOOK).read_text(encoding="utf-8")
     pin_b = json.loads(copy_b)["metadata"]["seqlab"]["commit"]
@@ -145,11 +145,11 @@ def test_a_copy_keeps_its_commit_after_a_breaking_change_on_main_with_no_tag_any
     show = "import seqlab.layers\nprint('holds', seqlab.layers.__file__, sorted(vars(seqlab.layers)))\n"
     ran = run_like_colab(copy_a, tmp_path / "a", github, after=show)
     assert ran.returncode == 0, ran.stderr[-3000:]
-    assert "'review_input'" in ran.stdout and "'reviews_as_input'" not in ran.stdout
+    assert "'NNLM_EN_DIM50'" in ran.stdout and "'NNLM_HANDLE'" not in ran.stdout
     assert str(tmp_path / "a" / "content" / "seqlab" / "src") in ran.stdout
     ran = run_like_colab(copy_b, tmp_path / "b", github, after=show)
     assert ran.returncode == 0, ran.stderr[-3000:]
-    assert "'reviews_as_input'" in ran.stdout and "'review_input'" not in ran.stdout
+    assert "'NNLM_HANDLE'" in ran.stdout and "'NNLM_EN_DIM50'" not in ran.stdout
 
 
 def test_another_commits_checkout_or_an_unknown_commit_stops_with_one_message(tmp_path):

@@ -28,7 +28,7 @@ def _instructor_notebook(folder):
     exercise.execution_count = 3
     nb.cells = [
         nbformat.v4.new_markdown_cell(f"# 99 · Test\n[![Open In Colab]({BADGE_IMAGE})](x)\nIntro."),
-        nbformat.v4.new_code_cell("FAST = True\nSIZE = None\nSTRATEGY = None",
+        nbformat.v4.new_code_cell("FAST = True\nSIZE = None",
                                   metadata={"tags": ["parameters"]}),
         nbformat.v4.new_code_cell(setup_cell_source("99", "0" * 40), metadata={"tags": ["setup"]}),
         nbformat.v4.new_markdown_cell("## Exercises"),

@@ -33,7 +33,7 @@ def _write_notebook(path, setup_source="placeholder", badge="badge: " + notebook
     nb = nbformat.v4.new_notebook()
     nb.cells = [
         nbformat.v4.new_markdown_cell(f"# 99 · Test\n{badge}"),
-        nbformat.v4.new_code_cell("FAST = None\nSIZE = None\nSTRATEGY = None",
+        nbformat.v4.new_code_cell("FAST = None\nSIZE = None",
                                   metadata={"tags": ["parameters"]}),
         nbformat.v4.new_code_cell(setup_source, metadata={"tags": ["setup"]}),
     ]
@@ -72,7 +72,7 @@ def test_the_setup_cell_runs_the_colab_check_before_installing():
     assert source.index("prepare_colab") > source.index("git")
     assert "pip" not in source  # every install goes through prepare_colab
     assert source.rstrip().endswith('RUN = seqlab.course.notebook.setup(fast=FAST, size=SIZE, '
-                                    'strategy=STRATEGY, notebook="04")')
+                                    'notebook="04")')
 
 
 def test_setup_cells_differ_only_in_the_notebook_number():

@@ -59,7 +59,7 @@ def _tiny_notebook(path, *cells):
     notebook = nbformat.v4.new_notebook()
     notebook.metadata["kernelspec"] = {"name": "python3", "language": "python",
                                        "display_name": "Python 3"}
-    notebook.cells = [nbformat.v4.new_code_cell("FAST = None\nSTRATEGY = None\nEPOCHS = 1\nNAME = 'x'",
+    notebook.cells = [nbformat.v4.new_code_cell("FAST = None\nSIZE = None\nEPOCHS = 1\nNAME = 'x'",
                                                 metadata={"tags": ["parameters"]})]
     notebook.cells += [nbformat.v4.new_code_cell(source) for source in cells]
     nbformat.write(notebook, path)
@@ -80,22 +80,22 @@ def test_parameters_reach_the_kernel_end_to_end(tmp_path):
 
 
 @pytest.mark.notebook
-def test_fast_and_strategy_reach_the_kernel_once_as_parameters(tmp_path, monkeypatch):
-    """Only as papermill parameters: the runner sets no SEQLAB_FAST or SEQLAB_STRATEGY for the
+def test_fast_and_size_reach_the_kernel_once_as_parameters(tmp_path, monkeypatch):
+    """Only as papermill parameters: the runner sets no SEQLAB_FAST or SEQLAB_SIZE for the
     kernel (the notebook's setup() resolves the parameters), and leaves the caller's own
     environment variables as they are."""
     monkeypatch.setenv("SEQLAB_FAST", "1")  # the opposite of the run's fast=False: untouched
-    monkeypatch.delenv("SEQLAB_STRATEGY", raising=False)
+    monkeypatch.delenv("SEQLAB_SIZE", raising=False)
     notebook = _tiny_notebook(tmp_path / "once.ipynb",
-                              "import os\nprint(FAST, STRATEGY, os.environ.get('SEQLAB_FAST'), "
-                              "os.environ.get('SEQLAB_STRATEGY'))")
+                              "import os\nprint(FAST, SIZE, os.environ.get('SEQLAB_FAST'), "
+                              "os.environ.get('SEQLAB_SIZE'))")
     run = runner.run_notebook(notebook, tmp_path / "out", fast=False,
-                              parameters={"STRATEGY": "default"})
+                              parameters={"SIZE": "class"})
     executed = nbformat.read(run.output, as_version=4)
     (injected,) = [c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert [line.split(" = ")[0] for line in injected.source.splitlines()
-            if " = " in line] == ["FAST", "STRATEGY"]
-    assert _stdout(executed.cells[-1]).strip() == "False default 1 None"
+            if " = " in line] == ["FAST", "SIZE"]
+    assert _stdout(executed.cells[-1]).strip() == "False class 1 None"
 
 
 @pytest.mark.notebook

@@ -1,8 +1,8 @@
 """What runs inside a notebook's kernel: one-call setup, the Colab check, the GPU choices.
 
 The generated setup cell calls
-``RUN = seqlab.course.notebook.setup(fast=FAST, size=SIZE, strategy=STRATEGY, notebook="04")``
-once; the notebook then reads ``RUN.fast``, ``RUN.size``, ``RUN.strategy``.
+``RUN = seqlab.course.notebook.setup(fast=FAST, size=SIZE, notebook="04")``
+once; the notebook then reads ``RUN.fast``, ``RUN.size``, ``RUN.settings``.
 """
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ from seqlab.course.gpu_choices import (
 )
 from seqlab.course.tensorflow_startup import TENSORFLOW_LOG_LEVEL, hide_tensorflow_startup_lines
 
+#: Notebooks whose models read raw text: Keras 3.10-3.15 starts ``fit`` under several replicas by
+#: averaging the first batch, which fails for strings, so they train on one device.
+RAW_TEXT_NOTEBOOKS = ("01", "02", "06")
+
 
 @dataclass(frozen=True)
 class RunSettings:
@@ -44,7 +48,6 @@ class RunSettings:
 
     fast: bool
     size: str
-    strategy: Any
     replicas: int
     notebook: str | None
     colab: bool
@@ -74,13 +77,14 @@ def resolve_fast(fast: bool | None = None) -> bool:
     return bool(fast)
 
 
-def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | None = None,
-          notebook: str | None = None, seed: int = config.SEED, quiet: bool = False,
+def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | None = None, seed: int = config.SEED, quiet: bool = False,
           mixed_precision: str | None = None, jit_compile: bool | None = None) -> RunSettings:
     """Resolve a run's settings once and prepare the session.
 
-    Sets the seeds, the plot style, the ``tf.distribute`` strategy, the dtype policy and XLA on a
-    GPU, and prints the versions against the tested range, FAST mode, the GPUs and each choice;
+    Sets the seeds, the plot style, the dtype policy and XLA on a GPU, and the
+    ``tf.distribute`` strategy of ``$SEQLAB_STRATEGY`` (:func:`seqlab.distribute.choose_strategy`;
+    with several replicas it becomes current for the session, except in a notebook whose model
+    reads raw text, :data:`RAW_TEXT_NOTEBOOKS`), and prints the versions against the tested range, FAST mode, the GPUs and each choice;
     outside FAST mode on a CPU, the speed probe and the minutes of training it expects
     (:func:`seqlab.sizes.describe_plan`).
     ``SEQLAB_FAST`` is written back to the environment so :func:`seqlab.config.is_fast` agrees.
@@ -96,15 +100,13 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
             Opt-in: never measured by this project (no GPU was lent to it).
         jit_compile: XLA for the notebooks' ``compile`` calls; ``None`` reads ``SEQLAB_XLA``
             (``1`` turns it on), else off. Opt-in, for the same reason.
-        strategy: ``"auto"``, ``"default"``, ``"mirrored"``; ``None`` reads ``SEQLAB_STRATEGY``,
-            else ``"auto"``. It must be chosen before TensorFlow initialises its devices.
 
     Returns:
         The resolved :class:`RunSettings`.
 
     Raises:
-        ValueError: for a ``fast``, ``size`` or ``strategy`` (or its environment variable) that
-            is not one of its choices.
+        ValueError: for a ``fast`` or ``size`` (or its environment variable), or a
+            ``SEQLAB_STRATEGY``, that is not one of its choices.
     """
     fast = resolve_fast(fast)
     os.environ["SEQLAB_FAST"] = "1" if fast else "0"
@@ -118,7 +120,14 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
 
         from seqlab.distribute import choose_strategy, describe_strategy
 
-        chosen_strategy = choose_strategy(strategy, quiet=True)   # initialises the devices
+        chosen_strategy = choose_strategy(quiet=True)   # initialises the devices
+        several = chosen_strategy.num_replicas_in_sync > 1
+        one_device = several and notebook in RAW_TEXT_NOTEBOOKS
+        # Every model the notebook builds is built, compiled and trained under it: no scope in
+        # the lesson's cells.
+        tf.distribute.experimental_set_strategy(chosen_strategy if several and not one_device
+                                                else None)
+        chosen_strategy = tf.distribute.get_strategy()
         gpus = tf.config.list_physical_devices("GPU")
         devices = [tf.config.experimental.get_device_details(gpu) for gpu in gpus]
         # oneDNN logs an ERROR line the first time it meets a bool tensor (every masked RNN
@@ -166,6 +175,9 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
         # The defaults of one CPU or GPU go unsaid; a choice that changes the run is named.
         if replicas > 1:
             print(f"Strategy: {describe_strategy(chosen_strategy)}")
+        if one_device:
+            print(f"Strategy: one device; notebook {notebook}'s model reads raw text, which "
+                  "Keras cannot split among replicas (and it is small).")
         if keras.config.dtype_policy().name != "float32":
             print(f"dtype policy {keras.config.dtype_policy().name}: {policy_reason}")
         if use_xla:
@@ -182,7 +194,7 @@ def setup(*, fast: bool | None = None, size: str | None = None, strategy: str | 
                   "CPUs to itself.")
         print(sizes.describe_plan(notebook, size, speed))
     return RunSettings(
-        fast=fast, size=size, strategy=chosen_strategy, replicas=replicas, notebook=notebook,
+        fast=fast, size=size, replicas=replicas, notebook=notebook,
         colab=colab, gpus=len(gpus), tensorflow=versions["tensorflow"], keras=versions["keras"],
         versions={name: version_status(name, version) for name, version in versions.items()},
         dtype_policy=keras.config.dtype_policy().name, jit_compile=use_xla,

@@ -24,7 +24,6 @@ from seqlab.layers.output import RealTokenDense
 from seqlab.layers.positional_embedding import PositionalEmbedding, positional_encoding
 from seqlab.layers.recurrent import GRUCell, LSTMCell, RecurrentCell, SimpleRNNCell
 from seqlab.layers.recurrent_weights import copy_keras_cell_weights
-from seqlab.layers.text import TextFromCodepoints, review_input
 from seqlab.layers.transformer_blocks import (
     PositionwiseFeedForward,
     TransformerDecoderLayer,
@@ -44,7 +43,7 @@ __all__ = [
     "CachedMultiHeadAttention",
     # speed paths: the output layer at the real tokens only, Dense through a 2-D view
     "FastMultiHeadAttention", "FlatDense", "RealTokenDense",
-    # pretrained embeddings and text input
-    "NNLM_EN_DIM50", "STANDIN_HANDLE", "HubTextEmbedding", "TextFromCodepoints", "review_input",
+    # pretrained embeddings
+    "NNLM_EN_DIM50", "STANDIN_HANDLE", "HubTextEmbedding",
     "trusted_handles",
 ]

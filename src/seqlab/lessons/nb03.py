@@ -11,8 +11,8 @@ def build_recurrent_classifier(vocab_size, units=64, *, embedding_dim=32, lstm=k
 
     Args: `vocab_size` ids (0 = padding, masked); `units` per direction of each LSTM layer;
     `embedding_dim` of the learned word vectors; `lstm(units, return_sequences=...)` makes a
-    recurrent layer (Keras's fused `LSTM` by default). Returns the model, not compiled; build it
-    inside `strategy.scope()` for several devices. Input (batch, time) int64 ids, output (batch, 1).
+    recurrent layer (Keras's fused `LSTM` by default). Returns the model, not compiled.
+    Input (batch, time) int64 ids, output (batch, 1).
     Example: `build_recurrent_classifier(2_000, 16)(np.ones((2, 5), "int64")).shape == (2, 1)`.
     """
     return keras.Sequential([

@@ -91,8 +91,7 @@ ATTENTION_VARIANTS = ("none", "bahdanau", "luong-dot", "luong-general", "luong-c
 
 def build_rnn_translator(source_vocab_size, target_vocab_size, *, embedding_dim, units,
                          attention="none", output_norm=False):
-    """A built, uncompiled Translator; its weights are created in the current tf.distribute
-    scope (write `with strategy.scope():` around the call)."""
+    """A built, uncompiled Translator of one of the `ATTENTION_VARIANTS`."""
     if attention not in ATTENTION_VARIANTS:
         raise ValueError(f"attention must be one of {ATTENTION_VARIANTS}; got {attention!r}")
     if units % 2:  # each encoder direction has units // 2: odd units fail deep in the GRU

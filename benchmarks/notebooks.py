@@ -160,7 +160,7 @@ def sync(record: dict, notebooks: list[Path] | None = None, readme: Path = READM
 def _setup_only_notebook(folder: Path) -> Path:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "Python 3"}
-    nb.cells = [nbformat.v4.new_code_cell("FAST = True\nSIZE = None\nSTRATEGY = None",
+    nb.cells = [nbformat.v4.new_code_cell("FAST = True\nSIZE = None",
                                           metadata={"tags": ["parameters"]}),
                 nbformat.v4.new_code_cell(setup_cell_source("00", "0" * 40), metadata={"tags": ["setup"]})]
     path = folder / "00_setup_only.ipynb"

@@ -384,7 +384,7 @@ LAYERS = {
         "not_applicable": {
             **dict.fromkeys(MIXED_POLICIES, "the TF-Hub module's SavedModel graph computes in "
                             "float32, as the layer documents; the classifier around it under "
-                            "mixed policies is tested in test_layers_text.py"),
+                            "mixed policies is tested in test_mixed_precision.py"),
             "mask": "its input is one string per example: no time axis to pad or mask",
             "keras_twin": "its weights are the TF-Hub module's own, loaded, never drawn"}}),
 }

@@ -146,3 +146,23 @@ def test_decoding_and_export_work_under_the_policy(policy, sample, tmp_path):
                       tmp_path / "export", max_length=6)
     exported = tf.saved_model.load(str(tmp_path / "export"))
     assert translate_with_export(exported, texts) == expected.texts
+
+
+def test_the_sentiment_classifier_predicts_under_the_policy_as_in_float32(policy):
+    """Notebook 01's classifier: the TF-Hub module computes in float32 (its SavedModel graph),
+    the two dense layers under the policy; two roundings before the sigmoid, whose slope is at
+    most 1/4, so ``4 * eps`` of a probability is a generous bound."""
+    from seqlab.layers import STANDIN_HANDLE
+    from seqlab.lessons.nb01 import build_sentiment_classifier, predict_sentiment
+
+    reviews = ["A wonderful, moving film.", "Ça m'a plu: très drôle ☺", "", "dull"]
+    keras.config.set_dtype_policy("float32")
+    keras.utils.set_random_seed(0)
+    reference = build_sentiment_classifier(STANDIN_HANDLE, 8)
+    expected = predict_sentiment(reference, reviews)
+    keras.config.set_dtype_policy(policy.name)
+    model = build_sentiment_classifier(STANDIN_HANDLE, 8)
+    model.set_weights(reference.get_weights())
+    got = predict_sentiment(model, reviews)
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, expected, rtol=0, atol=4 * EPS[policy.compute_dtype])

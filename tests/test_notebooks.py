@@ -68,7 +68,7 @@ def test_notebook_hygiene(path):
     assert sum(SETUP_TAG in _tags(c) for c in code) == 1
     parameters = [c for c in code if PARAMETERS_TAG in _tags(c)]
     assert len(parameters) == 1, f"{path.name}: needs exactly one cell tagged 'parameters'"
-    # The parameters cell first, the setup cell (which reads its FAST, SIZE, STRATEGY) next.
+    # The parameters cell first, the setup cell (which reads its FAST and SIZE) next.
     assert PARAMETERS_TAG in _tags(code[0]), f"{path.name}: the first code cell is 'parameters'"
     assert SETUP_TAG in _tags(code[1]), f"{path.name}: the setup cell follows the parameters cell"
     assert parameter_problems(code[0].source) == [], path.name
@@ -77,7 +77,7 @@ def test_notebook_hygiene(path):
 
 def parameter_problems(source: str) -> list[str]:
     """What keeps a parameters cell from being plain settings: an import (on Colab seqlab is not
-    there yet), a statement other than ``NAME = literal``, FAST/SIZE/STRATEGY missing."""
+    there yet), a statement other than ``NAME = literal``, FAST or SIZE missing."""
     problems, names = [], set()
     for node in ast.parse(source).body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -96,9 +96,9 @@ def parameter_problems(source: str) -> list[str]:
 
 
 def test_the_parameters_check_refuses_imports_and_expressions():
-    assert parameter_problems("FAST = None\nSIZE = 'class'\nSTRATEGY = None\nX = [1, 'a']") == []
+    assert parameter_problems("FAST = None\nSIZE = 'class'\nX = [1, 'a']") == []
     assert parameter_problems("from seqlab import config\nFAST = config.is_fast()") == [
-        "line 1: an import", "line 2: FAST is not a plain literal", "no SIZE", "no STRATEGY"]
+        "line 1: an import", "line 2: FAST is not a plain literal", "no SIZE"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))

@@ -161,6 +161,10 @@ def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | 
     if policy != keras.config.dtype_policy().name:
         keras.config.set_dtype_policy(policy)
     xla_reason = f"requested; {NOT_MEASURED}" if use_xla else "off (opt-in: SEQLAB_XLA=1)"
+    if use_xla and replicas > 1:  # XLA-compiled steps fail under MirroredStrategy
+        use_xla, xla_reason = False, "off under several replicas (XLA's steps fail there)"
+        if not quiet:
+            print(f"XLA: {xla_reason}")
     versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
     colab = in_colab()
     if not quiet:

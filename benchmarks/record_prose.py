@@ -66,7 +66,7 @@ TITLE_PHRASE = Template(
     'training about {full_minutes} min on 2 CPU cores, or about {class_minutes} min with '
     'SIZE = "class", on the record\'s CPU (speed probe {speed} GFLOP/s; the setup cell prints '
     'the minutes at yours)', {"full_minutes": r"\d+", "class_minutes": r"\d+", "speed": r"\d+"})
-GPU_CLAUSE = "on a GPU not measured (no GPU was lent to this project)"
+GPU_CLAUSE = "on a GPU not measured"
 #: What the title phrase and the GPU clause replace the first time a notebook is measured.
 FIRST_MEASURED = Template(": {phrase}; {gpu_clause}.")
 #: The sentence title cells carried before full mode was measured ("... is sized for a Colab

@@ -190,7 +190,7 @@ def test_full_mode_sync_replaces_the_unmeasured_sentence_the_first_time(tmp_path
     copy = tmp_path / source.name
     nb = nbformat.read(source, as_version=4)
     nb.cells[0].source = prose.TITLE_PHRASE.pattern.sub("PHRASE", nb.cells[0].source).replace(
-        ": PHRASE; on a GPU not measured (no GPU was lent to this project).",
+        ": PHRASE; on a GPU not measured.",
         " is sized for a Colab\nGPU; its time is not measured yet on a GPU (no GPU was lent to "
         "this project so far; `python -m benchmarks.gpu` measures it).")
     assert "not measured yet" in nb.cells[0].source

@@ -467,7 +467,7 @@ def _cpu_time(notebook: str | None, size: str) -> str:
 
 def describe(notebook: str | None, size: str, gpu: bool) -> str:
     """The line a notebook prints about the class or full size it trains at and its time."""
-    gpu_time = "on a GPU not measured (no GPU was lent to this project), " if gpu else ""
+    gpu_time = "on a GPU not measured, " if gpu else ""
     return f"Training at {_NAMES[size]}: {gpu_time}{_cpu_time(notebook, size)}."
 
 

@@ -1,6 +1,6 @@
 """Mixed precision and XLA for :func:`seqlab.course.notebook.setup`: both off unless asked for.
 
-Neither was ever measured by this project (no GPU was lent to it), so neither is chosen for a
+Neither was ever measured by this project, so neither is chosen for a
 student: ``SEQLAB_MIXED_PRECISION=bfloat16`` (or ``float16`` on a GPU older than compute
 capability 8.0) and ``SEQLAB_XLA=1``, or the same arguments to ``setup``, turn them on.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 MIXED_PRECISION_CHOICES = ("off", "float16", "bfloat16")
-NOT_MEASURED = "not measured by this project: no GPU was lent to it"
+NOT_MEASURED = "not measured by this project"
 
 
 def resolve_mixed_precision(requested: str | None) -> str:

@@ -97,7 +97,7 @@ def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | 
         quiet: print nothing.
         mixed_precision: ``"off"`` (float32), ``"float16"`` or ``"bfloat16"`` (that mixed
             policy, even on a CPU); ``None`` reads ``SEQLAB_MIXED_PRECISION``, else ``"off"``.
-            Opt-in: never measured by this project (no GPU was lent to it).
+            Opt-in: never measured by this project.
         jit_compile: XLA for the notebooks' ``compile`` calls; ``None`` reads ``SEQLAB_XLA``
             (``1`` turns it on), else off. Opt-in, for the same reason.
 

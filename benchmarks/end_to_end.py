@@ -4,6 +4,7 @@ record's source for them.
 
     python -m benchmarks.end_to_end prepare /tmp/e2e \
         --shakespeare ../shared/data/tinyshakespeare.txt         # the stand-ins (about 3 min)
+        [--imdb ../shared/data/imdb]     # imdb_reviews' train and test splits: the real reviews
     python -m benchmarks.end_to_end run 01 02 03 --stand-ins /tmp/e2e --size full --record
     python -m benchmarks.end_to_end sync       # no measuring: README + title cells from the record
 
@@ -18,8 +19,8 @@ its input pipeline included. The whole run, kernel start to last cell, is printe
 
 The downloads cannot be reached here, so each is answered where the real one would be, by a
 **stand-in** named as one (IMDB's split sizes and lengths in generated text, nnlm-en-dim50's
-table size, bert_tiny_en_uncased's architecture; tiny Shakespeare is the real text): ``prepare``
-writes them (``benchmarks.stand_in_downloads`` says how each is made).
+table size, bert_tiny_en_uncased's architecture; tiny Shakespeare is the real text, and with
+``--imdb`` so are IMDB's labelled reviews): ``prepare`` writes them (``benchmarks.stand_in_downloads`` says how each is made).
 
 Early stopping: a stand-in text does not stop where the real one stops. Notebook 03 is run with
 ``EPOCHS`` set to the epochs early stopping ran on the real reviews
@@ -263,6 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     make.add_argument("folder", type=Path)
     make.add_argument("--shakespeare", type=Path,
                       help="tiny Shakespeare's text (input.txt): prepare tiny_shakespeare too")
+    make.add_argument("--imdb", type=Path, help="a folder of IMDB's real train.tsv.gz and "
+                      "test.tsv.gz (e.g. ../shared/data/imdb): imdb_reviews from them")
     timed = commands.add_parser("run", help="run notebooks end to end and time them")
     timed.add_argument("numbers", nargs="+", choices=NOTEBOOKS)
     timed.add_argument("--stand-ins", type=Path, required=True, help="the prepared folder")
@@ -272,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
                                      "seqlab.recorded_minutes from the record")
     args = parser.parse_args(argv)
     if args.command == "prepare":
-        print("stand-ins prepared in", prepare(args.folder, args.shakespeare))
+        print("stand-ins prepared in", prepare(args.folder, args.shakespeare, args.imdb))
         return 0
     if args.command == "sync":
         sync_prose()

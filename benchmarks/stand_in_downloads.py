@@ -96,23 +96,53 @@ def stand_in_reviews(count: int, words: list[str], seed: int) -> tuple[list[str]
     return texts, [int(label) for label in labels]
 
 
-def prepare_imdb(data_dir: Path, split_sizes: dict[str, int] = IMDB_SPLITS) -> None:
-    """TFDS's ``imdb_reviews`` (``plain_text``, 1.0.0) prepared in ``data_dir`` from stand-in
-    text, ``split_sizes`` reviews per split (IMDB's by default)."""
+def read_real_reviews(path: Path) -> tuple[list[str], list[int]]:
+    """The reviews and labels of one ``label<TAB>text`` file (gzip), as ``../shared/data/imdb/``
+    holds IMDB's (its README: one review a line, label 1 positive, 0 negative).
+
+    Raises:
+        ValueError: for a line that is not ``0`` or ``1``, a tab, then text (its number says which).
+    """
+    import gzip
+
+    texts, labels = [], []
+    with gzip.open(path, "rt", encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            label, tab, text = line.rstrip("\n").partition("\t")
+            if label not in ("0", "1") or not tab:
+                raise ValueError(f"{path}, line {number}: expected 0 or 1, a tab, then the "
+                                 f"review; got {line[:40]!r}")
+            texts.append(text)
+            labels.append(int(label))
+    return texts, labels
+
+
+def prepare_imdb(data_dir: Path, split_sizes: dict[str, int] = IMDB_SPLITS,
+                 real: Path | None = None) -> None:
+    """TFDS's ``imdb_reviews`` (``plain_text``, 1.0.0) prepared in ``data_dir``: from stand-in
+    text, ``split_sizes`` reviews per split (IMDB's by default); with ``real``, a folder holding
+    IMDB's ``train.tsv.gz`` and ``test.tsv.gz`` (:func:`read_real_reviews`), the real reviews
+    as the ``train`` and ``test`` splits (the unlabelled ``unsupervised`` split, which that copy
+    lacks, stays stand-in text of its size)."""
     import tensorflow as tf
     import tensorflow_datasets as tfds
 
     words = stand_in_vocabulary()
     splits = {}
     for seed, (split, count) in enumerate(split_sizes.items()):
-        texts, labels = stand_in_reviews(count, words, seed)
+        if real is not None and split != "unsupervised":
+            texts, labels = read_real_reviews(Path(real) / f"{split}.tsv.gz")
+        else:
+            texts, labels = stand_in_reviews(count, words, seed)
         if split == "unsupervised":
             labels = [-1] * count  # as TFDS's unlabelled split
         splits[split] = tf.data.Dataset.from_tensor_slices(
             {"text": tf.constant(texts), "label": tf.constant(labels, tf.int64)})
+    what = ("IMDB's real train and test reviews; the unsupervised split stand-in text"
+            if real is not None else "seqlab's stand-in of IMDB's sizes and lengths")
     tfds.dataset_builders.store_as_tfds_dataset(
         name="imdb_reviews", config="plain_text", version="1.0.0", data_dir=str(data_dir),
-        split_datasets=splits, description="seqlab's stand-in of IMDB's sizes and lengths",
+        split_datasets=splits, description=what,
         features=tfds.features.FeaturesDict({"text": tfds.features.Text(),
                                              "label": tfds.features.ClassLabel(num_classes=2)}))
 
@@ -163,11 +193,13 @@ def prepare_preset(cache_dir: Path) -> None:
     Cache().mark_as_complete(handle)
 
 
-def prepare(folder: Path, shakespeare: Path | None = None) -> Path:
+def prepare(folder: Path, shakespeare: Path | None = None, imdb: Path | None = None) -> Path:
     """Every stand-in in ``folder``: ``tfds/``, ``tfhub/``, ``kagglehub/``; with
-    ``shakespeare`` (the path of tiny Shakespeare's text), TFDS's ``tiny_shakespeare`` too."""
+    ``shakespeare`` (the path of tiny Shakespeare's text), TFDS's ``tiny_shakespeare`` too; with
+    ``imdb`` (a folder of IMDB's ``train.tsv.gz`` and ``test.tsv.gz``), ``imdb_reviews``'s
+    labelled splits are the real reviews (:func:`prepare_imdb`)."""
     folder = Path(folder)
-    prepare_imdb(folder / "tfds")
+    prepare_imdb(folder / "tfds", real=imdb)
     prepare_hub(folder / "tfhub")
     prepare_preset(folder / "kagglehub")
     if shakespeare:

@@ -127,3 +127,28 @@ def test_the_imdb_stand_in_is_read_by_the_notebooks_loader_and_profiled(tmp_path
     printed = capsys.readouterr().out
     assert "input pipeline's share of an epoch" in printed
     assert "grouped is" in printed and "as fast as padded" in printed
+
+
+def test_the_real_reviews_become_imdb_reviews_labelled_splits(tmp_path):
+    """``prepare --imdb``'s reader and TFDS's records, on a folder in the real copy's format
+    (``label<TAB>text`` lines, gzip) written here: the real reviews are never read in tests."""
+    import gzip
+
+    from seqlab.data import load_imdb
+
+    real = tmp_path / "imdb"
+    real.mkdir()
+    for split, count in (("train", 20), ("test", 10)):
+        with gzip.open(real / f"{split}.tsv.gz", "wt", encoding="utf-8") as out:
+            out.writelines(f"{i % 2}\t{split} review {i}, ça va <br />\n" for i in range(count))
+    stand_in_downloads.prepare_imdb(tmp_path / "tfds", {"train": 0, "test": 0, "unsupervised": 5},
+                                    real=real)
+    train, valid, test = load_imdb("tfds", batch_size=100, data_dir=tmp_path / "tfds")
+    texts = sorted(t.decode() for batch, _ in test for t in batch.numpy())
+    assert texts == sorted(f"test review {i}, ça va <br />" for i in range(10))
+    assert sum(len(y) for _, y in train) == 14 and sum(len(y) for _, y in valid) == 6  # 70/30
+    assert sorted(int(y) for _, ys in test for y in ys.numpy()) == [0] * 5 + [1] * 5
+
+    (real / "test.tsv.gz").write_bytes(gzip.compress(b"positive\tno label\n"))
+    with pytest.raises(ValueError, match="line 1: expected 0 or 1, a tab, then the review"):
+        stand_in_downloads.read_real_reviews(real / "test.tsv.gz")

@@ -2,6 +2,7 @@
 
 
 import dataclasses
+import math
 
 import pytest
 
@@ -200,9 +201,13 @@ def test_the_probe_beside_busy_processes_plans_as_an_idle_run_or_says_it_is_unre
     import sys
 
     quiet = sizes.probe_speed()
-    busy_processes = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
-                      for _ in range(min(8, max(1, round(sizes.available_cpus()))))]
+    spin = "print('spinning', flush=True)\nwhile True: pass"
+    busy_processes = [subprocess.Popen([sys.executable, "-c", spin], stdout=subprocess.PIPE,
+                                       text=True)
+                      for _ in range(min(8, max(1, math.ceil(sizes.available_cpus()))))]
     try:
+        for process in busy_processes:  # each one busy before the probe starts (a probe
+            process.stdout.readline()   # during their start-up would read a quiet machine)
         busy = sizes.probe_speed()
     finally:
         for process in busy_processes:

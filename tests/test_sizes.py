@@ -193,27 +193,44 @@ def test_a_reading_with_a_small_cpu_share_is_unreliable_and_corrected():
     assert not busy.reliable and busy.idle_gflops == pytest.approx(190.0)
 
 
-def test_the_probe_beside_busy_processes_plans_as_an_idle_run_or_says_it_is_unreliable():
-    """Issue 50: one-second probes on a busy moment chose smaller class sizes than the runtime
-    needed. Beside CPU-bound processes (one per available CPU, so the probe gets about half),
-    the probe either plans the configuration a quiet probe plans, or flags its reading."""
+def _probe_beside_busy_processes():
+    """A probe while one CPU-bound process per available CPU spins (each busy before it starts)."""
     import subprocess
     import sys
 
-    quiet = sizes.probe_speed()
     spin = "print('spinning', flush=True)\nwhile True: pass"
     busy_processes = [subprocess.Popen([sys.executable, "-c", spin], stdout=subprocess.PIPE,
                                        text=True)
                       for _ in range(min(8, max(1, math.ceil(sizes.available_cpus()))))]
     try:
-        for process in busy_processes:  # each one busy before the probe starts (a probe
-            process.stdout.readline()   # during their start-up would read a quiet machine)
-        busy = sizes.probe_speed()
+        for process in busy_processes:
+            process.stdout.readline()
+        return sizes.probe_speed()
     finally:
         for process in busy_processes:
             process.kill()
             process.wait()
-    for notebook in ("04", "05"):
-        assert (not busy.reliable
-                or sizes.plan(notebook, busy.idle_gflops)[0]
-                == sizes.plan(notebook, quiet.idle_gflops)[0]), (quiet, busy)
+
+
+def test_the_probe_beside_busy_processes_plans_as_an_idle_run_or_says_it_is_unreliable():
+    """Issue 50: one-second probes on a busy moment chose smaller class sizes than the runtime
+    needed. Beside CPU-bound processes (one per available CPU, so the probe gets about half),
+    the probe either plans the configuration a quiet probe plans, or flags its reading.
+
+    The reference must be a quiet reading: on a machine already busy (CI runs two test
+    processes at once) there is none to compare with, so up to three tries look for one; a
+    scheduler's odd moment gets the same three tries."""
+    readings = []
+    for _ in range(3):
+        quiet = sizes.probe_speed()
+        if not quiet.reliable:
+            readings.append((quiet, None))
+            continue
+        busy = _probe_beside_busy_processes()
+        readings.append((quiet, busy))
+        if all(not busy.reliable or sizes.plan(notebook, busy.idle_gflops)[0]
+               == sizes.plan(notebook, quiet.idle_gflops)[0] for notebook in ("04", "05")):
+            return
+    if all(busy is None for _, busy in readings):
+        pytest.skip(f"no quiet reading to compare with: this machine is busy ({readings})")
+    pytest.fail(f"(quiet, busy) readings: {readings}")

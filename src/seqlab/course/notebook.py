@@ -77,14 +77,16 @@ def resolve_fast(fast: bool | None = None) -> bool:
     return bool(fast)
 
 
-def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | None = None, seed: int = config.SEED, quiet: bool = False,
-          mixed_precision: str | None = None, jit_compile: bool | None = None) -> RunSettings:
+def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | None = None,
+          seed: int = config.SEED, quiet: bool = False, mixed_precision: str | None = None,
+          jit_compile: bool | None = None) -> RunSettings:
     """Resolve a run's settings once and prepare the session.
 
     Sets the seeds, the plot style, the dtype policy and XLA on a GPU, and the
     ``tf.distribute`` strategy of ``$SEQLAB_STRATEGY`` (:func:`seqlab.distribute.choose_strategy`;
     with several replicas it becomes current for the session, except in a notebook whose model
-    reads raw text, :data:`RAW_TEXT_NOTEBOOKS`), and prints the versions against the tested range, FAST mode, the GPUs and each choice;
+    reads raw text, :data:`RAW_TEXT_NOTEBOOKS`), and prints the versions against the tested
+    range, FAST mode, the GPUs and each choice;
     outside FAST mode on a CPU, the speed probe and the minutes of training it expects
     (:func:`seqlab.sizes.describe_plan`).
     ``SEQLAB_FAST`` is written back to the environment so :func:`seqlab.config.is_fast` agrees.
@@ -161,10 +163,9 @@ def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | 
     if policy != keras.config.dtype_policy().name:
         keras.config.set_dtype_policy(policy)
     xla_reason = f"requested; {NOT_MEASURED}" if use_xla else "off (opt-in: SEQLAB_XLA=1)"
-    if use_xla and replicas > 1:  # XLA-compiled steps fail under MirroredStrategy
+    xla_off_for_replicas = use_xla and replicas > 1  # XLA's steps fail under MirroredStrategy
+    if xla_off_for_replicas:
         use_xla, xla_reason = False, "off under several replicas (XLA's steps fail there)"
-        if not quiet:
-            print(f"XLA: {xla_reason}")
     versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
     colab = in_colab()
     if not quiet:
@@ -184,7 +185,7 @@ def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | 
                   "Keras cannot split among replicas (and it is small).")
         if keras.config.dtype_policy().name != "float32":
             print(f"dtype policy {keras.config.dtype_policy().name}: {policy_reason}")
-        if use_xla:
+        if use_xla or xla_off_for_replicas:
             print(f"XLA (jit_compile={use_xla}): {xla_reason}")
     size = sizes.choose(size, fast=fast, notebook=None if quiet else notebook, gpu=bool(gpus))
     known = notebook in sizes.SETTINGS

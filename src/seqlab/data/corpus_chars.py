@@ -15,12 +15,9 @@ import tensorflow as tf
 
 from seqlab.data.download import load_tfds
 
-SOURCES = ("sample", "tfds")
 PLAY_SEED = 707
 #: Where TFDS downloads tiny_shakespeare from (its builder); checked before downloading.
 TFDS_DOWNLOAD_HOST = "raw.githubusercontent.com"
-
-# ------------------------------------------------------------------------------ the play
 
 CAST = ["MARGOT", "TOBIAS", "ELSPETH", "CORIN", "HALVARD", "NERISSA"]
 NOUNS = ["lantern", "harbour", "letter", "garden", "crown", "river", "candle", "door", "ship",
@@ -91,8 +88,8 @@ def load_char_corpus(source: str = "tfds", num_chars: int | None = None, data_di
         ValueError: for an unknown ``source``.
         seqlab.data.DownloadError: when TFDS cannot download the text.
     """
-    if source not in SOURCES:
-        raise ValueError(f"Unknown text source {source!r}; choose one of {', '.join(map(repr, SOURCES))}.")
+    if source not in ("sample", "tfds"):
+        raise ValueError(f"Unknown text source {source!r}; choose one of 'sample', 'tfds'.")
     if source == "sample":
         return generate_play(num_chars or 120_000)
     parts = load_tfds("tiny_shakespeare", ["train", "validation", "test"],
@@ -101,9 +98,6 @@ def load_char_corpus(source: str = "tfds", num_chars: int | None = None, data_di
     text = "".join(example["text"].decode("utf-8")
                    for part in parts for example in part.as_numpy_iterator())
     return text[:num_chars] if num_chars else text
-
-
-# ------------------------------------------------------------------------------ vocabulary
 
 
 @dataclass(frozen=True)
@@ -155,10 +149,9 @@ def tbptt_dataset(ids, batch_size: int, steps: int) -> tf.data.Dataset:
         raise ValueError(f"{len(ids)} characters are too few for {batch_size} streams of at least "
                          f"{steps + 1} characters; lower batch_size or steps.")
     used = windows * steps
-    streams_x = np.stack([ids[i * stream_length: i * stream_length + used] for i in range(batch_size)])
-    streams_y = np.stack([ids[i * stream_length + 1: i * stream_length + used + 1]
-                          for i in range(batch_size)])
+    streams = np.stack([ids[i * stream_length: i * stream_length + used + 1]
+                        for i in range(batch_size)])                     # (batch, used + 1)
     # (batch, windows, steps) -> (windows, batch, steps): one batch per window
-    x = streams_x.reshape(batch_size, windows, steps).transpose(1, 0, 2)
-    y = streams_y.reshape(batch_size, windows, steps).transpose(1, 0, 2)
+    x = streams[:, :-1].reshape(batch_size, windows, steps).transpose(1, 0, 2)
+    y = streams[:, 1:].reshape(batch_size, windows, steps).transpose(1, 0, 2)
     return tf.data.Dataset.from_tensor_slices((x, y))

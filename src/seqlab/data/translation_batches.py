@@ -80,7 +80,7 @@ def pair_lengths(source_ids: tf.RaggedTensor, target_ids: tf.RaggedTensor) -> np
 
 
 def fitted_bucket_widths(lengths: np.ndarray, batch_size: int, *, longest: int) -> list[int]:
-    """:func:`bucket_widths` of ``longest``, with buckets too small for a batch merged into wider ones."""
+    """:func:`bucket_widths` of ``longest``, buckets too small for a batch merged into wider ones."""
     candidates = bucket_widths(longest)
     counts = np.bincount(np.searchsorted(candidates, lengths), minlength=len(candidates))
     kept, pending = [], 0
@@ -100,19 +100,17 @@ def make_bucketed_dataset(source_ids: tf.RaggedTensor, target_ids: tf.RaggedTens
                           ) -> tf.data.Dataset:
     """Shuffled training batches grouped by length: ``((source_ids, target_in), target_out)``.
 
-    Every batch holds ``batch_size`` pairs; each bucket leaves out its incomplete batch.
+    Every batch holds ``batch_size`` pairs; each bucket leaves out its incomplete batch; the
+    dataset's ``cardinality()`` is its number of batches per epoch.
 
     Args:
         source_ids / target_ids: ragged token ids (:func:`vectorize_pairs`); target with
             ``[START]`` and ``[END]``.
         batch_size: rows per batch.
-        source_length / target_length: the padded lengths of the unbucketed splits: no batch is
-            wider.
+        source_length / target_length: the padded lengths of the unbucketed splits (no batch
+            is wider).
         seed: the shuffle's seed.
         widths: the buckets' widths; default :func:`fitted_bucket_widths` of the pairs.
-
-    Returns:
-        The dataset; ``cardinality()`` is its number of batches per epoch.
     """
     lengths = pair_lengths(source_ids, target_ids)
     if widths is None:
@@ -133,7 +131,8 @@ def make_bucketed_dataset(source_ids: tf.RaggedTensor, target_ids: tf.RaggedTens
         source, target_in = features
         return (source[:, :source_length], target_in[:, :target]), target_out[:, :target]
 
-    return (bucket_by_length(padded.map(without_end), batch_size, boundaries=[width + 1 for width in widths],
-                             seed=seed, shuffle_buffer=len(lengths), pad_to_boundaries=True,
+    return (bucket_by_length(padded.map(without_end), batch_size,
+                             boundaries=[width + 1 for width in widths], seed=seed,
+                             shuffle_buffer=len(lengths), pad_to_boundaries=True,
                              drop_remainder=True)
             .map(clip, num_parallel_calls=tf.data.AUTOTUNE))

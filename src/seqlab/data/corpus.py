@@ -1,9 +1,8 @@
-"""Unlabelled text for notebooks 06 and 07: a review corpus and skip-gram pairs for word2vec.
+"""Unlabelled reviews (notebooks 06 and 08) and skip-gram pairs for word2vec (notebook 06).
 
-Skip-gram with negative sampling follows slides 001 ("Skip-Gram (SG)", "Word2vec last
-words"); the noise distribution and subsampling follow Mikolov, Sutskever, Chen, Corrado and
-Dean (2013), "Distributed Representations of Words and Phrases and their Compositionality",
-§2.2 and §2.3.
+Skip-gram with negative sampling follows slides 001 ("Skip-Gram (SG)", "Word2vec last words");
+the noise distribution and subsampling follow Mikolov et al. (2013), "Distributed
+Representations of Words and Phrases and their Compositionality", §2.2 and §2.3.
 """
 
 from __future__ import annotations
@@ -169,17 +168,16 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
         batch_size: pairs per batch (the remainder of an epoch is left out).
         seed: seeds the shuffles and the negative draws.
         min_id: centre and context ids below it are dropped (default 2: padding and
-            out-of-vocabulary), and negatives are drawn from ``[min_id, vocab_size)``.
+            out-of-vocabulary); negatives are drawn from ``[min_id, vocab_size)``.
         negative_probabilities: ``(vocab_size,)`` probabilities to draw the negatives from
-            (e.g. :func:`unigram_noise_probabilities`). Default: :func:`sample_log_uniform`.
+            (e.g. :func:`unigram_noise_probabilities`); default :func:`sample_log_uniform`.
         keep_probabilities: ``(vocab_size,)`` probability of keeping each occurrence of each id
-            (e.g. :func:`subsampling_keep_probabilities`), applied once before the pairs are
-            formed.
+            (e.g. :func:`subsampling_keep_probabilities`), applied before pairing.
 
     Returns:
         A dataset of ``((centre, candidates), labels)`` with a known number of batches:
-        ``centre`` ``(batch,)`` int64, ``candidates`` ``(batch, 1 + num_negatives)`` int64 with
-        the true context in column 0, ``labels`` ``(batch, 1 + num_negatives)`` float32, 1 then 0s.
+        ``centre`` ``(batch,)`` int64, ``candidates`` ``(batch, 1 + K)`` int64 with the true
+        context in column 0, ``labels`` ``(batch, 1 + K)`` float32, 1 then 0s.
     """
     if num_negatives < 1:
         raise ValueError(f"num_negatives must be a positive integer; got {num_negatives}.")
@@ -240,8 +238,7 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
 def cbow_examples(token_ids: Sequence[int], window_size: int) -> tuple[np.ndarray, np.ndarray]:
     """CBOW's (context, centre) examples of one text: ``(n, 2·window_size)`` ids and ``(n,)``.
 
-    Each row holds the ``window_size`` words before and after a centre word, 0 past the text's
-    ends (the slides' "Continuous Bag of Words Model (CBOW)").
+    Each row holds the ``window_size`` words before and after a centre word, 0 past the ends.
     """
     ids = np.asarray([t for t in token_ids if t > 0], dtype="int64")
     padded = np.concatenate([np.zeros(window_size, "int64"), ids, np.zeros(window_size, "int64")])

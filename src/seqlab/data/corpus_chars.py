@@ -77,9 +77,8 @@ def load_char_corpus(source: str = "tfds", num_chars: int | None = None, data_di
     """The whole text as one string.
 
     Args:
-        source: ``"sample"`` generates the play (:func:`generate_play`, offline, FAST mode);
-            ``"tfds"`` reads TFDS ``tiny_shakespeare`` (train + validation + test joined in
-            order, about 1.1 million characters).
+        source: ``"sample"`` generates the play (:func:`generate_play`, FAST mode); ``"tfds"``
+            reads ``tiny_shakespeare`` (its three splits joined, about 1.1 million characters).
         num_chars: length to generate (``"sample"``, default 120,000) or to keep from the start
             (``"tfds"``, default all).
         data_dir: TFDS's data directory (``"tfds"`` only).
@@ -130,15 +129,12 @@ def split_text(text: str, valid_fraction: float = 0.1) -> tuple[str, str]:
 
 
 def tbptt_dataset(ids, batch_size: int, steps: int) -> tf.data.Dataset:
-    """Next-character batches laid out for truncated BPTT with a stateful model.
+    """Next-character ``(x, y)`` int32 batches ``(batch_size, steps)`` for truncated BPTT.
 
     Slides 001, "Truncated Backpropagation Through Time", option 2: the ids are cut into
-    ``batch_size`` contiguous streams; batch ``j`` is ``(x, y)`` with
-    ``x[i] = stream_i[j·steps : (j+1)·steps]`` and ``y[i]`` the same window shifted by one
-    character. Do not shuffle it: row ``i`` of the next batch continues row ``i`` of this one.
-
-    Returns:
-        A dataset of ``(x, y)`` int32 batches, each ``(batch_size, steps)``.
+    ``batch_size`` contiguous streams; batch ``j`` has ``x[i] = stream_i[j·steps : (j+1)·steps]``
+    and ``y[i]`` the same window shifted by one character. Do not shuffle it: row ``i`` of the
+    next batch continues row ``i`` of this one (for a stateful model).
     """
     ids = np.asarray(ids, dtype="int32")
     if batch_size < 1 or steps < 1:

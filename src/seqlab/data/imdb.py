@@ -40,13 +40,11 @@ def load_imdb(source: str = "tfds", batch_size: int = 32, seed: int = config.SEE
 
     Args:
         source: ``"tfds"`` for the real IMDB 50K reviews from TensorFlow Datasets, or
-            ``"sample"`` for the 1,000 reviews this project generated (``data/imdb_sample/``),
-            used in FAST mode.
+            ``"sample"`` for the 1,000 reviews in ``data/imdb_sample/`` (FAST mode).
         batch_size: reviews per batch.
-        seed: seeds the training split's shuffle (reshuffled every epoch). Validation and test
+        seed: seeds the training split's shuffle (reshuffled every epoch); validation and test
             keep a fixed order.
-        data_dir: TFDS's data directory for ``"tfds"``, or the folder of CSV files for
-            ``"sample"``.
+        data_dir: TFDS's data directory (``"tfds"``) or the folder of CSV files (``"sample"``).
 
     Returns:
         ``IMDBSplits(train, valid, test)`` of ``(text, label)`` batches.

@@ -1,9 +1,7 @@
 """English-Spanish translation data as ``tf.data`` pipelines, shared by notebooks 04 and 05.
 
-:func:`load_translation` reads ``"sample"`` (400 pairs in ``data/``), ``"dates"``
-(:mod:`seqlab.data.dates`) or ``"anki"`` (Anki spa-eng, downloaded once), splits it 80/10/10
-with a fixed seed (so notebooks 04 and 05 test on the same sentences), standardises it
-(:mod:`seqlab.data.translation_text`) and vectorises and batches it
+:func:`load_translation` reads the pairs, splits them 80/10/10 with a fixed seed (so both
+notebooks test on the same sentences), and vectorises and batches them
 (:mod:`seqlab.data.translation_batches`).
 """
 
@@ -78,10 +76,8 @@ def download_anki(*, origin: str = ANKI_URL, cache_dir: str | os.PathLike | None
 
     Args:
         origin: where the zip is.
-        cache_dir: Keras's cache folder (default: Keras's own, ``$KERAS_HOME`` or
-            ``~/.keras``).
-        text_sha256: the sha256 the extracted ``spa.txt`` must have (default
-            :data:`ANKI_TEXT_SHA256`).
+        cache_dir: Keras's cache folder (default ``$KERAS_HOME`` or ``~/.keras``).
+        text_sha256: the sha256 the extracted ``spa.txt`` must have (default: the pinned one).
 
     Raises:
         DownloadError: the download failed (the original error is its ``__cause__``) or gave
@@ -200,9 +196,8 @@ def load_translation(source: str = "anki", direction: str = "eng-spa", *,
         num_examples: first ``n`` pairs of the corpus only (``dates``: how many to generate,
             default 10,000).
         cache_dir: Keras's cache folder for ``"anki"`` (:func:`download_anki`).
-        bucket: group the training batches by length (:func:`make_bucketed_dataset`).
-            ``None`` (default): only for ``"anki"``. Validation and test batches are never
-            bucketed.
+        bucket: group the training batches by length (:func:`make_bucketed_dataset`);
+            default only for ``"anki"``. Validation and test batches are never bucketed.
 
     Raises:
         ValueError: for an unknown ``source`` or ``direction``, a ``max_length`` below 2 or a

@@ -21,9 +21,8 @@ def make_vectorizer(texts: Sequence[str], vocab_size: int) -> keras.layers.TextV
 
     Index 0 is padding, 1 is ``[UNK]``.
     """
-    vectorizer = keras.layers.TextVectorization(
-        max_tokens=vocab_size, standardize=standardize_with_markers, split="whitespace", ragged=True
-    )
+    vectorizer = keras.layers.TextVectorization(max_tokens=vocab_size, ragged=True,
+                                                standardize=standardize_with_markers)
     vectorizer.adapt(tf.data.Dataset.from_tensor_slices(list(texts)).batch(1024))
     return vectorizer
 
@@ -50,9 +49,8 @@ def pad_ids(ids: tf.RaggedTensor, length: int) -> np.ndarray:
 def make_dataset(source_ids: np.ndarray, target_ids: np.ndarray, batch_size: int, *,
                  shuffle: bool = False, seed: int = config.SEED) -> tf.data.Dataset:
     """``((source_ids, target_in), target_out)`` batches from padded id arrays."""
-    dataset = tf.data.Dataset.from_tensor_slices(
-        ((source_ids, target_ids[:, :-1]), target_ids[:, 1:])
-    )
+    dataset = tf.data.Dataset.from_tensor_slices(((source_ids, target_ids[:, :-1]),
+                                                   target_ids[:, 1:]))
     if shuffle:
         dataset = dataset.shuffle(len(source_ids), seed=seed, reshuffle_each_iteration=True)
     return dataset.batch(batch_size, drop_remainder=shuffle).prefetch(tf.data.AUTOTUNE)

@@ -37,8 +37,8 @@ def build_wordpiece_vocabulary(texts: Sequence[str], vocabulary_size: int = 1000
         The vocabulary as a list: :data:`SPECIAL_TOKENS` first (``[PAD]`` = 0), then the rest.
 
     Raises:
-        ValueError: for an empty ``texts`` or a ``vocabulary_size`` too small for the special
-            tokens.
+        ValueError: for an empty ``texts`` or a ``vocabulary_size`` of at most 5 (the special
+            tokens).
         ImportError: when keras-hub (or tensorflow-text) is not installed.
 
     Example:

@@ -55,8 +55,7 @@ def load_tfds(name: str, split, *, what: str, host: str, data_dir=None, **as_dat
     """``tfds.builder(name).as_dataset(split, ...)``, downloading first if needed.
 
     Args:
-        name: the TFDS dataset name (``"imdb_reviews"``, ``"tiny_shakespeare"``).
-        split: what ``as_dataset`` takes (a split name or a list of them).
+        name, split: the TFDS dataset name and what ``as_dataset`` takes (a split or a list).
         what: the words the error uses for the data ("the IMDB reviews ...").
         host: the download host of ``name``'s files, looked up first so that a run without
             internet stops at once instead of TFDS retrying for minutes.

@@ -16,7 +16,6 @@ import tensorflow as tf
 from seqlab import config
 from seqlab.data.download import load_tfds
 
-SOURCES = ("tfds", "sample")
 #: The generated sample's CSV files (``data/imdb_sample/{train,valid,test}.csv``).
 SAMPLE_DIR = config.DATA_DIR / "imdb_sample"
 TFDS_SPLITS = ("train[:70%]", "train[70%:]", "test")
@@ -53,7 +52,7 @@ def load_imdb(source: str = "tfds", batch_size: int = 32, seed: int = config.SEE
         ValueError: for an unknown ``source`` or a non-positive ``batch_size``.
         seqlab.data.DownloadError: when TFDS cannot download the reviews.
     """
-    if source not in SOURCES:
+    if source not in ("tfds", "sample"):
         raise ValueError(f"Unknown IMDB source {source!r}; choose one of 'tfds', 'sample'.")
     if batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer; got {batch_size}.")

@@ -133,13 +133,6 @@ def train_standin_embeddings(texts: Sequence[str], dim: int = EMBEDDING_DIM,
     return vocabulary, embeddings
 
 
-def _fingerprint(texts: Sequence[str], settings: dict) -> str:
-    digest = hashlib.sha256(json.dumps({"version": FORMAT_VERSION, **settings}).encode())
-    for text in texts:
-        digest.update(text.encode("utf-8") + b"\0")
-    return digest.hexdigest()
-
-
 def read_standin_info(path: str | Path | None = None) -> dict:
     """The ``seqlab_standin.json`` next to a built stand-in (empty dict if there is none)."""
     info = Path(path or standin_path()) / INFO_FILENAME
@@ -159,7 +152,10 @@ def build_standin_text_embedding(path: str | Path | None = None, *,
         texts = read_sample_split("train")[0]
     settings = {"dim": EMBEDDING_DIM, "window": WINDOW, "min_count": MIN_COUNT,
                 "num_oov_buckets": NUM_OOV_BUCKETS}
-    fingerprint = _fingerprint(texts, settings)
+    digest = hashlib.sha256(json.dumps({"version": FORMAT_VERSION, **settings}).encode())
+    for text in texts:
+        digest.update(text.encode("utf-8") + b"\0")
+    fingerprint = digest.hexdigest()
     if (read_standin_info(path).get("fingerprint") == fingerprint
             and (path / "saved_model.pb").is_file()):
         return path

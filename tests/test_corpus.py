@@ -97,25 +97,6 @@ def test_skipgram_dataset_batches_positive_pairs_then_negatives():
     np.testing.assert_array_equal(batches[0][0][1].numpy(), again[0][0][1].numpy())
 
 
-def test_skipgram_dataset_reads_the_texts_once_however_it_is_iterated():
-    # The pairs are found once, when the dataset is made; iterating it (a look at the first
-    # batch, as notebook 06 takes, then whole epochs) never reads the texts again.
-    reads = []
-
-    def count(ids):
-        reads.append(1)
-        return ids
-
-    texts = tf.data.Dataset.from_tensor_slices(np.arange(2, 402, dtype="int64").reshape(40, 10))
-    texts = texts.map(lambda ids: tf.ensure_shape(tf.py_function(count, [ids], tf.int64), [10]))
-    dataset = skipgram_dataset(texts, window_size=2, num_negatives=2, vocab_size=500,
-                               batch_size=8)
-    next(iter(dataset))
-    for _ in range(2):
-        assert sum(1 for _ in dataset) == 40 * 34 // 8   # 34 pairs per text of 10 ids, window 2
-    assert len(reads) == 40, f"the 40 texts were read {len(reads)} times"
-
-
 @pytest.mark.parametrize("window", [1, 2, 3, 5])
 def test_skipgram_pair_positions_are_the_pairs_of_each_text(window):
     rng = np.random.default_rng(window)
@@ -229,6 +210,3 @@ def test_skipgram_dataset_draws_negatives_from_given_probabilities_and_subsample
                                                              seed=1).cardinality())
     with pytest.raises(ValueError, match="one per id"):
         skipgram_dataset(sequences, 2, 4, 12, negative_probabilities=noise[:5])
-    with pytest.raises(ValueError, match="not a tf.data.Dataset"):
-        skipgram_dataset(tf.data.Dataset.from_tensor_slices(tf.ragged.constant(sequences)), 2, 4,
-                         12, keep_probabilities=keep)

@@ -63,7 +63,7 @@ def test_batch_size_must_be_positive():
 
 
 def test_missing_sample_file_says_how_to_regenerate(tmp_path):
-    with pytest.raises(FileNotFoundError, match="seqlab.data.synthetic_reviews"):
+    with pytest.raises(FileNotFoundError, match="seqlab_instructor.imdb_sample"):
         load_imdb("sample", data_dir=tmp_path)
 
 

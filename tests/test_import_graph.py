@@ -53,6 +53,7 @@ COURSE_ORDER = (
     "seqlab.course.checks",               # the exercises' checks
     # the instructor's tools
     "seqlab_instructor",                  # the package's docstring: imports nothing
+    "seqlab_instructor.imdb_sample",      # data/imdb_sample written from seqlab.data
     "seqlab_instructor.cells",            # tag and metadata names
     "seqlab_instructor.notebook_files",   # the generated setup cell, badges: sync/check
     "seqlab_instructor.lessons",          # lesson modules exported from #@save cells

@@ -4,6 +4,8 @@ What builds, runs and grades the course, none of which a student's notebook impo
 modules first (none imports a later one; ``tests/test_import_graph.py`` checks it, and that
 ``seqlab`` never imports this package):
 
+- :mod:`~seqlab_instructor.imdb_sample` — writes ``data/imdb_sample/`` (``python -m
+  seqlab_instructor.imdb_sample``);
 - :mod:`~seqlab_instructor.cells` — every cell-tag and cell-metadata name, and their readers;
 - :mod:`~seqlab_instructor.notebook_files` — the generated setup cell and Colab badges
   (``python -m seqlab_instructor.notebook_files sync|check``);

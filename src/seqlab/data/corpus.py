@@ -1,9 +1,8 @@
-"""Unlabelled text for notebooks 06 and 07: a review corpus and skip-gram pairs for word2vec.
+"""Unlabelled reviews (notebooks 06 and 08) and skip-gram pairs for word2vec (notebook 06).
 
-Skip-gram with negative sampling follows slides 001 ("Skip-Gram (SG)", "Word2vec last
-words"); the noise distribution and subsampling follow Mikolov, Sutskever, Chen, Corrado and
-Dean (2013), "Distributed Representations of Words and Phrases and their Compositionality",
-§2.2 and §2.3.
+Skip-gram with negative sampling follows slides 001 ("Skip-Gram (SG)", "Word2vec last words");
+the noise distribution and subsampling follow Mikolov et al. (2013), "Distributed
+Representations of Words and Phrases and their Compositionality", §2.2 and §2.3.
 """
 
 from __future__ import annotations
@@ -19,16 +18,13 @@ from seqlab.data.download import load_tfds
 from seqlab.data.imdb import TFDS_DOWNLOAD_HOST
 from seqlab.data.synthetic_reviews import generate_reviews
 
-SOURCES = ("sample", "tfds")
 #: Seed of the generated corpus; the labelled sample (data/imdb_sample) uses another one.
 CORPUS_SEED = 606
-#: TFDS splits read in full mode: the labelled training reviews and the 50,000 unlabelled ones.
-TFDS_SPLITS = ("train", "unsupervised")
 
 
 def load_review_corpus(source: str = "tfds", num_reviews: int | None = None,
                        seed: int = CORPUS_SEED, data_dir=None) -> list[str]:
-    """Review texts without labels, for learning word vectors.
+    """Review texts without labels, as a list of strings, for learning word vectors.
 
     Args:
         source: ``"sample"`` generates reviews offline (FAST mode); ``"tfds"`` reads IMDB's
@@ -38,21 +34,18 @@ def load_review_corpus(source: str = "tfds", num_reviews: int | None = None,
         seed: seed of the generator (``"sample"`` only).
         data_dir: TFDS's data directory (``"tfds"`` only).
 
-    Returns:
-        A list of review strings.
-
     Raises:
         ValueError: for an unknown ``source`` or a non-positive ``num_reviews``.
         seqlab.data.DownloadError: when TFDS cannot download the reviews.
     """
-    if source not in SOURCES:
-        raise ValueError(f"Unknown corpus source {source!r}; choose one of {', '.join(map(repr, SOURCES))}.")
+    if source not in ("sample", "tfds"):
+        raise ValueError(f"Unknown corpus source {source!r}; choose one of 'sample', 'tfds'.")
     if num_reviews is not None and num_reviews < 1:
         raise ValueError(f"num_reviews must be a positive integer; got {num_reviews}.")
     if source == "sample":
         return [review.text for review in generate_reviews(num_reviews or 3000, seed=seed)]
     splits = load_tfds(
-        "imdb_reviews", list(TFDS_SPLITS), host=TFDS_DOWNLOAD_HOST, data_dir=data_dir,
+        "imdb_reviews", ["train", "unsupervised"], host=TFDS_DOWNLOAD_HOST, data_dir=data_dir,
         what="the IMDB reviews (imdb_reviews: train + unsupervised) with TensorFlow Datasets",
         as_supervised=True, shuffle_files=False)
     texts = []
@@ -64,9 +57,6 @@ def load_review_corpus(source: str = "tfds", num_reviews: int | None = None,
     return texts
 
 
-# ------------------------------------------------------------------------------ skip-gram
-
-
 def log_uniform_probabilities(vocab_size: int) -> np.ndarray:
     """P(k) = (log(k + 2) − log(k + 1)) / log(V + 1), for ids sorted by decreasing frequency."""
     k = np.arange(vocab_size, dtype="float64")
@@ -74,10 +64,9 @@ def log_uniform_probabilities(vocab_size: int) -> np.ndarray:
 
 
 def unigram_noise_probabilities(counts, power: float = 0.75) -> np.ndarray:
-    """The word2vec paper's noise distribution: :math:`P_n(w) = U(w)^{3/4} / Z` (§2.2).
+    """The word2vec paper's noise distribution :math:`P_n(w) = U(w)^{3/4} / Z` (§2.2).
 
-    ``counts[i]`` is how often word ``i`` occurs; the result is ``counts ** power`` normalised to
-    sum to 1.
+    ``counts[i]`` is how often word ``i`` occurs; returns ``counts ** power`` normalised.
     """
     weights = np.asarray(counts, dtype="float64") ** power
     return weights / weights.sum()
@@ -86,8 +75,7 @@ def unigram_noise_probabilities(counts, power: float = 0.75) -> np.ndarray:
 def subsampling_keep_probabilities(counts, threshold: float = 1e-5) -> np.ndarray:
     """Probability of keeping each occurrence of each word: :math:`\\min(1, \\sqrt{t / f(w)})` (§2.3).
 
-    :math:`f(w)` = ``counts[w] / counts.sum()`` and :math:`t` = ``threshold``. Words with a zero
-    count get 1.
+    :math:`f(w)` = ``counts[w] / counts.sum()``, :math:`t` = ``threshold``; a zero count gets 1.
     """
     counts = np.asarray(counts, dtype="float64")
     frequencies = counts / counts.sum()
@@ -105,30 +93,23 @@ def subsample(sequences: tf.RaggedTensor, keep_probabilities, seed: int = config
     return tf.ragged.boolean_mask(sequences, sequences.with_flat_values(tf.constant(kept)))
 
 
-def sample_from_probabilities(shape, probabilities, seed=None):
-    """Ids drawn from ``probabilities``, any ``shape``; ``seed`` is a stateless seed pair or None."""
+def sample_from_probabilities(shape, probabilities, seed):
+    """Ids drawn from ``probabilities``, any ``shape``; ``seed`` is a stateless seed pair."""
     probabilities = np.asarray(probabilities, dtype="float64")
     logits = np.full(probabilities.shape, -1e9)
     logits[probabilities > 0] = np.log(probabilities[probabilities > 0])
     logits = tf.constant(logits[None, :], tf.float32)                  # (1, vocab)
     count = tf.reduce_prod(tf.cast(shape, tf.int32))
-    if seed is None:
-        ids = tf.random.categorical(logits, count, dtype=tf.int64)
-    else:
-        ids = tf.random.stateless_categorical(logits, count, seed=seed, dtype=tf.int64)
+    ids = tf.random.stateless_categorical(logits, count, seed=seed, dtype=tf.int64)
     return tf.reshape(ids, shape)
 
 
-def sample_log_uniform(shape, vocab_size: int, seed=None):
+def sample_log_uniform(shape, vocab_size: int, seed):
     """Ids in ``[0, vocab_size)`` drawn from :func:`log_uniform_probabilities`, any ``shape``.
 
-    One independent draw per entry, unlike ``tf.random.log_uniform_candidate_sampler``'s one
-    shared set per call. ``seed`` is a stateless seed pair (two ints) or None.
+    One independent draw per entry; ``seed`` is a stateless seed pair (two ints).
     """
-    if seed is None:
-        u = tf.random.uniform(shape, dtype=tf.float64)
-    else:
-        u = tf.random.stateless_uniform(shape, seed=seed, dtype=tf.float64)
+    u = tf.random.stateless_uniform(shape, seed=seed, dtype=tf.float64)
     ids = tf.floor(tf.exp(u * math.log(vocab_size + 1))) - 1.0
     return tf.clip_by_value(tf.cast(ids, tf.int64), 0, vocab_size - 1)
 
@@ -145,26 +126,12 @@ def vectorize_ragged(vectorizer, texts: Sequence[str], batch_size: int = 1000) -
     return tf.concat(parts, axis=0)
 
 
-def _ragged_ids(sequences) -> tf.RaggedTensor:
-    """Every text's ids as one ``(texts, None)`` int64 ragged tensor."""
-    if isinstance(sequences, tf.data.Dataset):
-        if sequences.cardinality() == tf.data.INFINITE_CARDINALITY:
-            raise ValueError("skipgram_dataset needs a finite dataset of texts (it reads them "
-                             "all once); got an infinite one.")
-        sequences = [np.asarray(ids).reshape(-1) for ids in sequences.as_numpy_iterator()]
-    if isinstance(sequences, tf.RaggedTensor):
-        return tf.cast(sequences, tf.int64)
-    return tf.ragged.constant([[int(i) for i in row] for row in sequences], tf.int64,
-                              ragged_rank=1)
-
-
 def skipgram_pair_positions(sequences: tf.RaggedTensor, window_size: int, min_id: int = 2):
     """Every skip-gram pair of every text, as positions in one token stream: ``(tokens, pairs)``.
 
     Ids below ``min_id`` are dropped first. ``tokens`` ``(n,)`` int32 holds the remaining ids of
-    all texts one after another; each entry of ``pairs`` is ``position · 2m + k``: the centre is
-    ``tokens[position]``, the context ``tokens[position + pair_offsets(m)[k]]``, both in the same
-    text.
+    all texts one after another; each entry of ``pairs`` is ``position · 2m + k``: centre
+    ``tokens[position]``, context ``tokens[position + pair_offsets(m)[k]]``, in the same text.
     """
     flat = sequences.flat_values.numpy()
     text = sequences.value_rowids().numpy()
@@ -190,31 +157,27 @@ def pair_offsets(window_size: int) -> np.ndarray:
 def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size: int, *,
                      batch_size: int = 1024, seed: int = config.SEED, min_id: int = 2,
                      negative_probabilities=None, keep_probabilities=None) -> tf.data.Dataset:
-    """Skip-gram training batches with negative sampling, as a ``tf.data`` pipeline.
-
-    The pairs are found once and every epoch shuffles them anew.
+    """Skip-gram batches with negative sampling; the pairs are found once, reshuffled each epoch.
 
     Args:
-        sequences: token ids of each text: a ``tf.RaggedTensor`` (as
-            :func:`vectorize_ragged` returns), a ``(texts, length)`` array, a list of lists
-            (0 = padding, dropped) or a finite ``tf.data.Dataset`` of 1-D int tensors.
+        sequences: token ids of each text: a ``tf.RaggedTensor`` (as :func:`vectorize_ragged`
+            returns), a ``(texts, length)`` array or a list of lists (0 = padding, dropped).
         window_size: context words on each side of the centre word (the slides' ``m``).
         num_negatives: negative words per positive pair (``K``).
         vocab_size: size of the (frequency-sorted) vocabulary the ids come from.
         batch_size: pairs per batch (the remainder of an epoch is left out).
         seed: seeds the shuffles and the negative draws.
         min_id: centre and context ids below it are dropped (default 2: padding and
-            out-of-vocabulary), and negatives are drawn from ``[min_id, vocab_size)``.
+            out-of-vocabulary); negatives are drawn from ``[min_id, vocab_size)``.
         negative_probabilities: ``(vocab_size,)`` probabilities to draw the negatives from
-            (e.g. :func:`unigram_noise_probabilities`). Default: :func:`sample_log_uniform`.
+            (e.g. :func:`unigram_noise_probabilities`); default :func:`sample_log_uniform`.
         keep_probabilities: ``(vocab_size,)`` probability of keeping each occurrence of each id
-            (e.g. :func:`subsampling_keep_probabilities`), applied once before the pairs are
-            formed. Not for a ``tf.data.Dataset`` of sequences.
+            (e.g. :func:`subsampling_keep_probabilities`), applied before pairing.
 
     Returns:
         A dataset of ``((centre, candidates), labels)`` with a known number of batches:
-        ``centre`` ``(batch,)`` int64, ``candidates`` ``(batch, 1 + num_negatives)`` int64 with
-        the true context in column 0, ``labels`` ``(batch, 1 + num_negatives)`` float32, 1 then 0s.
+        ``centre`` ``(batch,)`` int64, ``candidates`` ``(batch, 1 + K)`` int64 with the true
+        context in column 0, ``labels`` ``(batch, 1 + K)`` float32, 1 then 0s.
     """
     if num_negatives < 1:
         raise ValueError(f"num_negatives must be a positive integer; got {num_negatives}.")
@@ -222,9 +185,6 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
         raise ValueError(f"vocab_size ({vocab_size}) must be larger than min_id ({min_id}).")
     if window_size < 1:
         raise ValueError(f"window_size must be a positive integer; got {window_size}.")
-    if keep_probabilities is not None and isinstance(sequences, tf.data.Dataset):
-        raise ValueError("keep_probabilities needs the sequences as a RaggedTensor, an array or "
-                         "a list of lists, not a tf.data.Dataset.")
     if negative_probabilities is not None:
         if len(negative_probabilities) != vocab_size:
             raise ValueError(f"negative_probabilities has {len(negative_probabilities)} entries; "
@@ -233,7 +193,9 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
         if not noise.sum() > 0:
             raise ValueError("negative_probabilities gives no id at or above min_id a chance.")
         noise = noise / noise.sum()                                  # over [min_id, vocab_size)
-    sequences = _ragged_ids(sequences)
+    if not isinstance(sequences, tf.RaggedTensor):
+        sequences = tf.ragged.constant([[int(i) for i in row] for row in sequences], ragged_rank=1)
+    sequences = tf.cast(sequences, tf.int64)
     if keep_probabilities is not None:
         sequences = subsample(sequences, keep_probabilities, seed)
     tokens, pairs = skipgram_pair_positions(sequences, window_size, min_id)
@@ -276,8 +238,7 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
 def cbow_examples(token_ids: Sequence[int], window_size: int) -> tuple[np.ndarray, np.ndarray]:
     """CBOW's (context, centre) examples of one text: ``(n, 2·window_size)`` ids and ``(n,)``.
 
-    Each row holds the ``window_size`` words before and after a centre word, 0 past the text's
-    ends (the slides' "Continuous Bag of Words Model (CBOW)").
+    Each row holds the ``window_size`` words before and after a centre word, 0 past the ends.
     """
     ids = np.asarray([t for t in token_ids if t > 0], dtype="int64")
     padded = np.concatenate([np.zeros(window_size, "int64"), ids, np.zeros(window_size, "int64")])

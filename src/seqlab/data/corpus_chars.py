@@ -15,12 +15,9 @@ import tensorflow as tf
 
 from seqlab.data.download import load_tfds
 
-SOURCES = ("sample", "tfds")
 PLAY_SEED = 707
 #: Where TFDS downloads tiny_shakespeare from (its builder); checked before downloading.
 TFDS_DOWNLOAD_HOST = "raw.githubusercontent.com"
-
-# ------------------------------------------------------------------------------ the play
 
 CAST = ["MARGOT", "TOBIAS", "ELSPETH", "CORIN", "HALVARD", "NERISSA"]
 NOUNS = ["lantern", "harbour", "letter", "garden", "crown", "river", "candle", "door", "ship",
@@ -80,9 +77,8 @@ def load_char_corpus(source: str = "tfds", num_chars: int | None = None, data_di
     """The whole text as one string.
 
     Args:
-        source: ``"sample"`` generates the play (:func:`generate_play`, offline, FAST mode);
-            ``"tfds"`` reads TFDS ``tiny_shakespeare`` (train + validation + test joined in
-            order, about 1.1 million characters).
+        source: ``"sample"`` generates the play (:func:`generate_play`, FAST mode); ``"tfds"``
+            reads ``tiny_shakespeare`` (its three splits joined, about 1.1 million characters).
         num_chars: length to generate (``"sample"``, default 120,000) or to keep from the start
             (``"tfds"``, default all).
         data_dir: TFDS's data directory (``"tfds"`` only).
@@ -91,8 +87,8 @@ def load_char_corpus(source: str = "tfds", num_chars: int | None = None, data_di
         ValueError: for an unknown ``source``.
         seqlab.data.DownloadError: when TFDS cannot download the text.
     """
-    if source not in SOURCES:
-        raise ValueError(f"Unknown text source {source!r}; choose one of {', '.join(map(repr, SOURCES))}.")
+    if source not in ("sample", "tfds"):
+        raise ValueError(f"Unknown text source {source!r}; choose one of 'sample', 'tfds'.")
     if source == "sample":
         return generate_play(num_chars or 120_000)
     parts = load_tfds("tiny_shakespeare", ["train", "validation", "test"],
@@ -101,9 +97,6 @@ def load_char_corpus(source: str = "tfds", num_chars: int | None = None, data_di
     text = "".join(example["text"].decode("utf-8")
                    for part in parts for example in part.as_numpy_iterator())
     return text[:num_chars] if num_chars else text
-
-
-# ------------------------------------------------------------------------------ vocabulary
 
 
 @dataclass(frozen=True)
@@ -136,15 +129,12 @@ def split_text(text: str, valid_fraction: float = 0.1) -> tuple[str, str]:
 
 
 def tbptt_dataset(ids, batch_size: int, steps: int) -> tf.data.Dataset:
-    """Next-character batches laid out for truncated BPTT with a stateful model.
+    """Next-character ``(x, y)`` int32 batches ``(batch_size, steps)`` for truncated BPTT.
 
     Slides 001, "Truncated Backpropagation Through Time", option 2: the ids are cut into
-    ``batch_size`` contiguous streams; batch ``j`` is ``(x, y)`` with
-    ``x[i] = stream_i[j·steps : (j+1)·steps]`` and ``y[i]`` the same window shifted by one
-    character. Do not shuffle it: row ``i`` of the next batch continues row ``i`` of this one.
-
-    Returns:
-        A dataset of ``(x, y)`` int32 batches, each ``(batch_size, steps)``.
+    ``batch_size`` contiguous streams; batch ``j`` has ``x[i] = stream_i[j·steps : (j+1)·steps]``
+    and ``y[i]`` the same window shifted by one character. Do not shuffle it: row ``i`` of the
+    next batch continues row ``i`` of this one (for a stateful model).
     """
     ids = np.asarray(ids, dtype="int32")
     if batch_size < 1 or steps < 1:
@@ -155,10 +145,9 @@ def tbptt_dataset(ids, batch_size: int, steps: int) -> tf.data.Dataset:
         raise ValueError(f"{len(ids)} characters are too few for {batch_size} streams of at least "
                          f"{steps + 1} characters; lower batch_size or steps.")
     used = windows * steps
-    streams_x = np.stack([ids[i * stream_length: i * stream_length + used] for i in range(batch_size)])
-    streams_y = np.stack([ids[i * stream_length + 1: i * stream_length + used + 1]
-                          for i in range(batch_size)])
+    streams = np.stack([ids[i * stream_length: i * stream_length + used + 1]
+                        for i in range(batch_size)])                     # (batch, used + 1)
     # (batch, windows, steps) -> (windows, batch, steps): one batch per window
-    x = streams_x.reshape(batch_size, windows, steps).transpose(1, 0, 2)
-    y = streams_y.reshape(batch_size, windows, steps).transpose(1, 0, 2)
+    x = streams[:, :-1].reshape(batch_size, windows, steps).transpose(1, 0, 2)
+    y = streams[:, 1:].reshape(batch_size, windows, steps).transpose(1, 0, 2)
     return tf.data.Dataset.from_tensor_slices((x, y))

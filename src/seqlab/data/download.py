@@ -20,23 +20,14 @@ class DownloadError(ConnectionError):
 
 
 class BrokenInstallError(ImportError):
-    """A library that full mode needs is installed, but this environment cannot use it.
-
-    The message names the one ``pip install`` command that fixes it.
-    """
+    """A library that full mode needs is installed but unusable; the message names the fix."""
 
     def __init__(self, library: str, problem: str, fix: str):
-        self.fix = fix
         super().__init__(f"{library} is installed but cannot be used here: {problem}. Fix the "
                          f"environment with: {fix} (then restart the Python kernel). FAST mode "
                          f"does not use {library}: set the environment variable SEQLAB_FAST=1 "
                          "(or FAST = True in the notebook's parameters cell) to run without it.",
                          name=library)
-
-
-#: The pip command that makes ``tensorflow_datasets`` import fully: tensorflow-metadata 1.18+
-#: needs protobuf >= 6 without declaring it.
-TFDS_FIX = 'pip install "tensorflow-metadata<1.18"'
 
 
 def import_tensorflow_datasets():
@@ -51,25 +42,23 @@ def import_tensorflow_datasets():
             "tensorflow_datasets", f"importing it failed ({type(error).__name__}: {error})",
             'pip install "tensorflow-datasets>=4.9" "tensorflow-metadata<1.18"') from error
     if not callable(getattr(tfds, "builder", None)):
+        # tensorflow-metadata 1.18+ needs protobuf >= 6 without declaring it.
         raise BrokenInstallError(
             "tensorflow_datasets",
             "it imported only in part (no tfds.builder), which happens when tensorflow-metadata "
             "is too new for the installed protobuf (TFDS logged the import error above)",
-            TFDS_FIX)
+            'pip install "tensorflow-metadata<1.18"')
     return tfds
 
 
 def load_tfds(name: str, split, *, what: str, host: str, data_dir=None, **as_dataset_kwargs):
     """``tfds.builder(name).as_dataset(split, ...)``, downloading first if needed.
 
-    ``host`` is looked up first, so a run without internet stops at once instead of TFDS retrying
-    for minutes.
-
     Args:
-        name: the TFDS dataset name (``"imdb_reviews"``, ``"tiny_shakespeare"``).
-        split: what ``as_dataset`` takes (a split name or a list of them).
+        name, split: the TFDS dataset name and what ``as_dataset`` takes (a split or a list).
         what: the words the error uses for the data ("the IMDB reviews ...").
-        host: the download host of ``name``'s files.
+        host: the download host of ``name``'s files, looked up first so that a run without
+            internet stops at once instead of TFDS retrying for minutes.
         data_dir: TFDS's data directory (default: TFDS's own, ``~/tensorflow_datasets``).
         **as_dataset_kwargs: passed to ``as_dataset`` (``as_supervised``, ``shuffle_files``).
 

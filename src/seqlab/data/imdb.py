@@ -15,10 +15,9 @@ import tensorflow as tf
 
 from seqlab import config
 from seqlab.data.download import load_tfds
-from seqlab.data.synthetic_reviews import SAMPLE_DIR
 
-SOURCES = ("tfds", "sample")
-TFDS_NAME = "imdb_reviews"
+#: The generated sample's CSV files (``data/imdb_sample/{train,valid,test}.csv``).
+SAMPLE_DIR = config.DATA_DIR / "imdb_sample"
 TFDS_SPLITS = ("train[:70%]", "train[70%:]", "test")
 #: Where TFDS downloads the reviews from (imdb_reviews' builder); checked before downloading.
 TFDS_DOWNLOAD_HOST = "ai.stanford.edu"
@@ -40,13 +39,11 @@ def load_imdb(source: str = "tfds", batch_size: int = 32, seed: int = config.SEE
 
     Args:
         source: ``"tfds"`` for the real IMDB 50K reviews from TensorFlow Datasets, or
-            ``"sample"`` for the 1,000 reviews this project generated (``data/imdb_sample/``),
-            used in FAST mode.
+            ``"sample"`` for the 1,000 reviews in ``data/imdb_sample/`` (FAST mode).
         batch_size: reviews per batch.
-        seed: seeds the training split's shuffle (reshuffled every epoch). Validation and test
+        seed: seeds the training split's shuffle (reshuffled every epoch); validation and test
             keep a fixed order.
-        data_dir: TFDS's data directory for ``"tfds"``, or the folder of CSV files for
-            ``"sample"``.
+        data_dir: TFDS's data directory (``"tfds"``) or the folder of CSV files (``"sample"``).
 
     Returns:
         ``IMDBSplits(train, valid, test)`` of ``(text, label)`` batches.
@@ -55,44 +52,32 @@ def load_imdb(source: str = "tfds", batch_size: int = 32, seed: int = config.SEE
         ValueError: for an unknown ``source`` or a non-positive ``batch_size``.
         seqlab.data.DownloadError: when TFDS cannot download the reviews.
     """
-    if source not in SOURCES:
-        raise ValueError(f"Unknown IMDB source {source!r}; choose one of {', '.join(map(repr, SOURCES))}.")
+    if source not in ("tfds", "sample"):
+        raise ValueError(f"Unknown IMDB source {source!r}; choose one of 'tfds', 'sample'.")
     if batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer; got {batch_size}.")
-    splits = _load_tfds(data_dir) if source == "tfds" else _load_sample(data_dir)
+    if source == "tfds":
+        splits = load_tfds("imdb_reviews", list(TFDS_SPLITS), host=TFDS_DOWNLOAD_HOST,
+                           what="the IMDB reviews (imdb_reviews) with TensorFlow Datasets",
+                           data_dir=data_dir, as_supervised=True, shuffle_files=False)
+    else:
+        columns = [read_sample_split(name, data_dir) for name in ("train", "valid", "test")]
+        splits = [tf.data.Dataset.from_tensor_slices((texts, tf.constant(labels, tf.int64)))
+                  for texts, labels in columns]
     train, valid, test = splits
     count = int(train.cardinality())
-    buffer = min(SHUFFLE_BUFFER, count) if count > 0 else SHUFFLE_BUFFER
-    train = train.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
-    return IMDBSplits(*(
-        split.batch(batch_size).prefetch(tf.data.AUTOTUNE) for split in (train, valid, test)
-    ))
+    train = train.shuffle(min(SHUFFLE_BUFFER, count) if count > 0 else SHUFFLE_BUFFER, seed=seed,
+                          reshuffle_each_iteration=True)
+    return IMDBSplits(*(split.batch(batch_size).prefetch(tf.data.AUTOTUNE)
+                        for split in (train, valid, test)))
 
 
 def read_sample_split(name: str, data_dir: str | Path | None = None) -> tuple[list[str], list[int]]:
     """Texts and labels of one sample split (``"train"``, ``"valid"`` or ``"test"``) as lists."""
     path = Path(data_dir or SAMPLE_DIR) / f"{name}.csv"
     if not path.is_file():
-        raise FileNotFoundError(
-            f"No sample split at {path}. Regenerate the sample with "
-            "`python -m seqlab.data.synthetic_reviews`."
-        )
+        raise FileNotFoundError(f"No sample split at {path}. Regenerate the sample with "
+                                "`python -m seqlab_instructor.imdb_sample`.")
     with path.open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     return [row["text"] for row in rows], [int(row["label"]) for row in rows]
-
-
-def _load_sample(data_dir) -> tuple[tf.data.Dataset, ...]:
-    splits = []
-    for name in ("train", "valid", "test"):
-        texts, labels = read_sample_split(name, data_dir)
-        splits.append(tf.data.Dataset.from_tensor_slices(
-            (tf.constant(texts, tf.string), tf.constant(labels, tf.int64))
-        ))
-    return tuple(splits)
-
-
-def _load_tfds(data_dir) -> tuple[tf.data.Dataset, ...]:
-    return tuple(load_tfds(TFDS_NAME, list(TFDS_SPLITS), host=TFDS_DOWNLOAD_HOST,
-                           what=f"the IMDB reviews ({TFDS_NAME}) with TensorFlow Datasets",
-                           data_dir=data_dir, as_supervised=True, shuffle_files=False))

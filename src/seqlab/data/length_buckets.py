@@ -21,7 +21,7 @@ REVIEW_BOUNDARIES = (64, 96, 128, 160, 192, 224, 256, 288)
 
 
 def sequence_lengths(ids) -> tf.Tensor:
-    """Real tokens per row of zero-padded ids, or of a keras-hub dict of features (its ``padding_mask``)."""
+    """Real tokens per row of zero-padded ids, or of a keras-hub features dict (``padding_mask``)."""
     if isinstance(ids, dict):
         return tf.reduce_sum(tf.cast(ids["padding_mask"], tf.int32), axis=-1)
     return tf.reduce_sum(tf.cast(tf.not_equal(ids, 0), tf.int32), axis=-1)
@@ -64,11 +64,9 @@ def bucket_by_length(dataset: tf.data.Dataset, batch_size: int, *,
                      boundaries: Sequence[int] = REVIEW_BOUNDARIES, seed: int = config.SEED,
                      shuffle_buffer: int = 20_000, pad_to_boundaries: bool = False,
                      drop_remainder: bool = False) -> tf.data.Dataset:
-    """``dataset``'s examples re-batched by length, zero-padded.
+    """``dataset``'s examples re-batched by length, zero-padded and reshuffled every epoch.
 
-    An example of length ``n`` goes to the first bucket whose boundary is above ``n``; examples are
-    shuffled again every epoch. The number of batches (:func:`bucketed_batches`) is the dataset's
-    cardinality.
+    An example of length ``n`` goes to the first bucket whose boundary is above ``n``.
 
     Args:
         dataset: batches of ``(ids, label)``, ``ids`` ``(batch, length)`` padded with 0 at the
@@ -79,12 +77,12 @@ def bucket_by_length(dataset: tf.data.Dataset, batch_size: int, *,
         seed: the shuffle's seed.
         shuffle_buffer: examples in the shuffle buffer.
         pad_to_boundaries: pad each batch to its bucket's boundary minus one, so there are only
-            ``len(boundaries)`` shapes (for XLA); every length must then be below the last
-            boundary.
+            ``len(boundaries)`` shapes (for XLA); every length must be below the last boundary.
         drop_remainder: drop each bucket's last, incomplete batch every epoch.
 
     Returns:
-        The regrouped dataset, sequences of shape ``(batch, None)``.
+        The regrouped dataset, sequences ``(batch, None)``; its cardinality is the number of
+        batches (:func:`bucketed_batches`).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be a positive number of examples, got {batch_size}")
@@ -106,7 +104,7 @@ def bucket_by_length(dataset: tf.data.Dataset, batch_size: int, *,
 def bucketed_batches(dataset: tf.data.Dataset, batch_size: int,
                      boundaries: Sequence[int] = REVIEW_BOUNDARIES, *,
                      drop_remainder: bool = False) -> int:
-    """How many batches :func:`bucket_by_length` makes of ``dataset`` in every epoch (reads it once).
+    """How many batches :func:`bucket_by_length` makes of ``dataset`` per epoch (reads it once).
 
     >>> ids = tf.constant([[5, 6, 0, 0], [7, 0, 0, 0], [1, 2, 3, 4], [8, 9, 9, 0]], tf.int64)
     >>> bucketed_batches(tf.data.Dataset.from_tensor_slices((ids, ids[:, 0])).batch(4), 2,

@@ -1,12 +1,11 @@
 """The offline **stand-in** for the nnlm-en-dim50 TF-Hub module, built by this project.
 
-FAST mode and the tests cannot download ``https://tfhub.dev/google/nnlm-en-dim50/2``, so they
-use a small module with the same calling convention, learned from the sample's training reviews
-(PPMI of co-occurrences reduced by a truncated SVD; Levy, Goldberg and Dagan, 2015). Like the
-real module (its TF-Hub model card, https://www.tensorflow.org/hub/modules/google/nnlm-en-dim50/1)
-it splits on the space character only, hashes unknown tokens into OOV buckets and combines the
-token vectors with "sqrtn", :math:`e(s) = \\frac{1}{\\sqrt{n}} \\sum_{i=1}^{n} E[t_i]`. It is
-cached under ``models/standin-text-embedding/`` and rebuilt when its inputs change.
+FAST mode and the tests use a small module with the real one's calling convention, learned from
+the sample's training reviews (PPMI of co-occurrences reduced by a truncated SVD; Levy, Goldberg
+and Dagan, 2015). Like nnlm-en-dim50 it splits on spaces only, hashes unknown tokens into OOV
+buckets and combines token vectors with "sqrtn",
+:math:`e(s) = \\frac{1}{\\sqrt{n}} \\sum_{i=1}^{n} E[t_i]`. It is cached under
+``models/standin-text-embedding/`` and rebuilt when its inputs change.
 """
 
 from __future__ import annotations
@@ -44,10 +43,9 @@ def standin_path() -> Path:
 
 
 def tokenize(sentences: tf.Tensor) -> tf.RaggedTensor:
-    """``(batch,)`` strings -> ragged ``(batch, tokens)``: split on spaces, nothing else.
+    """``(batch,)`` strings -> ragged ``(batch, tokens)``, split on spaces only (as nnlm).
 
-    Like nnlm-en-dim50 (its card: "splitting on spaces"), case, punctuation, tabs and line
-    breaks stay part of the tokens; runs of spaces make no empty tokens.
+    Case, punctuation, tabs and line breaks stay in the tokens; runs of spaces make no empty ones.
     """
     tokens = tf.strings.split(sentences, sep=" ")  # (batch, tokens), "" between two spaces
     return tf.ragged.boolean_mask(tokens, tf.strings.length(tokens) > 0)
@@ -57,7 +55,8 @@ class StandinTextEmbedding(tf.Module):
     """The stand-in module: strings ``(batch,)`` -> float32 embeddings ``(batch, dim)``.
 
     Saved, it has the TF-Hub reusable-SavedModel interface: ``__call__`` on a 1-D string tensor,
-    and ``variables`` / ``trainable_variables`` lists.
+    and ``variables`` / ``trainable_variables`` lists. ``embeddings`` has one row per
+    ``vocabulary`` word, then one per OOV bucket.
     """
 
     # tf.Module computes `variables` and `trainable_variables` on the fly and SavedModel does
@@ -67,8 +66,6 @@ class StandinTextEmbedding(tf.Module):
     def __init__(self, vocabulary: Sequence[str], embeddings: np.ndarray,
                  num_oov_buckets: int = NUM_OOV_BUCKETS):
         super().__init__(name="standin_text_embedding")
-        if embeddings.shape[0] != len(vocabulary) + num_oov_buckets:
-            raise ValueError("embeddings need one row per vocabulary word and per OOV bucket")
         self._table = tf.lookup.StaticVocabularyTable(
             tf.lookup.KeyValueTensorInitializer(
                 tf.constant(list(vocabulary), tf.string),
@@ -85,9 +82,6 @@ class StandinTextEmbedding(tf.Module):
     def __call__(self, sentences):
         ids = self._table.lookup(tokenize(sentences)).to_sparse()  # (batch, tokens), sparse
         return tf.nn.safe_embedding_lookup_sparse(self.embeddings, ids, combiner="sqrtn")
-
-
-# ------------------------------------------------------------------------------ training
 
 
 def train_standin_embeddings(texts: Sequence[str], dim: int = EMBEDDING_DIM,
@@ -139,16 +133,6 @@ def train_standin_embeddings(texts: Sequence[str], dim: int = EMBEDDING_DIM,
     return vocabulary, embeddings
 
 
-# ------------------------------------------------------------------------------ building
-
-
-def _fingerprint(texts: Sequence[str], settings: dict) -> str:
-    digest = hashlib.sha256(json.dumps({"version": FORMAT_VERSION, **settings}).encode())
-    for text in texts:
-        digest.update(text.encode("utf-8") + b"\0")
-    return digest.hexdigest()
-
-
 def read_standin_info(path: str | Path | None = None) -> dict:
     """The ``seqlab_standin.json`` next to a built stand-in (empty dict if there is none)."""
     info = Path(path or standin_path()) / INFO_FILENAME
@@ -156,31 +140,27 @@ def read_standin_info(path: str | Path | None = None) -> dict:
 
 
 def build_standin_text_embedding(path: str | Path | None = None, *,
-                                 texts: Sequence[str] | None = None,
-                                 dim: int = EMBEDDING_DIM, window: int = WINDOW,
-                                 min_count: int = MIN_COUNT,
-                                 num_oov_buckets: int = NUM_OOV_BUCKETS,
-                                 rebuild: bool = False) -> Path:
+                                 texts: Sequence[str] | None = None) -> Path:
     """Build (or reuse) the stand-in TF-Hub-format text-embedding SavedModel; return its folder.
 
     Args:
         path: target folder (default ``models/standin-text-embedding``).
         texts: the corpus to learn word vectors from (default: the sample's training reviews).
-        dim, window, min_count, num_oov_buckets: see :func:`train_standin_embeddings`.
-        rebuild: build even if an up-to-date copy exists.
     """
     path = Path(path or standin_path())
     if texts is None:
         texts = read_sample_split("train")[0]
-    settings = {"dim": dim, "window": window, "min_count": min_count,
-                "num_oov_buckets": num_oov_buckets}
-    fingerprint = _fingerprint(texts, settings)
-    if not rebuild and read_standin_info(path).get("fingerprint") == fingerprint \
-            and (path / "saved_model.pb").is_file():
+    settings = {"dim": EMBEDDING_DIM, "window": WINDOW, "min_count": MIN_COUNT,
+                "num_oov_buckets": NUM_OOV_BUCKETS}
+    digest = hashlib.sha256(json.dumps({"version": FORMAT_VERSION, **settings}).encode())
+    for text in texts:
+        digest.update(text.encode("utf-8") + b"\0")
+    fingerprint = digest.hexdigest()
+    if (read_standin_info(path).get("fingerprint") == fingerprint
+            and (path / "saved_model.pb").is_file()):
         return path
-
     vocabulary, embeddings = train_standin_embeddings(texts, **settings)
-    module = StandinTextEmbedding(vocabulary, embeddings, num_oov_buckets)
+    module = StandinTextEmbedding(vocabulary, embeddings, NUM_OOV_BUCKETS)
     path.parent.mkdir(parents=True, exist_ok=True)
     staging = path.parent / f".{path.name}.building-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
@@ -192,6 +172,6 @@ def build_standin_text_embedding(path: str | Path | None = None, *,
     shutil.rmtree(path, ignore_errors=True)
     staging.rename(path)
     print(f"Built the stand-in text-embedding module at {path}: {len(vocabulary)} words + "
-          f"{num_oov_buckets} OOV buckets, dim {dim}, learned from {len(texts)} sample reviews "
+          f"{NUM_OOV_BUCKETS} OOV buckets, dim {EMBEDDING_DIM}, learned from {len(texts)} reviews "
           "(a stand-in for nnlm-en-dim50, not the real pretrained model).")
     return path

@@ -2,28 +2,14 @@
 
 Nothing here comes from IMDB. The reviews carry negation, mixed opinions, intensity, neutral
 filler and varied length, so a bag-of-words model lands above chance but well short of 100%;
-each label is the sign of its sentences' scores. Regenerate the committed files with
-``python -m seqlab.data.synthetic_reviews`` (-> ``data/imdb_sample/{train,valid,test}.csv``).
+each label is the sign of its sentences' scores. ``data/imdb_sample/`` was written from it by
+``python -m seqlab_instructor.imdb_sample``.
 """
 
 from __future__ import annotations
 
-import argparse
-import csv
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-
-from seqlab import config
-
-#: Where :func:`write_sample` puts the CSV files, and where ``load_imdb("sample")`` reads them.
-SAMPLE_DIR = config.DATA_DIR / "imdb_sample"
-#: Split sizes of the committed sample: 700 / 150 / 150, each half positive.
-SPLIT_SIZES = {"train": 700, "valid": 150, "test": 150}
-SAMPLE_SEED = 2024
-
-# ------------------------------------------------------------------------------ vocabulary
 
 POSITIVE_ADJECTIVES = [
     "great", "wonderful", "brilliant", "superb", "moving", "charming", "gripping",
@@ -65,18 +51,12 @@ PLOT_EVENTS = [
     "crosses the desert on foot", "falls for a rival", "hides a stolen painting",
 ]
 NEUTRAL_SENTENCES = [
-    "I saw it at a late showing with friends.",
-    "It runs a little over two hours.",
-    "I watched it on a rainy Sunday afternoon.",
-    "My sister picked this one.",
-    "It is based on a novel I have not read.",
-    "The film was shot on location in the north.",
-    "I went in knowing nothing about it.",
-    "The cinema was half empty.",
-    "It is the director's third feature.",
-    "I watched it twice for this review.",
-    "Most of it takes place over a single night.",
-    "There is a short scene after the credits.",
+    "I saw it at a late showing with friends.", "It runs a little over two hours.",
+    "I watched it on a rainy Sunday afternoon.", "My sister picked this one.",
+    "It is based on a novel I have not read.", "The film was shot on location in the north.",
+    "I went in knowing nothing about it.", "The cinema was half empty.",
+    "It is the director's third feature.", "I watched it twice for this review.",
+    "Most of it takes place over a single night.", "There is a short scene after the credits.",
 ]
 POSITIVE_VERDICTS = [
     "I would happily watch it again.", "Highly recommended.", "A must see.",
@@ -97,9 +77,6 @@ SCORE_WORDS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "
 class Review:
     text: str
     label: int  # 1 = positive, 0 = negative (as TFDS imdb_reviews)
-
-
-# ------------------------------------------------------------------------------ phrases
 
 
 def _is(aspect: str) -> str:
@@ -192,15 +169,9 @@ def _score_sentence(rng: random.Random, sign: int) -> tuple[str, float]:
 
 def _premise(rng: random.Random) -> str:
     title = rng.choice(TITLES)
-    template = rng.choice([
-        "{title} follows {who} who {what}.",
-        "In {title}, {who} {what}.",
-        "{title} is about {who} who {what}.",
-    ])
+    template = rng.choice(["{title} follows {who} who {what}.", "In {title}, {who} {what}.",
+                           "{title} is about {who} who {what}."])
     return template.format(title=title, who=rng.choice(PROTAGONISTS), what=rng.choice(PLOT_EVENTS))
-
-
-# ------------------------------------------------------------------------------ reviews
 
 
 def generate_review(rng: random.Random, label: int) -> Review:
@@ -229,7 +200,7 @@ def generate_review(rng: random.Random, label: int) -> Review:
     return Review(" ".join(sentences), label)
 
 
-def generate_reviews(count: int, seed: int = SAMPLE_SEED) -> list[Review]:
+def generate_reviews(count: int, seed: int) -> list[Review]:
     """``count`` distinct reviews, alternating positive and negative (so balanced), seeded."""
     rng = random.Random(seed)
     seen: set[str] = set()
@@ -241,54 +212,3 @@ def generate_reviews(count: int, seed: int = SAMPLE_SEED) -> list[Review]:
             reviews.append(review)
     rng.shuffle(reviews)
     return reviews
-
-
-def split_reviews(reviews: Sequence[Review], sizes: dict[str, int]) -> dict[str, list[Review]]:
-    """Stratified splits of the given sizes (even sizes: exactly half of each split positive)."""
-    positive = [r for r in reviews if r.label == 1]
-    negative = [r for r in reviews if r.label == 0]
-    splits: dict[str, list[Review]] = {}
-    for name, size in sizes.items():
-        half = size // 2
-        if len(positive) < size - half or len(negative) < half:
-            raise ValueError(f"not enough reviews left for the {name!r} split of {size}")
-        chosen = positive[: size - half] + negative[:half]
-        positive, negative = positive[size - half:], negative[half:]
-        random.Random(f"{name}-{size}").shuffle(chosen)
-        splits[name] = chosen
-    return splits
-
-
-def write_sample(directory: Path = SAMPLE_DIR, sizes: dict[str, int] | None = None,
-                 seed: int = SAMPLE_SEED) -> dict[str, Path]:
-    """Generate the sample and write ``{split}.csv`` files (columns ``text,label``)."""
-    sizes = dict(sizes or SPLIT_SIZES)
-    splits = split_reviews(generate_reviews(sum(sizes.values()), seed), sizes)
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = {}
-    for name, reviews in splits.items():
-        path = directory / f"{name}.csv"
-        with path.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle, lineterminator="\n")
-            writer.writerow(["text", "label"])
-            writer.writerows((r.text, r.label) for r in reviews)
-        paths[name] = path
-    return paths
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m seqlab.data.synthetic_reviews",
-                                     description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--output", type=Path, default=SAMPLE_DIR)
-    parser.add_argument("--seed", type=int, default=SAMPLE_SEED)
-    args = parser.parse_args(argv)
-    for name, path in write_sample(args.output, seed=args.seed).items():
-        rows = sum(1 for _ in path.open(encoding="utf-8")) - 1
-        print(f"{name:<6} {rows:>4} reviews -> {path}")
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

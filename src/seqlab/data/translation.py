@@ -1,9 +1,7 @@
 """English-Spanish translation data as ``tf.data`` pipelines, shared by notebooks 04 and 05.
 
-:func:`load_translation` reads ``"sample"`` (400 pairs in ``data/``), ``"dates"``
-(:mod:`seqlab.data.dates`) or ``"anki"`` (Anki spa-eng, downloaded once), splits it 80/10/10
-with a fixed seed (so notebooks 04 and 05 test on the same sentences), standardises it
-(:mod:`seqlab.data.translation_text`) and vectorises and batches it
+:func:`load_translation` reads the pairs, splits them 80/10/10 with a fixed seed (so both
+notebooks test on the same sentences), and vectorises and batches them
 (:mod:`seqlab.data.translation_batches`).
 """
 
@@ -11,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from seqlab import config
+from seqlab.data.dates import generate_date_pairs
 from seqlab.data.download import FAST_MODE_ADVICE, DownloadError
 from seqlab.data.translation_batches import (
     MIN_VOCAB_SIZE,
@@ -36,18 +34,14 @@ from seqlab.data.translation_text import END, START
 
 #: The Anki English-Spanish pairs as the TensorFlow tutorials host them.
 ANKI_URL = "http://storage.googleapis.com/download.tensorflow.org/data/spa-eng.zip"
-#: Pairs in ``spa-eng/spa.txt`` (the archive is 2,638,744 bytes).
+#: Pairs in ``spa-eng/spa.txt``.
 ANKI_PAIRS = 118_964
-#: sha256 of the extracted ``spa-eng/spa.txt``; the text is pinned, not the zip, whose bytes
-#: change with how it was packed.
+#: sha256 of the extracted ``spa-eng/spa.txt`` (not of the zip, whose bytes depend on packing).
 ANKI_TEXT_SHA256 = "6ec60e212f812ee3430f7568ea6f33b6fb080e32193c5952e8da0ee8ba45574c"
-#: Optional pin of the archive itself for ``keras.utils.get_file`` (``None``: not checked).
-ANKI_FILE_HASH: str | None = None
 SAMPLE_FILE = "translation/eng-spa.tsv"
 DIRECTIONS = ("eng-spa", "spa-eng")
-
-
-# ------------------------------------------------------------------------------ raw pairs
+_ANKI_ADVICE = (FAST_MODE_ADVICE + " Or call load_translation(source='sample') (or "
+                "source='dates') directly.")
 
 
 def read_pairs(path: str | os.PathLike) -> list[tuple[str, str]]:
@@ -76,103 +70,62 @@ def resolve_anki_file(downloaded: str | os.PathLike) -> Path:
     raise FileNotFoundError(f"No spa-eng/spa.txt under {folder} (get_file returned {downloaded}).")
 
 
-def download_anki(*, origin: str = ANKI_URL, file_hash: str | None = ANKI_FILE_HASH,
-                  cache_dir: str | os.PathLike | None = None,
-                  text_sha256: str | None = "pinned") -> Path:
+def download_anki(*, origin: str = ANKI_URL, cache_dir: str | os.PathLike | None = None,
+                  text_sha256: str | None = None) -> Path:
     """Download (once; Keras caches it) and extract the Anki pairs; return the ``spa.txt`` path.
 
     Args:
         origin: where the zip is.
-        file_hash: optional sha256/md5 of the zip, checked by ``keras.utils.get_file``.
-        cache_dir: Keras's cache folder (default: Keras's own, ``$KERAS_HOME`` or
-            ``~/.keras``).
-        text_sha256: sha256 the extracted ``spa.txt`` must have; ``"pinned"`` (default):
-            :data:`ANKI_TEXT_SHA256`; ``None`` skips the check.
+        cache_dir: Keras's cache folder (default ``$KERAS_HOME`` or ``~/.keras``).
+        text_sha256: the sha256 the extracted ``spa.txt`` must have (default: the pinned one).
 
     Raises:
-        DownloadError: whatever went wrong with the download, with how to work offline; the
-            original error is its ``__cause__``.
+        DownloadError: the download failed (the original error is its ``__cause__``) or gave
+            another text than the known one; the message says how to work offline.
     """
+    what = f"the Anki English-Spanish pairs from {origin}"
     if cache_dir is not None:
         # get_file silently falls back to /tmp/.keras when the folder is missing.
         Path(cache_dir).mkdir(parents=True, exist_ok=True)
     try:
         downloaded = keras.utils.get_file(
-            "spa-eng.zip", origin=origin, extract=True, file_hash=file_hash,
-            cache_dir=None if cache_dir is None else str(cache_dir),
-        )
+            "spa-eng.zip", origin=origin, extract=True,
+            cache_dir=None if cache_dir is None else str(cache_dir))
     except Exception as error:  # noqa: BLE001 - every failure gets the same advice
-        raise DownloadError(f"the Anki English-Spanish pairs from {origin}", error,
-                            _ANKI_ADVICE) from error
+        raise DownloadError(what, error, _ANKI_ADVICE) from error
     path = resolve_anki_file(downloaded)
-    if text_sha256 == "pinned":
-        text_sha256 = ANKI_TEXT_SHA256
-    if text_sha256 is not None:
-        check_file_sha256(path, text_sha256, what=f"the Anki English-Spanish pairs from {origin}",
-                          expected_lines=ANKI_PAIRS)
+    text = path.read_bytes()
+    expected, digest = text_sha256 or ANKI_TEXT_SHA256, hashlib.sha256(text).hexdigest()
+    if digest != expected.lower():
+        raise DownloadError(
+            what, f"{path.name} is not the known file: expected sha256 {expected}, got "
+            f"{digest[:12]}... ({len(text.splitlines()):,} lines, expected {ANKI_PAIRS:,})",
+            f"A changed or truncated download is not used: delete {path.parent.parent} and run "
+            "again to download it afresh. " + _ANKI_ADVICE)
     return path
 
 
-_ANKI_ADVICE = (FAST_MODE_ADVICE + " Or call load_translation(source='sample') (or "
-                "source='dates') directly.")
-
-
-def check_file_sha256(path: str | os.PathLike, expected: str, *, what: str,
-                      expected_lines: int | None = None) -> None:
-    """Refuse ``path`` unless its sha256 is ``expected``.
-
-    Raises:
-        DownloadError: naming the file, both digests and its line count.
-    """
-    path = Path(path)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    if digest == expected.lower():
-        return
-    with path.open("rb") as handle:
-        lines = sum(1 for _ in handle)
-    count = f"{lines:,} lines" + (f", expected {expected_lines:,}" if expected_lines else "")
-    raise DownloadError(
-        what,
-        f"{path.name} is not the known file: expected sha256 {expected}, got {digest[:12]}... "
-        f"({count})",
-        f"A changed or truncated download is not used: delete {path.parent.parent} and run "
-        "again to download it afresh. " + _ANKI_ADVICE,
-    )
-
-
 def load_pairs(source: str = "sample", *, seed: int = config.SEED,
-               num_examples: int | None = None, file_hash: str | None = ANKI_FILE_HASH,
+               num_examples: int | None = None,
                cache_dir: str | os.PathLike | None = None) -> list[tuple[str, str]]:
     """Raw ``(english, spanish)`` pairs (for ``"dates"``: ``(human date, ISO date)``)."""
+    if source == "dates":
+        return generate_date_pairs(10_000 if num_examples is None else num_examples, seed=seed)
     if source == "sample":
         pairs = read_pairs(config.DATA_DIR / SAMPLE_FILE)
     elif source == "anki":
-        path = download_anki(file_hash=file_hash, cache_dir=cache_dir)
-        pairs = read_pairs(path)
-        if len(pairs) != ANKI_PAIRS:
-            warnings.warn(f"{path} holds {len(pairs):,} pairs, not the expected {ANKI_PAIRS:,}: "
-                          "the download may have changed, so results may not compare with "
-                          "other runs.", stacklevel=2)
-    elif source == "dates":
-        from seqlab.data.dates import generate_date_pairs
-
-        return generate_date_pairs(10_000 if num_examples is None else num_examples, seed=seed)
+        pairs = read_pairs(download_anki(cache_dir=cache_dir))
     else:
         raise ValueError(f"source must be 'anki', 'sample' or 'dates'; got {source!r}")
-    return pairs if num_examples is None else pairs[:num_examples]
+    return pairs[:num_examples]
 
 
-def split_pairs(pairs: Sequence, seed: int = config.SEED,
-                fractions: tuple[float, float, float] = (0.8, 0.1, 0.1)) -> tuple[list, list, list]:
-    """Shuffle with ``seed`` and cut into train/valid/test (the same split every time)."""
-    if len(fractions) != 3 or abs(sum(fractions) - 1.0) > 1e-6 or min(fractions) < 0:
-        raise ValueError(f"fractions must be three non-negative numbers summing to 1; got {fractions}")
+def split_pairs(pairs: Sequence, seed: int = config.SEED) -> tuple[list, list, list]:
+    """Shuffle with ``seed`` and cut 80/10/10 into train/valid/test (the same split every time)."""
     order = np.random.default_rng(seed).permutation(len(pairs))
-    n_train = int(round(fractions[0] * len(pairs)))
-    n_valid = int(round(fractions[1] * len(pairs)))
+    n_train, n_valid = round(0.8 * len(pairs)), round(0.1 * len(pairs))
     pick = [pairs[i] for i in order]
     return pick[:n_train], pick[n_train:n_train + n_valid], pick[n_train + n_valid:]
-
 
 
 @dataclass
@@ -225,7 +178,6 @@ class TranslationData:
 def load_translation(source: str = "anki", direction: str = "eng-spa", *,
                      vocab_size: int = 8000, max_length: int = 20, batch_size: int = 64,
                      seed: int = config.SEED, num_examples: int | None = None,
-                     file_hash: str | None = ANKI_FILE_HASH,
                      cache_dir: str | os.PathLike | None = None,
                      bucket: bool | None = None) -> TranslationData:
     """Load, split, vectorise and batch a translation corpus.
@@ -243,10 +195,14 @@ def load_translation(source: str = "anki", direction: str = "eng-spa", *,
         seed: the split's seed (keep the default to compare with the other notebooks).
         num_examples: first ``n`` pairs of the corpus only (``dates``: how many to generate,
             default 10,000).
-        file_hash / cache_dir: passed to ``keras.utils.get_file`` for ``"anki"``.
-        bucket: group the training batches by length (:func:`make_bucketed_dataset`).
-            ``None`` (default): only for ``"anki"``. Validation and test batches are never
-            bucketed.
+        cache_dir: Keras's cache folder for ``"anki"`` (:func:`download_anki`).
+        bucket: group the training batches by length (:func:`make_bucketed_dataset`);
+            default only for ``"anki"``. Validation and test batches are never bucketed.
+
+    Raises:
+        ValueError: for an unknown ``source`` or ``direction``, a ``max_length`` below 2 or a
+            ``vocab_size`` too small for the special tokens.
+        seqlab.data.DownloadError: when the Anki pairs cannot be downloaded.
     """
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}; got {direction!r}")
@@ -256,44 +212,40 @@ def load_translation(source: str = "anki", direction: str = "eng-spa", *,
         raise ValueError(
             f"vocab_size must be an integer of at least {MIN_VOCAB_SIZE} (padding, [UNK], "
             f"[START], [END] and at least one word); got {vocab_size!r}")
-    pairs = load_pairs(source, seed=seed, num_examples=num_examples, file_hash=file_hash,
-                       cache_dir=cache_dir)
+    pairs = load_pairs(source, seed=seed, num_examples=num_examples, cache_dir=cache_dir)
     if source == "dates":
         direction = "date-iso"
     elif direction == "spa-eng":
         pairs = [(spanish, english) for english, spanish in pairs]
     splits = split_pairs(pairs, seed=seed)
-    train_pairs = splits[0]
-    source_vectorizer = make_vectorizer([s for s, _ in train_pairs], vocab_size)
-    target_vectorizer = make_vectorizer([t for _, t in train_pairs], vocab_size)
+    source_vectorizer = make_vectorizer([s for s, _ in splits[0]], vocab_size)
+    target_vectorizer = make_vectorizer([t for _, t in splits[0]], vocab_size)
     vectorized = [vectorize_pairs(split, source_vectorizer, target_vectorizer, max_length)
                   for split in splits]
     # Pad every split to the longest pair kept (at most max_length).
-    source_length = max([2] + [int(tf.reduce_max(s.row_lengths())) for s, _, k in vectorized if k.any()])
-    target_length = max([3] + [int(tf.reduce_max(t.row_lengths())) for _, t, k in vectorized if k.any()])
+    source_length = max([2] + [int(tf.reduce_max(s.row_lengths()))
+                               for s, _, kept in vectorized if kept.any()])
+    target_length = max([3] + [int(tf.reduce_max(t.row_lengths()))
+                               for _, t, kept in vectorized if kept.any()])
+    datasets = [make_dataset(pad_ids(sources, source_length), pad_ids(targets, target_length),
+                             batch_size, shuffle=index == 0, seed=seed)
+                for index, (sources, targets, _) in enumerate(vectorized)]
     if bucket is None:
         bucket = source == "anki"
-    bucket_widths_used = None
-    datasets, kept_pairs = [], []
-    for index, (split, (sources, targets, kept)) in enumerate(zip(splits, vectorized, strict=True)):
-        kept_pairs.append([pair for pair, keep in zip(split, kept, strict=True) if keep])
-        if index == 0 and bucket:
-            bucket_widths_used = fitted_bucket_widths(
-                pair_lengths(sources, targets), batch_size,
-                longest=max(source_length, target_length - 1))
-            datasets.append(make_bucketed_dataset(sources, targets, batch_size,
-                                                  source_length=source_length,
-                                                  target_length=target_length, seed=seed,
-                                                  widths=bucket_widths_used))
-        else:
-            datasets.append(make_dataset(pad_ids(sources, source_length),
-                                         pad_ids(targets, target_length), batch_size,
-                                         shuffle=index == 0, seed=seed))
-    dropped = sum(int((~kept).sum()) for _, _, kept in vectorized)
+    widths = None
+    if bucket:
+        sources, targets, _ = vectorized[0]
+        widths = fitted_bucket_widths(pair_lengths(sources, targets), batch_size,
+                                      longest=max(source_length, target_length - 1))
+        datasets[0] = make_bucketed_dataset(sources, targets, batch_size,
+                                            source_length=source_length,
+                                            target_length=target_length, seed=seed, widths=widths)
+    kept_pairs = [[pair for pair, keep in zip(split, kept, strict=True) if keep]
+                  for split, (_, _, kept) in zip(splits, vectorized, strict=True)]
     return TranslationData(
         *datasets, source_vectorizer, target_vectorizer, *kept_pairs, source=source,
         direction=direction, max_length=max_length, batch_size=batch_size,
-        info={"pairs": len(pairs), "dropped": dropped, "source_length": source_length,
-              "target_length": target_length - 1,
-              "bucket_widths": bucket_widths_used},
+        info={"pairs": len(pairs), "dropped": sum(int((~kept).sum()) for _, _, kept in vectorized),
+              "source_length": source_length, "target_length": target_length - 1,
+              "bucket_widths": widths},
     )

@@ -21,9 +21,8 @@ def make_vectorizer(texts: Sequence[str], vocab_size: int) -> keras.layers.TextV
 
     Index 0 is padding, 1 is ``[UNK]``.
     """
-    vectorizer = keras.layers.TextVectorization(
-        max_tokens=vocab_size, standardize=standardize_with_markers, split="whitespace", ragged=True
-    )
+    vectorizer = keras.layers.TextVectorization(max_tokens=vocab_size, ragged=True,
+                                                standardize=standardize_with_markers)
     vectorizer.adapt(tf.data.Dataset.from_tensor_slices(list(texts)).batch(1024))
     return vectorizer
 
@@ -50,9 +49,8 @@ def pad_ids(ids: tf.RaggedTensor, length: int) -> np.ndarray:
 def make_dataset(source_ids: np.ndarray, target_ids: np.ndarray, batch_size: int, *,
                  shuffle: bool = False, seed: int = config.SEED) -> tf.data.Dataset:
     """``((source_ids, target_in), target_out)`` batches from padded id arrays."""
-    dataset = tf.data.Dataset.from_tensor_slices(
-        ((source_ids, target_ids[:, :-1]), target_ids[:, 1:])
-    )
+    dataset = tf.data.Dataset.from_tensor_slices(((source_ids, target_ids[:, :-1]),
+                                                   target_ids[:, 1:]))
     if shuffle:
         dataset = dataset.shuffle(len(source_ids), seed=seed, reshuffle_each_iteration=True)
     return dataset.batch(batch_size, drop_remainder=shuffle).prefetch(tf.data.AUTOTUNE)
@@ -80,7 +78,7 @@ def pair_lengths(source_ids: tf.RaggedTensor, target_ids: tf.RaggedTensor) -> np
 
 
 def fitted_bucket_widths(lengths: np.ndarray, batch_size: int, *, longest: int) -> list[int]:
-    """:func:`bucket_widths` of ``longest``, with buckets too small for a batch merged into wider ones."""
+    """:func:`bucket_widths` of ``longest``, buckets too small for a batch merged into wider ones."""
     candidates = bucket_widths(longest)
     counts = np.bincount(np.searchsorted(candidates, lengths), minlength=len(candidates))
     kept, pending = [], 0
@@ -100,19 +98,17 @@ def make_bucketed_dataset(source_ids: tf.RaggedTensor, target_ids: tf.RaggedTens
                           ) -> tf.data.Dataset:
     """Shuffled training batches grouped by length: ``((source_ids, target_in), target_out)``.
 
-    Every batch holds ``batch_size`` pairs; each bucket leaves out its incomplete batch.
+    Every batch holds ``batch_size`` pairs; each bucket leaves out its incomplete batch; the
+    dataset's ``cardinality()`` is its number of batches per epoch.
 
     Args:
         source_ids / target_ids: ragged token ids (:func:`vectorize_pairs`); target with
             ``[START]`` and ``[END]``.
         batch_size: rows per batch.
-        source_length / target_length: the padded lengths of the unbucketed splits: no batch is
-            wider.
+        source_length / target_length: the padded lengths of the unbucketed splits (no batch
+            is wider).
         seed: the shuffle's seed.
         widths: the buckets' widths; default :func:`fitted_bucket_widths` of the pairs.
-
-    Returns:
-        The dataset; ``cardinality()`` is its number of batches per epoch.
     """
     lengths = pair_lengths(source_ids, target_ids)
     if widths is None:
@@ -133,7 +129,8 @@ def make_bucketed_dataset(source_ids: tf.RaggedTensor, target_ids: tf.RaggedTens
         source, target_in = features
         return (source[:, :source_length], target_in[:, :target]), target_out[:, :target]
 
-    return (bucket_by_length(padded.map(without_end), batch_size, boundaries=[width + 1 for width in widths],
-                             seed=seed, shuffle_buffer=len(lengths), pad_to_boundaries=True,
+    return (bucket_by_length(padded.map(without_end), batch_size,
+                             boundaries=[width + 1 for width in widths], seed=seed,
+                             shuffle_buffer=len(lengths), pad_to_boundaries=True,
                              drop_remainder=True)
             .map(clip, num_parallel_calls=tf.data.AUTOTUNE))

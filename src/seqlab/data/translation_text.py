@@ -24,37 +24,27 @@ _NFKD_TABLE: tf.lookup.StaticHashTable | None = None
 def nfkd_table() -> tf.lookup.StaticHashTable:
     """Character -> NFKD decomposition for every BMP character that decomposes.
 
-    Core TensorFlow has no Unicode normalisation op. Per character this equals
-    ``unicodedata.normalize("NFKD", ...)`` but for the reordering of stacked combining marks. The
-    table is created once, outside any graph, so ``tf.data`` pipelines and SavedModels can capture
-    it.
+    Core TensorFlow has no Unicode normalisation op. Per character, so stacked combining marks
+    are not reordered. Made once, outside any graph, so tf.data and SavedModels can capture it.
     """
     global _NFKD_TABLE
     if _NFKD_TABLE is None:
         with tf.init_scope():
-            keys, values = [], []
-            for code in range(0x10000):
-                if 0xD800 <= code <= 0xDFFF or 0xAC00 <= code <= 0xD7A3:
-                    continue
-                char = chr(code)
-                decomposed = unicodedata.normalize("NFKD", char)
-                if decomposed != char:
-                    keys.append(char)
-                    values.append(decomposed)
+            chars = [chr(code) for code in range(0x10000)
+                     if not (0xD800 <= code <= 0xDFFF or 0xAC00 <= code <= 0xD7A3)]
+            table = {char: unicodedata.normalize("NFKD", char) for char in chars}
+            table = {char: decomposed for char, decomposed in table.items() if decomposed != char}
             _NFKD_TABLE = tf.lookup.StaticHashTable(
-                tf.lookup.KeyValueTensorInitializer(keys, values), default_value=""
-            )
+                tf.lookup.KeyValueTensorInitializer(list(table), list(table.values())),
+                default_value="")
     return _NFKD_TABLE
 
 
 def unicode_nfkd(text: tf.Tensor) -> tf.Tensor:
     """NFKD-normalise a string tensor of any shape (see :func:`nfkd_table`)."""
     chars = tf.strings.unicode_split(text, "UTF-8")  # (..., chars) ragged
-    mapped = tf.ragged.map_flat_values(nfkd_table().lookup, chars)
-    chars = tf.ragged.map_flat_values(
-        lambda original, decomposed: tf.where(decomposed == "", original, decomposed),
-        chars, mapped,
-    )
+    decomposed = tf.ragged.map_flat_values(nfkd_table().lookup, chars)  # "": no decomposition
+    chars = tf.ragged.map_flat_values(lambda c, d: tf.where(d == "", c, d), chars, decomposed)
     return tf.strings.reduce_join(chars, axis=-1)
 
 
@@ -76,7 +66,7 @@ def standardize_with_markers(text: tf.Tensor) -> tf.Tensor:
 def standardize_text(text: str) -> str:
     """Plain-Python :func:`standardize_with_markers` without the markers (for length checks).
 
-    ``"¿Qué hora es?"`` -> ``"¿ que\u0301 hora es ?"``: the tokens the vectorizer sees.
+    ``"¿Qué hora es?"`` -> ``"¿ que\u0301 hora es ?"``.
     """
     text = unicodedata.normalize("NFKD", text).lower()
     kept = re.compile(rf"[{_KEPT}]")
@@ -110,4 +100,3 @@ def detokenize(tokens: Sequence[str]) -> str:
 def standardize_reference(text: str) -> str:
     """A reference sentence in the form translations come out in, for BLEU and exact match."""
     return detokenize(standardize_text(text).split())
-

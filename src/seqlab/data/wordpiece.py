@@ -1,7 +1,6 @@
 """A WordPiece vocabulary learned from unlabelled text, for notebook 08's BERT tokenizer.
 
-The learner is ``keras_hub.tokenizers.compute_word_piece_vocabulary``; keras-hub is imported
-inside the functions, so importing :mod:`seqlab.data` never needs it.
+keras-hub is imported inside the functions, so importing :mod:`seqlab.data` never needs it.
 """
 
 from __future__ import annotations
@@ -13,24 +12,21 @@ import numpy as np
 #: BERT's special tokens, in the order the vocabulary starts with (``[PAD]`` must be id 0).
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
-KERAS_HUB_MISSING = (
-    "Notebook 08 needs keras-hub (with tensorflow-text and kagglehub): "
-    "pip install \"keras-hub>=0.25.1\" (Colab has it preinstalled). Notebooks 01-07 do not need it."
-)
-
 
 def import_keras_hub():
     """``keras_hub``, or one ImportError that says how to install it."""
     try:
         import keras_hub
     except ImportError as error:
-        raise ImportError(f"{KERAS_HUB_MISSING} ({error})") from error
+        raise ImportError("Notebook 08 needs keras-hub (with tensorflow-text and kagglehub): "
+                          'pip install "keras-hub>=0.25.1" (Colab has it preinstalled). '
+                          f"Notebooks 01-07 do not need it. ({error})") from error
     return keras_hub
 
 
 def build_wordpiece_vocabulary(texts: Sequence[str], vocabulary_size: int = 1000, *,
                                lowercase: bool = True) -> list[str]:
-    """Learn a WordPiece vocabulary of at most ``vocabulary_size`` tokens from ``texts``.
+    """Learn a WordPiece vocabulary of at most ``vocabulary_size`` tokens with keras-hub.
 
     Args:
         texts: unlabelled documents (e.g. :func:`seqlab.data.corpus.load_review_corpus`).
@@ -38,12 +34,11 @@ def build_wordpiece_vocabulary(texts: Sequence[str], vocabulary_size: int = 1000
         lowercase: lower-case before learning (the ``*_uncased`` BERT presets do too).
 
     Returns:
-        The vocabulary as a list: :data:`SPECIAL_TOKENS` first (``[PAD]`` = 0), then the
-        learner's tokens.
+        The vocabulary as a list: :data:`SPECIAL_TOKENS` first (``[PAD]`` = 0), then the rest.
 
     Raises:
-        ValueError: for an empty ``texts`` or a ``vocabulary_size`` too small for the special
-            tokens.
+        ValueError: for an empty ``texts`` or a ``vocabulary_size`` of at most 5 (the special
+            tokens).
         ImportError: when keras-hub (or tensorflow-text) is not installed.
 
     Example:

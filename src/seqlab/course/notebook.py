@@ -1,4 +1,4 @@
-"""What runs inside a notebook's kernel: the setup cell's ``RUN = setup(...)`` and the Colab check."""
+"""What runs inside a notebook's kernel: the setup cell's ``RUN = setup(...)``, the Colab check."""
 
 from __future__ import annotations
 
@@ -175,8 +175,6 @@ def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | 
         settings=sizes.settings(notebook, size, speed) if known else None)
 
 
-# ------------------------------------------------------------------------------ versions
-
 BELOW_FLOOR = "below floor"
 TESTED = "tested"
 NEWER = "newer than tested"
@@ -187,7 +185,7 @@ class UnsupportedRuntimeError(RuntimeError):
 
 
 def parse_version(version: str) -> tuple[int, int, int]:
-    """``"2.19.0"`` -> ``(2, 19, 0)``; suffixes such as ``rc1``, ``.dev…`` or ``+cpu`` are ignored."""
+    """``"2.19.0"`` -> ``(2, 19, 0)``; suffixes such as ``rc1``, ``.dev…`` or ``+cpu`` ignored."""
     match = re.match(r"\s*(\d+)\.(\d+)(?:\.(\d+))?", str(version))
     if not match:
         raise ValueError(f"Not a version number: {version!r} (expected e.g. '2.19.0').")
@@ -219,8 +217,9 @@ def describe_versions(versions: dict) -> str:
         parts.append(f"{label} {versions[name]} is {status} ({tested})")
     line = "Versions: " + "; ".join(parts) + "."
     if any(version_status(n, versions[n]) == BELOW_FLOOR for n in ("tensorflow", "keras")):
-        line += (" Below the floor seqlab is known to fail: install keras>="
-                 f"{config.TESTED_FLOOR['keras']} and tensorflow>={config.TESTED_FLOOR['tensorflow']}.")
+        floor = config.TESTED_FLOOR
+        line += (f" Below the floor seqlab is known to fail: install keras>={floor['keras']} and "
+                 f"tensorflow>={floor['tensorflow']}.")
     return line
 
 

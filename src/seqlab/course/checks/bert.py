@@ -117,7 +117,7 @@ def _check_prediction(apply_masking, predict_shares) -> None:
 
 
 def check_masking_rule(apply_masking, predict_shares) -> None:
-    """Check ``apply_masking`` on random cases, then grade ``predict_shares(V)`` against its shares."""
+    """Check ``apply_masking`` on random cases, then ``predict_shares(V)`` against its shares."""
     refuse_package_calls(MASKING, apply_masking, ("apply_masking_reference",))
     refuse_package_calls(MASKING, predict_shares, ("predict_shares_reference",))
     for seed in (0, 1, 2):
@@ -140,7 +140,8 @@ def check_masking_rule(apply_masking, predict_shares) -> None:
                 should = f"its random id {random_ids[i]} (0.8 <= draw {draws[i]:.2f} < 0.9)"
             else:
                 should = f"unchanged, {token_ids[i]} (draw {draws[i]:.2f} >= 0.9)"
-            raise CheckFailed(MASKING, f"chosen position {i} holds {got[i]}; it should be {should}.")
+            raise CheckFailed(MASKING, f"chosen position {i} holds {got[i]}; it should be "
+                                       f"{should}.")
     _check_prediction(apply_masking, predict_shares)
     passed(MASKING, "your rule and your prediction agree with the measurement: a random draw "
                     "from all V ids can give [MASK] or the token itself, 1/V of the time each.")

@@ -74,7 +74,7 @@ def as_array(exercise: str, value, what: str) -> np.ndarray:
     try:
         return np.asarray(value, dtype="float64")
     except Exception as error:  # noqa: BLE001 - a friendly message instead of a traceback
-        raise CheckFailed(exercise, f"{what} could not be turned into an array ({error}).") from None
+        raise CheckFailed(exercise, f"{what} is not an array of numbers ({error}).") from None
 
 
 def one_number(exercise: str, value, what: str) -> float:

@@ -32,7 +32,7 @@ SHARE_TOLERANCE = 0.005
 
 
 def dropped_share_reference(counts, threshold):
-    """``sum_w f(w) * (1 - keep(w))``: each occurrence of ``w`` is discarded with ``1 - keep(w)``."""
+    """``sum_w f(w) * (1 - keep(w))``: each occurrence of ``w`` is dropped with ``1 - keep(w)``."""
     from seqlab.data.corpus import subsampling_keep_probabilities
 
     frequencies = np.asarray(counts, dtype="float64") / np.sum(counts)

@@ -24,9 +24,6 @@ ACCURACY_FUNCTION = "Exercise 2: accuracy from predicted probabilities"
 LEARNING_RATE_COMPARISON = "Exercise 1: fine-tuning at the original learning rate"
 
 
-# ------------------------------------------------------------------------------ notebook 01
-
-
 PROBE_REVIEWS = ["one", "The plot is dull, but the cast is wonderful.",
                  "A tedious\tscript, a flat\ncast  and two spaces .",
                  "Not bad at all: the acting is clever , although the pacing is a bit slow and "
@@ -129,9 +126,6 @@ def check_accuracy_function(accuracy_from_probabilities: Callable) -> None:
                                                     probabilities, labels), "your function")
         assert_close(exercise, got, expected, what=f"the accuracy for {len(labels)} reviews")
     passed(exercise, "It agrees with Keras's accuracy metric.")
-
-
-# ------------------------------------------------------------------------------ notebook 02
 
 
 def check_learning_rate_comparison(runs: Mapping[str, Mapping] | Callable[[], Mapping]) -> None:

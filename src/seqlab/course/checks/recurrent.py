@@ -77,7 +77,7 @@ def _gate_weights(gates: str) -> set[str]:
 
 def _check_cell(exercise: str, cell_class, *, gates: str, absent_gate: str, why: str,
                 reference, state_names: list[str]) -> int:
-    """Run ``cell_class`` in an RNN with random weights against ``reference``; its parameter count."""
+    """Run ``cell_class`` in an RNN with random weights against ``reference``; its parameters."""
     rng = np.random.default_rng(2000)
     x = rng.normal(size=(BATCH, STEPS, FEATURES)).astype("float32")
     facts = observe(exercise, _describe_cell, exercise, cell_class, x)

@@ -58,7 +58,8 @@ def encode(value: Any, depth: int = 0) -> Any:
     if isinstance(value, tuple):
         return {"__tuple__": [encode(item, depth + 1) for item in value]}
     if isinstance(value, dict):
-        return {"__dict__": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
+        return {"__dict__": [[encode(k, depth + 1), encode(v, depth + 1)]
+                             for k, v in value.items()]}
     if isinstance(value, (np.ndarray, np.generic)) or hasattr(value, "__array__"):
         try:
             array = np.asarray(value)
@@ -112,10 +113,8 @@ def call_key(name: str, args: tuple, kwargs: dict) -> str:
 
 
 def _encode_error(error: BaseException) -> dict:
-    entry = {"__raised__": type(error).__name__, "message": str(error)}
-    if isinstance(error, CheckFailed):
-        entry["message"] = error.message
-    return entry
+    message = error.message if isinstance(error, CheckFailed) else str(error)
+    return {"__raised__": type(error).__name__, "message": message}
 
 
 def _raise_recorded(exercise: str, entry: dict):
@@ -161,7 +160,8 @@ class Transcript:
         try:
             return decode(entry.get("value"))
         except (ValueError, TypeError, RecursionError) as error:
-            raise CheckFailed(exercise, f"the recorded result could not be read ({error}).") from None
+            raise CheckFailed(exercise, "the recorded result could not be read "
+                                        f"({error}).") from None
 
 
 

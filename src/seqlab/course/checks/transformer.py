@@ -83,9 +83,6 @@ def check_softmax_gradients(softmax_jacobian_norm, prediction) -> None:
                      f"your prediction ({prediction}) {verdict}. Explain why in your cell.")
 
 
-# ------------------------------------------------------------------ Exercise 2: no causal mask
-
-
 def _masked_accuracy(logits: np.ndarray, target_out: np.ndarray) -> float:
     """Teacher-forced token accuracy over the real (non-padding) target positions."""
     real = target_out != 0
@@ -93,7 +90,8 @@ def _masked_accuracy(logits: np.ndarray, target_out: np.ndarray) -> float:
 
 
 def report_lesson_model(model, test_batch, *, greedy_exact_match: float) -> None:
-    """Print the lesson's model's teacher-forced accuracy on ``test_batch`` and its greedy exact match.
+    """Print the lesson's model's teacher-forced accuracy on ``test_batch`` and its greedy exact
+    match.
 
     The accuracy is computed here, out of sight: measuring it is part of Exercise 2.
     """
@@ -164,9 +162,6 @@ def check_causal_mask_experiment(experiment, test_batch, lesson_parameters: int)
     passed(exercise, f"without the causal mask: teacher-forced accuracy "
                      f"{facts['teacher_forced_accuracy']:.1%}, greedy exact match "
                      f"{facts['greedy_exact_match']:.1%}. Explain the gap in Question 1.")
-
-
-# ------------------------------------------------------------------ Exercise 3: one head
 
 
 def _sublayers(model) -> list:

@@ -1,9 +1,5 @@
-"""Mixed precision and XLA for :func:`seqlab.course.notebook.setup`: both off unless asked for.
-
-Neither was ever measured by this project, so neither is chosen for a
-student: ``SEQLAB_MIXED_PRECISION=bfloat16`` (or ``float16`` on a GPU older than compute
-capability 8.0) and ``SEQLAB_XLA=1``, or the same arguments to ``setup``, turn them on.
-"""
+"""Mixed precision and XLA for :func:`seqlab.course.notebook.setup`: both off unless asked for
+(``SEQLAB_MIXED_PRECISION``, ``SEQLAB_XLA`` or ``setup``'s arguments), never measured here."""
 
 from __future__ import annotations
 
@@ -33,10 +29,9 @@ def choose_precision(devices: list[dict], mixed_precision: str | None = "off") -
     """The dtype policy asked for, and why.
 
     Args:
-        devices: one dict per visible GPU, as ``tf.config.experimental.get_device_details``
-            returns (``device_name``); empty on a CPU.
-        mixed_precision: ``"off"`` (the default), ``"float16"`` or ``"bfloat16"``; ``None``
-            reads ``SEQLAB_MIXED_PRECISION``.
+        devices: one ``tf.config.experimental.get_device_details`` dict per visible GPU.
+        mixed_precision: ``"off"``, ``"float16"`` or ``"bfloat16"``; ``None`` reads
+            ``SEQLAB_MIXED_PRECISION``.
 
     Returns:
         ``(policy, reason)``: the name to pass to ``keras.config.set_dtype_policy``.

@@ -1,9 +1,4 @@
-"""What runs inside a notebook's kernel: one-call setup, the Colab check, the GPU choices.
-
-The generated setup cell calls
-``RUN = seqlab.course.notebook.setup(fast=FAST, size=SIZE, notebook="04")``
-once; the notebook then reads ``RUN.fast``, ``RUN.size``, ``RUN.settings``.
-"""
+"""What runs inside a notebook's kernel: the setup cell's ``RUN = setup(...)``, the Colab check."""
 
 from __future__ import annotations
 
@@ -36,14 +31,10 @@ RAW_TEXT_NOTEBOOKS = ("01", "02", "06")
 class RunSettings:
     """A run's settings, resolved once by :func:`setup` (the setup cell's ``RUN``).
 
-    ``versions`` says where each of ``tensorflow`` and ``keras`` falls against the tested range;
-    pass ``jit_compile=RUN.jit_compile`` to ``compile``; ``reasons`` says why each choice was
-    made. ``fixed_shapes`` is True where every batch must keep one shape (XLA), so no layer may
-    compute a data-dependent number of rows. ``settings`` holds this notebook's numbers at this
-    size, read by attribute (:func:`seqlab.sizes.settings`; None when no notebook is named), at
-    the class size chosen for ``speed``: :func:`seqlab.sizes.probe_speed` on a CPU runtime
-    outside FAST mode (its ``idle_gflops``: corrected when another process was busy during the
-    probe).
+    ``versions``: each package against the tested range; ``reasons``: why each choice was made;
+    ``fixed_shapes``: every batch must keep one shape (XLA); ``speed``: the CPU's idle GFLOP/s
+    (:func:`seqlab.sizes.probe_speed`) or None; ``settings``: this notebook's numbers at this size
+    (:func:`seqlab.sizes.settings`), None when no notebook is named.
     """
 
     fast: bool
@@ -63,54 +54,38 @@ class RunSettings:
     settings: Any = None
 
 
-def resolve_fast(fast: bool | None = None) -> bool:
-    """FAST mode: ``fast`` when it is given, else ``$SEQLAB_FAST``, else False.
-
-    Raises:
-        ValueError: for anything but True, False or None (a parameter typed ``"yes"`` must not
-            start a long run), or a ``SEQLAB_FAST`` that is not a yes/no value.
-    """
-    if fast is None:
-        return config.is_fast()
-    if fast not in (True, False):
-        raise ValueError(f"FAST must be True, False or None ($SEQLAB_FAST, else False); got {fast!r}.")
-    return bool(fast)
-
-
 def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | None = None,
           seed: int = config.SEED, quiet: bool = False, mixed_precision: str | None = None,
           jit_compile: bool | None = None) -> RunSettings:
     """Resolve a run's settings once and prepare the session.
 
-    Sets the seeds, the plot style, the dtype policy and XLA on a GPU, and the
-    ``tf.distribute`` strategy of ``$SEQLAB_STRATEGY`` (:func:`seqlab.distribute.choose_strategy`;
-    with several replicas it becomes current for the session, except in a notebook whose model
-    reads raw text, :data:`RAW_TEXT_NOTEBOOKS`), and prints the versions against the tested
-    range, FAST mode, the GPUs and each choice;
-    outside FAST mode on a CPU, the speed probe and the minutes of training it expects
-    (:func:`seqlab.sizes.describe_plan`).
-    ``SEQLAB_FAST`` is written back to the environment so :func:`seqlab.config.is_fast` agrees.
+    Sets the seeds, the plot style, the dtype policy, XLA and the ``tf.distribute`` strategy of
+    ``$SEQLAB_STRATEGY`` (made current with several replicas, except in
+    :data:`RAW_TEXT_NOTEBOOKS`); prints the versions, FAST mode, the GPUs and each choice that
+    changes the run, and on a CPU outside FAST mode the speed probe's plan. Writes
+    ``SEQLAB_FAST`` back so :func:`seqlab.config.is_fast` agrees.
 
     Args:
         fast: FAST mode; ``None`` reads ``SEQLAB_FAST``, else off.
         size: ``"fast"``, ``"class"`` or ``"full"``; ``None``: ``SEQLAB_SIZE``, else chosen.
-        notebook: the notebook's number (``"04"``), for the size's one line.
+        notebook: the notebook's number (``"04"``), for its settings and the size's one line.
         seed: the seed for Python, NumPy and the backend.
         quiet: print nothing.
-        mixed_precision: ``"off"`` (float32), ``"float16"`` or ``"bfloat16"`` (that mixed
-            policy, even on a CPU); ``None`` reads ``SEQLAB_MIXED_PRECISION``, else ``"off"``.
-            Opt-in: never measured by this project.
-        jit_compile: XLA for the notebooks' ``compile`` calls; ``None`` reads ``SEQLAB_XLA``
-            (``1`` turns it on), else off. Opt-in, for the same reason.
+        mixed_precision: ``"off"``, ``"float16"`` or ``"bfloat16"``; ``None`` reads
+            ``SEQLAB_MIXED_PRECISION``, else ``"off"``.
+        jit_compile: XLA for the notebooks' ``compile`` calls; ``None`` reads ``SEQLAB_XLA``.
 
     Returns:
         The resolved :class:`RunSettings`.
 
     Raises:
-        ValueError: for a ``fast`` or ``size`` (or its environment variable), or a
-            ``SEQLAB_STRATEGY``, that is not one of its choices.
+        ValueError: for a ``fast``, ``size`` or environment variable that is not one of its
+            choices.
     """
-    fast = resolve_fast(fast)
+    if fast not in (None, True, False):  # a parameter typed "yes" must not start a long run
+        raise ValueError(f"FAST must be True, False or None ($SEQLAB_FAST, else False); got "
+                         f"{fast!r}.")
+    fast = config.is_fast() if fast is None else bool(fast)
     os.environ["SEQLAB_FAST"] = "1" if fast else "0"
     if size is not None or os.environ.get("SEQLAB_SIZE"):
         sizes.choose(size, fast=fast, gpu=False)  # checked before anything loads (prints nothing)
@@ -148,16 +123,8 @@ def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | 
     warnings.filterwarnings("ignore", message=r".*`shuffle=True` was passed.*")
     if "inline" not in matplotlib.get_backend().lower() and "ipykernel" not in sys.modules:
         matplotlib.use("Agg")
-    plt.rcParams.update(
-        {
-            "figure.figsize": (7, 4),
-            "figure.dpi": 100,
-            "axes.grid": True,
-            "grid.alpha": 0.3,
-            "axes.spines.top": False,
-            "axes.spines.right": False,
-        }
-    )
+    plt.rcParams.update({"figure.figsize": (7, 4), "figure.dpi": 100, "axes.grid": True,
+                         "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False})
     replicas = chosen_strategy.num_replicas_in_sync
     policy, policy_reason = choose_precision(devices, mixed_precision)
     if policy != keras.config.dtype_policy().name:
@@ -167,7 +134,7 @@ def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | 
     if xla_off_for_replicas:
         use_xla, xla_reason = False, "off under several replicas (XLA's steps fail there)"
     versions = {"tensorflow": tf.__version__, "keras": keras.__version__}
-    colab = in_colab()
+    colab = "google.colab" in sys.modules
     if not quiet:
         print(f"seqlab {seqlab.__version__} | TensorFlow {versions['tensorflow']} | Keras "
               f"{versions['keras']} | FAST mode "
@@ -175,7 +142,7 @@ def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | 
               f"GPUs: {len(gpus)}")
         print(describe_versions(versions))
         if not gpus:
-            hint = "Runtime > Change runtime type > GPU" if colab else "a CUDA-enabled TensorFlow build"
+            hint = "Runtime > Change runtime type > GPU" if colab else "a CUDA TensorFlow build"
             print(f"No GPU visible: FAST mode is fine on a CPU; for full runs use {hint}.")
         # The defaults of one CPU or GPU go unsaid; a choice that changes the run is named.
         if replicas > 1:
@@ -199,16 +166,14 @@ def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | 
                   "CPUs to itself.")
         print(sizes.describe_plan(notebook, size, speed))
     return RunSettings(
-        fast=fast, size=size, replicas=replicas, notebook=notebook,
-        colab=colab, gpus=len(gpus), tensorflow=versions["tensorflow"], keras=versions["keras"],
+        fast=fast, size=size, replicas=replicas, notebook=notebook, colab=colab, gpus=len(gpus),
+        tensorflow=versions["tensorflow"], keras=versions["keras"],
         versions={name: version_status(name, version) for name, version in versions.items()},
         dtype_policy=keras.config.dtype_policy().name, jit_compile=use_xla,
         reasons={"dtype_policy": policy_reason, "jit_compile": xla_reason},
-        fixed_shapes=bool(use_xla),
-        speed=speed, settings=sizes.settings(notebook, size, speed) if known else None)
+        fixed_shapes=use_xla, speed=speed,
+        settings=sizes.settings(notebook, size, speed) if known else None)
 
-
-# ------------------------------------------------------------------------------ versions
 
 BELOW_FLOOR = "below floor"
 TESTED = "tested"
@@ -220,7 +185,7 @@ class UnsupportedRuntimeError(RuntimeError):
 
 
 def parse_version(version: str) -> tuple[int, int, int]:
-    """``"2.19.0"`` -> ``(2, 19, 0)``; suffixes such as ``rc1``, ``.dev…`` or ``+cpu`` are ignored."""
+    """``"2.19.0"`` -> ``(2, 19, 0)``; suffixes such as ``rc1``, ``.dev…`` or ``+cpu`` ignored."""
     match = re.match(r"\s*(\d+)\.(\d+)(?:\.(\d+))?", str(version))
     if not match:
         raise ValueError(f"Not a version number: {version!r} (expected e.g. '2.19.0').")
@@ -252,42 +217,36 @@ def describe_versions(versions: dict) -> str:
         parts.append(f"{label} {versions[name]} is {status} ({tested})")
     line = "Versions: " + "; ".join(parts) + "."
     if any(version_status(n, versions[n]) == BELOW_FLOOR for n in ("tensorflow", "keras")):
-        line += (f" Below the floor seqlab is known to fail: install keras>={config.TESTED_FLOOR['keras']}"
-                 f" and tensorflow>={config.TESTED_FLOOR['tensorflow']}.")
+        floor = config.TESTED_FLOOR
+        line += (f" Below the floor seqlab is known to fail: install keras>={floor['keras']} and "
+                 f"tensorflow>={floor['tensorflow']}.")
     return line
 
 
-def installed_versions() -> dict:
-    """Installed TensorFlow and Keras versions, read without importing them (None if absent)."""
-    versions = {}
-    for name in ("tensorflow", "keras"):
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
+def installed_version(name: str) -> str | None:
+    """The installed version of package ``name``, read without importing it (None if absent)."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def prepare_colab(checkout: str = "seqlab", *, commit: str | None = None,
                   versions: dict | None = None, run=subprocess.run,
-                  imported: set | None = None) -> list[str]:
+                  imported: set | None = None) -> None:
     """Make a Colab runtime fit for seqlab, never reinstalling TensorFlow. Called by the setup cell.
 
-    A ``checkout`` of another commit than the notebook's stops with a message (a runtime that
-    ran another notebook's commit); TensorFlow missing or below the floor stops with a message
-    (reinstalling it can break the GPU build); Keras below the floor is upgraded alone; seqlab
-    is installed from ``checkout`` once, with the running TensorFlow pinned. pip's output is
-    shown only when it fails.
+    Stops with a message for a ``checkout`` of another commit than the notebook's, or a
+    TensorFlow missing or below the floor (reinstalling it can break the GPU build); upgrades a
+    Keras below the floor alone; installs seqlab from ``checkout`` once, with the running
+    TensorFlow pinned. pip's output is shown only when it fails.
 
     Args:
         checkout: the folder the setup cell fetched the repository into.
         commit: the commit the notebook was built with (its setup cell's pin).
-        versions: ``{"tensorflow": ..., "keras": ...}`` (default: :func:`installed_versions`).
+        versions: ``{"tensorflow": ..., "keras": ...}`` (default: the installed ones).
         run: the subprocess runner (tests pass a recorder).
         imported: names of already imported modules (default: ``sys.modules``).
-
-    Returns:
-        The pip commands it ran.
 
     Raises:
         UnsupportedRuntimeError: with the one message a student needs.
@@ -300,10 +259,9 @@ def prepare_colab(checkout: str = "seqlab", *, commit: str | None = None,
                 f"notebook was built with seqlab's commit {commit[:12]}. Runtime > Disconnect "
                 "and delete runtime, then run this notebook again: it fetches its own commit "
                 "into a fresh runtime.")
-    versions = dict(versions or installed_versions())
+    versions = versions or {name: installed_version(name) for name in ("tensorflow", "keras")}
     imported = set(sys.modules) if imported is None else imported
     floor = config.TESTED_FLOOR
-    commands: list[list[str]] = []
 
     def pip_install(*requirements: str, what: str) -> None:
         command = [sys.executable, "-m", "pip", "install", "-q", *requirements]
@@ -314,15 +272,13 @@ def prepare_colab(checkout: str = "seqlab", *, commit: str | None = None,
                 f"pip could not install {what}; it said:\n{said}\nCheck the connection and run "
                 "this cell again; if it fails again, Runtime > Disconnect and delete runtime, "
                 "then run the notebook again.")
-        commands.append(command)
 
     tf_version = versions.get("tensorflow")
     if tf_version is None:
         raise UnsupportedRuntimeError(
             "This runtime has no TensorFlow. Colab's TPU runtimes no longer ship TensorFlow, and "
             "seqlab is not tested on TPUs: choose Runtime > Change runtime type > CPU or T4 GPU "
-            "and run this cell again (docs/hardware.md, 'TPU')."
-        )
+            "and run this cell again (docs/hardware.md, 'TPU').")
     if version_status("tensorflow", tf_version) == BELOW_FLOOR:
         raise UnsupportedRuntimeError(
             f"This runtime has TensorFlow {tf_version}; seqlab needs TensorFlow "
@@ -331,8 +287,7 @@ def prepare_colab(checkout: str = "seqlab", *, commit: str | None = None,
             "for you: pick a newer runtime (Runtime > Change runtime type > Runtime version: "
             "Latest) and run this cell again; or, at your own risk, run "
             f"!pip install \"tensorflow>={floor['tensorflow']}\" \"keras>={floor['keras']}\", "
-            "then Runtime > Restart session and run this cell again."
-        )
+            "then Runtime > Restart session and run this cell again.")
     keras_version = versions.get("keras")
     if keras_version is None or version_status("keras", keras_version) == BELOW_FLOOR:
         pip_install(f"keras>={floor['keras']}", what="Keras")
@@ -340,27 +295,17 @@ def prepare_colab(checkout: str = "seqlab", *, commit: str | None = None,
             raise UnsupportedRuntimeError(
                 f"Keras {keras_version} was below the tested floor {floor['keras']} and has been "
                 "upgraded (TensorFlow untouched), but the old Keras is already loaded in this "
-                "runtime: Runtime > Restart session, then run this cell again."
-            )
+                "runtime: Runtime > Restart session, then run this cell again.")
         print(f"Keras {keras_version} was below the tested floor {floor['keras']}: upgraded Keras "
               "alone (TensorFlow untouched).")
-    try:
-        importlib.metadata.version("seqlab")
-    except importlib.metadata.PackageNotFoundError:
+    if installed_version("seqlab") is None:
         pip_install("-e", checkout, f"tensorflow=={tf_version}", what="seqlab's needs")
-    return [" ".join(c) for c in commands]
 
 
 def checkout_commit(checkout: str) -> str | None:
-    """The commit a git checkout holds at a detached HEAD (as the setup cell leaves it), else
-    None: a branch's checkout, or no checkout at all."""
+    """The commit a checkout's detached HEAD holds (as the setup cell leaves it), else None."""
     try:
         head = open(os.path.join(checkout, ".git", "HEAD"), encoding="ascii").read().strip()
     except OSError:
         return None
     return head if re.fullmatch(r"[0-9a-f]{40}", head) else None
-
-
-def in_colab() -> bool:
-    """True inside Google Colab."""
-    return "google.colab" in sys.modules

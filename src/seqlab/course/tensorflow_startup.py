@@ -8,13 +8,11 @@ import re
 import sys
 import tempfile
 
-# TensorFlow's C++ libraries log to file descriptor 2 while they load, before
-# TF_CPP_MIN_LOG_LEVEL is read, so only these known lines are held back.
-
 #: ``TF_CPP_MIN_LOG_LEVEL`` that :func:`setup` sets unless it is set already (1: no INFO lines).
 TENSORFLOW_LOG_LEVEL = "1"
 
-#: What TensorFlow's libraries print while loading on a machine that is fine.
+#: What TensorFlow's C++ libraries write to file descriptor 2 while loading on a machine that is
+#: fine, some before they read ``TF_CPP_MIN_LOG_LEVEL``.
 STARTUP_NOISE = re.compile(
     r"WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
     r"|\] oneDNN custom operations are on\."
@@ -34,8 +32,7 @@ NO_GPU_NOISE = re.compile(r"\] failed call to cuInit: ")
 def is_startup_noise(line: str, *, nvidia_device: bool | None = None) -> bool:
     """True for one of the lines TensorFlow prints while loading on a healthy machine.
 
-    ``nvidia_device`` says whether the machine has an NVIDIA device (default: whether
-    ``/dev/nvidiactl`` exists); without one, CUDA failing to initialise is expected noise too.
+    ``nvidia_device``: whether the machine has one (default: whether ``/dev/nvidiactl`` exists).
     """
     if STARTUP_NOISE.search(line):
         return True
@@ -46,11 +43,8 @@ def is_startup_noise(line: str, *, nvidia_device: bool | None = None) -> bool:
 
 @contextlib.contextmanager
 def hide_tensorflow_startup_lines():
-    """Hold back what C++ writes to stderr inside the block, then pass on all but the noise.
-
-    The held lines are written when the block ends, also when it raises. With
-    ``TF_CPP_MIN_LOG_LEVEL=0`` nothing is held back.
-    """
+    """Hold back what C++ writes to stderr inside the block; when it ends (or raises), pass on
+    all but the noise. With ``TF_CPP_MIN_LOG_LEVEL=0`` nothing is held back."""
     if os.environ.get("TF_CPP_MIN_LOG_LEVEL") == "0":
         yield
         return

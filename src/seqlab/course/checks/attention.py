@@ -15,14 +15,16 @@ import numpy as np
 
 from seqlab.course.checks.core import (
     CheckFailed,
-    as_array,
     assert_close,
     check_entries,
     log_softmax,
+    one_number,
     passed,
     refuse_package_calls,
+    require,
     run_student_code,
     softmax,
+    value_of,
 )
 
 GENERAL_SCALE = "Exercise 1: what W does to the general score"
@@ -30,7 +32,6 @@ LOSS_MASK = "Exercise 2: drop the loss mask"
 #: What ``compare_loss_masks()`` returns: one entry per run, each with these numbers.
 LOSS_MASK_RUNS = ("masked", "unmasked")
 LOSS_MASK_FIELDS = ("masked_loss", "unmasked_loss", "padding_share", "bleu")
-PREDICTIONS = ("sharper", "flatter")
 #: The scales the check measures: uniform weights, the dot score, the predicted case.
 SCALES = (0.0, 1.0, 4.0)
 
@@ -49,8 +50,7 @@ def attention_entropy_reference(h, y, mask, scale):
 def check_general_score_scale(prediction, attention_entropy, h, y, mask) -> None:
     """Exercise 1: measure ``attention_entropy`` at :data:`SCALES`, then grade ``prediction``.
 
-    A wrong prediction passes the measurement and is reported as wrong, with the measured
-    numbers: explaining it is the exercise's last step.
+    A wrong prediction passes, reported as wrong beside the measured numbers.
 
     Args:
         prediction: ``"sharper"`` or ``"flatter"``, or the student's ``predict()`` returning it.
@@ -59,19 +59,11 @@ def check_general_score_scale(prediction, attention_entropy, h, y, mask) -> None
     """
     exercise = GENERAL_SCALE
     refuse_package_calls(exercise, attention_entropy, ("attention_entropy_reference",))
-    if callable(prediction):
-        prediction = run_student_code(exercise, prediction)
-    if prediction not in PREDICTIONS:
-        raise CheckFailed(exercise, f"your prediction is {prediction!r}; make it \"sharper\" or "
-                          "\"flatter\", written before you measure.")
-    measured = {}
-    for scale in SCALES:
-        got = as_array(exercise, run_student_code(exercise, attention_entropy, scale),
-                       f"attention_entropy({scale})")
-        if got.size != 1:
-            raise CheckFailed(exercise, f"attention_entropy({scale}) returned shape {got.shape}; "
-                              "return one number, the summed entropy.")
-        measured[scale] = float(got.reshape(()))
+    prediction = value_of(exercise, prediction)
+    require(exercise, prediction in ("sharper", "flatter"), f"your prediction is {prediction!r}; "
+            "make it \"sharper\" or \"flatter\", written before you measure.")
+    measured = {scale: one_number(exercise, run_student_code(exercise, attention_entropy, scale),
+                                  f"attention_entropy({scale})") for scale in SCALES}
     expected = {scale: attention_entropy_reference(h, y, mask, scale) for scale in SCALES}
     if math.isclose(measured[1.0], measured[4.0], rel_tol=1e-4) and not math.isclose(
             expected[1.0], expected[4.0], rel_tol=1e-4):
@@ -87,7 +79,7 @@ def check_general_score_scale(prediction, attention_entropy, h, y, mask) -> None
 
 
 def token_cross_entropy(labels, logits):
-    """``-log softmax(logits)[label]`` per position: ``(batch, T)``, ``(batch, T, V)`` -> ``(batch, T)``."""
+    """``-log softmax(logits)[label]``: ``(batch, T)`` and ``(batch, T, V)`` -> ``(batch, T)``."""
     log_probs = log_softmax(logits)
     return -np.take_along_axis(log_probs, np.asarray(labels)[..., None], axis=-1)[..., 0]
 
@@ -109,19 +101,19 @@ def _check_unmasked_loss(unmasked_loss) -> None:
     labels = rng.integers(1, 7, size=(3, 5))
     labels[0, 3:], labels[2, 1:] = 0, 0  # padding after the real tokens
     logits = rng.normal(scale=2.0, size=(3, 5, 7)).astype("float32")
-    got = as_array(LOSS_MASK, run_student_code(LOSS_MASK, unmasked_loss, labels, logits),
-                   "your unmasked_loss")
-    if got.size != 1:
-        raise CheckFailed(LOSS_MASK, f"unmasked_loss returned shape {got.shape}; return one "
-                          "number, the mean over the batch and the positions.")
-    got = float(got.reshape(()))
-    if math.isclose(got, masked_loss_reference(labels, logits), rel_tol=1e-4):
-        raise CheckFailed(LOSS_MASK, "unmasked_loss still leaves the padding out (it equals the "
-                          "masked loss); average over every position, padding included.")
-    if math.isclose(got, float(token_cross_entropy(labels, logits).sum()), rel_tol=1e-4):
-        raise CheckFailed(LOSS_MASK, "unmasked_loss is a sum; return the mean over all positions.")
+    got = one_number(LOSS_MASK, run_student_code(LOSS_MASK, unmasked_loss, labels, logits),
+                     "your unmasked_loss")
     assert_close(LOSS_MASK, got, unmasked_loss_reference(labels, logits),
-                 what="your unmasked loss", atol=1e-4, rtol=1e-4)
+                 what="your unmasked loss", atol=1e-4, rtol=1e-4, mistakes=[
+        (masked_loss_reference(labels, logits), "unmasked_loss still leaves the padding out (it "
+         "equals the masked loss); average over every position, padding included."),
+        (token_cross_entropy(labels, logits).sum(), "unmasked_loss is a sum; return the mean "
+         "over all positions.")])
+
+
+def _is_number(value) -> bool:
+    return (isinstance(value, (int, float, np.number)) and not isinstance(value, bool)
+            and math.isfinite(float(value)))
 
 
 def check_loss_mask_experiment(unmasked_loss, comparison) -> None:
@@ -137,34 +129,28 @@ def check_loss_mask_experiment(unmasked_loss, comparison) -> None:
     """
     exercise = LOSS_MASK
     _check_unmasked_loss(unmasked_loss)
-    if callable(comparison):
-        comparison = run_student_code(exercise, comparison)
+    comparison = value_of(exercise, comparison)
     check_entries(exercise, comparison, LOSS_MASK_RUNS, LOSS_MASK_FIELDS, what="the comparison")
     for name, run in comparison.items():
         for field in LOSS_MASK_FIELDS:
-            value = run[field]
-            if (isinstance(value, bool) or not isinstance(value, (int, float, np.number))
-                    or not math.isfinite(float(value))):
-                raise CheckFailed(exercise, f"{name!r}: {field} is {value!r}; expected a number.")
-        if not 0.0 < run["padding_share"] < 1.0:
-            raise CheckFailed(exercise, f"{name!r}: padding_share is {run['padding_share']!r}; "
-                              "it is the fraction of valid_labels equal to 0, between 0 and 1.")
-        if not 0.0 <= run["bleu"] <= 100.0:
-            raise CheckFailed(exercise, f"{name!r}: bleu is {run['bleu']!r}; BLEU lies in [0, 100] "
-                              "(use evaluate(...)[1]['bleu']).")
+            require(exercise, _is_number(run[field]),
+                    f"{name!r}: {field} is {run[field]!r}; expected a number.")
+        require(exercise, 0.0 < run["padding_share"] < 1.0, f"{name!r}: padding_share is "
+                f"{run['padding_share']!r}; it is the fraction of valid_labels equal to 0, "
+                "between 0 and 1.")
+        require(exercise, 0.0 <= run["bleu"] <= 100.0, f"{name!r}: bleu is {run['bleu']!r}; "
+                "BLEU lies in [0, 100] (use evaluate(...)[1]['bleu']).")
         floor = (1.0 - run["padding_share"]) * run["masked_loss"]
-        if run["unmasked_loss"] < floor - 1e-3 * max(1.0, abs(floor)):
-            raise CheckFailed(exercise, f"{name!r}: the unmasked loss {run['unmasked_loss']:.4f} "
-                              f"is below (1 - padding share) x masked loss = {floor:.4f}, which "
-                              "cannot happen on the same batch: compute both losses of the same "
-                              "model on (valid_inputs, valid_labels).")
+        require(exercise, run["unmasked_loss"] >= floor - 1e-3 * max(1.0, abs(floor)),
+                f"{name!r}: the unmasked loss {run['unmasked_loss']:.4f} is below (1 - padding "
+                f"share) x masked loss = {floor:.4f}, which cannot happen on the same batch: "
+                "compute both losses of the same model on (valid_inputs, valid_labels).")
     shares = [comparison[name]["padding_share"] for name in LOSS_MASK_RUNS]
-    if not math.isclose(shares[0], shares[1], rel_tol=1e-6):
-        raise CheckFailed(exercise, f"the padding shares differ ({shares[0]} and {shares[1]}); "
-                          "both runs are measured on the same valid_labels.")
+    require(exercise, math.isclose(shares[0], shares[1], rel_tol=1e-6), f"the padding shares "
+            f"differ ({shares[0]} and {shares[1]}); both runs are measured on the same "
+            "valid_labels.")
     table = "".join(
-        f"\n  trained {name:<9} masked loss {run['masked_loss']:.3f}, unmasked loss "
-        f"{run['unmasked_loss']:.3f}, BLEU {run['bleu']:.1f}"
-        for name, run in ((n, comparison[n]) for n in LOSS_MASK_RUNS))
+        f"\n  trained {name:<9} masked loss {comparison[name]['masked_loss']:.3f}, unmasked loss "
+        f"{comparison[name]['unmasked_loss']:.3f}, BLEU {comparison[name]['bleu']:.1f}"
+        for name in LOSS_MASK_RUNS)
     passed(exercise, f"padding is {shares[0]:.0%} of the validation labels.{table}")
-

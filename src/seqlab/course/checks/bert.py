@@ -6,8 +6,8 @@
   token drawn from all ``V`` ids (keras-hub's ``MaskedLMMaskGenerator``), ``0.8 + 0.1/V``,
   ``0.1 − 0.2/V`` and ``0.1 + 0.1/V``.
 * Exercise 2 — ``masked_lm_loss(logits, labels, weights)``: ``Σ w·CE / Σ w``. keras-hub's
-  default loss divides ``Σ w·CE`` by all ``B·P`` slots (``keras/src/losses/loss.py``,
-  ``reduce_values``), so the logged loss is the masked mean times ``Σ w / (B·P)``.
+  default loss divides ``Σ w·CE`` by all ``B·P`` slots, so the logged loss is the masked mean
+  times ``Σ w / (B·P)``.
 * Exercise 3 — ``build_probes()``: two classifiers on a **frozen** BERT backbone, one
   MLM-pretrained and one with random weights.
 """
@@ -20,13 +20,15 @@ import numpy as np
 
 from seqlab.course.checks.core import (
     CheckFailed,
-    as_array,
     assert_close,
     check_entries,
     log_softmax,
+    one_number,
     passed,
     refuse_package_calls,
+    require,
     run_student_code,
+    value_of,
 )
 from seqlab.course.checks.transcript import observe
 
@@ -35,7 +37,6 @@ LOSS = "Exercise 2: the loss on masked positions only"
 PROBE = "Exercise 3: freeze the encoder"
 #: The two frozen classifiers Exercise 3 compares.
 PROBE_NAMES = ("MLM-pretrained, frozen", "random weights, frozen")
-
 #: BERT's split of the chosen positions: [MASK] below 0.8, a random token below 0.9, else kept.
 MASK_SHARE = 0.8
 RANDOM_SHARE = 0.1
@@ -65,8 +66,8 @@ def _masking_case(seed, length=400, mask_id=4, vocabulary_size=50):
 
 
 def predict_shares_reference(vocabulary_size):
-    """What exercise 1 asks to predict: the fate of a chosen token when the random token is
-    drawn uniformly from all ``vocabulary_size`` ids (the token itself and ``[MASK]`` included)."""
+    """What exercise 1 asks to predict: the fate of a chosen token when the random token is drawn
+    from all ``vocabulary_size`` ids (the token itself and ``[MASK]`` included)."""
     return {"[MASK]": MASK_SHARE + RANDOM_SHARE / vocabulary_size,
             "another token": RANDOM_SHARE * (1 - 2 / vocabulary_size),
             "unchanged": 1 - MASK_SHARE - RANDOM_SHARE + RANDOM_SHARE / vocabulary_size}
@@ -80,7 +81,8 @@ SHARE_TOKENS = 200_000
 
 
 def measure_shares(apply_masking, vocabulary_size, seed=0, tokens=SHARE_TOKENS):
-    """The shares of chosen tokens turned into ``[MASK]`` (id 4), another token, or left; and their count."""
+    """The shares of chosen tokens turned into ``[MASK]`` (id 4), another token, or left as they
+    were; and the count of chosen tokens."""
     rng = np.random.default_rng(seed)
     token_ids = rng.integers(5, vocabulary_size, tokens)      # ordinary tokens: ids 5 and up
     chosen = rng.random(tokens) < 0.15
@@ -96,58 +98,50 @@ def _check_prediction(apply_masking, predict_shares) -> None:
     rows = []
     for size in SHARE_VOCABULARIES:
         value = run_student_code(MASKING, predict_shares, size)
-        if not isinstance(value, Mapping) or set(value) != set(SHARE_NAMES):
-            raise CheckFailed(MASKING, f"predict_shares({size}) must return a dict with the "
-                              f"keys {list(SHARE_NAMES)}; got {value!r}.")
+        require(MASKING, isinstance(value, Mapping) and set(value) == set(SHARE_NAMES),
+                f"predict_shares({size}) must return a dict with the keys {list(SHARE_NAMES)}; "
+                f"got {value!r}.")
         measured, chosen = measure_shares(apply_masking, size)
         for name in measured:
-            got = float(as_array(MASKING, value[name], f"your {name!r} share"))
+            got = one_number(MASKING, value[name], f"your {name!r} share")
             noise = np.sqrt(measured[name] * (1 - measured[name]) / chosen)
             rows.append((size, name, got, measured[name], noise))
     print(f"{'V':>5}  {'share of chosen tokens':<24}{'predicted':>10}{'measured':>10}  (± 1 s.e.)")
     for size, name, got, measured, noise in rows:
         print(f"{size:>5}  {name:<24}{got:>10.4f}{measured:>10.4f}  (± {noise:.4f})")
     for size, name, got, measured, noise in rows:
-        if abs(got - measured) > 4 * noise + 1e-3:
-            raise CheckFailed(MASKING, f"at V = {size} you predicted {got:.4f} for {name!r}, "
-                              f"and your apply_masking gave {measured:.4f} ± {noise:.4f}. Which "
-                              "ids can a uniform draw from all V ids give, and what does each do "
-                              "to the chosen token?")
+        require(MASKING, abs(got - measured) <= 4 * noise + 1e-3, f"at V = {size} you predicted "
+                f"{got:.4f} for {name!r}, and your apply_masking gave {measured:.4f} ± "
+                f"{noise:.4f}. Which ids can a uniform draw from all V ids give, and what does "
+                "each do to the chosen token?")
 
 
 def check_masking_rule(apply_masking, predict_shares) -> None:
-    """Check ``apply_masking`` on random cases, then grade ``predict_shares(V)`` against its shares."""
+    """Check ``apply_masking`` on random cases, then ``predict_shares(V)`` against its shares."""
     refuse_package_calls(MASKING, apply_masking, ("apply_masking_reference",))
     refuse_package_calls(MASKING, predict_shares, ("predict_shares_reference",))
     for seed in (0, 1, 2):
         token_ids, chosen, draws, random_ids, mask_id = _masking_case(seed)
-        value = run_student_code(MASKING, apply_masking, token_ids.copy(), chosen.copy(),
-                                 draws.copy(), random_ids.copy(), mask_id)
-        got = np.asarray(value)
+        got = np.asarray(run_student_code(MASKING, apply_masking, token_ids.copy(), chosen.copy(),
+                                          draws.copy(), random_ids.copy(), mask_id))
         expected = apply_masking_reference(token_ids, chosen, draws, random_ids, mask_id)
-        if got.shape != expected.shape:
-            raise CheckFailed(MASKING, f"the result has shape {got.shape}; expected "
-                              f"{expected.shape}: one id per input token.")
-        if np.array_equal(got, expected):
-            continue
-        outside = ~chosen & (got != token_ids)
-        if outside.any():
-            i = int(np.argmax(outside))
+        require(MASKING, got.shape == expected.shape, f"the result has shape {got.shape}; "
+                f"expected {expected.shape}: one id per input token.")
+        for i in np.flatnonzero(~chosen & (got != token_ids)):  # the first one raises
             raise CheckFailed(MASKING, f"position {i} was not chosen but changed from "
                               f"{token_ids[i]} to {got[i]}: only chosen positions may change.")
-        if np.array_equal(got, np.where(chosen, mask_id, token_ids)):
-            raise CheckFailed(MASKING, "every chosen position became the mask id; only those "
-                              "with a draw below 0.8 should (10 % get a random token, 10 % stay).")
-        for i in np.flatnonzero(chosen):
-            if got[i] == expected[i]:
-                continue
+        require(MASKING, not np.array_equal(got, np.where(chosen, mask_id, token_ids)),
+                "every chosen position became the mask id; only those with a draw below 0.8 "
+                "should (10 % get a random token, 10 % stay).")
+        for i in np.flatnonzero(got != expected):  # the first one raises
             if draws[i] < MASK_SHARE:
                 should = f"the mask id {mask_id} (draw {draws[i]:.2f} < 0.8)"
             elif draws[i] < MASK_SHARE + RANDOM_SHARE:
                 should = f"its random id {random_ids[i]} (0.8 <= draw {draws[i]:.2f} < 0.9)"
             else:
                 should = f"unchanged, {token_ids[i]} (draw {draws[i]:.2f} >= 0.9)"
-            raise CheckFailed(MASKING, f"chosen position {i} holds {got[i]}; it should be {should}.")
+            raise CheckFailed(MASKING, f"chosen position {i} holds {got[i]}; it should be "
+                                       f"{should}.")
     _check_prediction(apply_masking, predict_shares)
     passed(MASKING, "your rule and your prediction agree with the measurement: a random draw "
                     "from all V ids can give [MASK] or the token itself, 1/V of the time each.")
@@ -184,9 +178,7 @@ def _measure_real_batch(masked_lm_loss, masked_lm, preprocessor, reviews) -> dic
     logged = keras.losses.SparseCategoricalCrossentropy(from_logits=True)(
         labels, logits, sample_weight=weights)
     yours = run_student_code(LOSS, masked_lm_loss, logits, labels, weights)
-    if np.size(yours) != 1:
-        raise CheckFailed(LOSS, f"return one number; got an array of shape {np.shape(yours)}.")
-    return {"yours": float(np.asarray(yours, "float64").reshape(-1)[0]),
+    return {"yours": one_number(LOSS, yours, "masked_lm_loss"),
             "reference": masked_lm_loss_reference(logits, labels, weights),
             "logged": float(logged), "sequences": int(weights.shape[0]),
             "slots": int(weights.shape[1]), "chosen": int(round(float(weights.sum())))}
@@ -206,45 +198,32 @@ def check_masked_lm_loss(masked_lm_loss, masked_lm=None, preprocessor=None,
     refuse_package_calls(LOSS, masked_lm_loss, ("masked_lm_loss_reference",))
     for seed in (0, 1):
         logits, labels, weights = _loss_case(seed)
-        value = run_student_code(LOSS, masked_lm_loss, logits.copy(), labels.copy(),
-                                 weights.copy())
-        if np.size(value) != 1:
-            raise CheckFailed(LOSS, f"return one number (the mean over the real masked "
-                              f"positions); got an array of shape {np.shape(value)}.")
-        got = float(as_array(LOSS, value, "your loss").reshape(-1)[0])
+        got = one_number(LOSS, run_student_code(LOSS, masked_lm_loss, logits.copy(),
+                                                labels.copy(), weights.copy()), "masked_lm_loss")
         expected = masked_lm_loss_reference(logits, labels, weights)
-        if np.isclose(got, expected, rtol=1e-5):
-            continue
-        if np.isclose(got, masked_lm_loss_reference(logits, labels, np.ones_like(weights)),
-                      rtol=1e-5):
-            raise CheckFailed(LOSS, "you averaged over every slot; the unused slots (weight 0) "
-                              "are not masked tokens and must not count.")
-        every_slot = masked_lm_loss_reference(logits, labels, weights) * weights.sum() / weights.size
-        if np.isclose(got, every_slot, rtol=1e-5):
-            raise CheckFailed(LOSS, "you summed over the real positions but divided by the "
-                              "number of all slots; divide by the sum of the weights.")
-        if np.isclose(got, -expected, rtol=1e-5):
-            raise CheckFailed(LOSS, "the sign is flipped: the loss is the *negative* "
-                              "log-probability of the true token.")
-        raise CheckFailed(LOSS, f"for a random case you gave {got:.5g}; expected "
-                          f"{expected:.5g} (mean of −log softmax(logits)[label] over the "
-                          "positions whose weight is 1).")
+        assert_close(LOSS, got, expected, what="your loss for a random case (the mean of −log "
+                     "softmax(logits)[label] over the positions whose weight is 1)", mistakes=[
+            (masked_lm_loss_reference(logits, labels, np.ones_like(weights)), "you averaged over "
+             "every slot; the unused slots (weight 0) are not masked tokens and must not count."),
+            (expected * weights.sum() / weights.size, "you summed over the real positions but "
+             "divided by the number of all slots; divide by the sum of the weights."),
+            (-expected, "the sign is flipped: the loss is the *negative* log-probability of the "
+             "true token.")])
     # a large-logit case: a naive softmax overflows
     logits, labels, weights = _loss_case(3)
-    got = run_student_code(LOSS, masked_lm_loss, 100.0 * logits, labels, weights)
-    assert_close(LOSS, np.reshape(np.asarray(got, "float64"), ()),
-                 masked_lm_loss_reference(100.0 * logits, labels, weights), what="the loss for "
-                 "logits of size ~100 (subtract the row maximum before exp)", rtol=1e-4)
+    got = one_number(LOSS, run_student_code(LOSS, masked_lm_loss, 100.0 * logits, labels,
+                                            weights), "masked_lm_loss")
+    assert_close(LOSS, got, masked_lm_loss_reference(100.0 * logits, labels, weights), rtol=1e-4,
+                 what="the loss for logits of size ~100 (subtract the row maximum before exp)")
     if masked_lm is None:
         passed(LOSS, "Only the chosen tokens are predicted, so only they carry loss.")
         return
     facts = observe(LOSS, _measure_real_batch, masked_lm_loss, masked_lm, preprocessor, reviews)
-    if not facts["chosen"]:
-        raise CheckFailed(LOSS, "the batch has no chosen token: pass a few reviews of several "
-                                "words each.")
-    if not np.isclose(facts["yours"], facts["reference"], rtol=1e-4):
-        raise CheckFailed(LOSS, f"on a batch of the masked LM your loss is {facts['yours']:.5g}; "
-                                f"the mean over the chosen tokens is {facts['reference']:.5g}.")
+    require(LOSS, facts["chosen"], "the batch has no chosen token: pass a few reviews of several "
+            "words each.")
+    require(LOSS, np.isclose(facts["yours"], facts["reference"], rtol=1e-4), f"on a batch of the "
+            f"masked LM your loss is {facts['yours']:.5g}; the mean over the chosen tokens is "
+            f"{facts['reference']:.5g}.")
     slots = facts["sequences"] * facts["slots"]
     print(f"one batch masked as in pre-training: {facts['sequences']} sequences x "
           f"{facts['slots']} mask slots = {slots} slots, {facts['chosen']} of them chosen tokens")
@@ -256,17 +235,11 @@ def check_masked_lm_loss(masked_lm_loss, masked_lm=None, preprocessor=None,
                  "(Question 1).")
 
 
-def _backbones(model) -> list:
-    """The keras-hub backbones inside a classifier (layers with a ``pooled_output``)."""
-    return [layer for layer in getattr(model, "layers", [])
-            if type(layer).__name__.endswith("Backbone")]
-
-
 def _describe_probes(build_probes, test_batches) -> dict:
     """Plain facts about the student's two classifiers, and their accuracy on ``test_batches``."""
     import keras
 
-    probes = run_student_code(PROBE, build_probes) if callable(build_probes) else build_probes
+    probes = value_of(PROBE, build_probes)
     if not isinstance(probes, Mapping):
         return {"type": type(probes).__name__}
     facts = {}
@@ -274,16 +247,17 @@ def _describe_probes(build_probes, test_batches) -> dict:
         if not isinstance(probe, keras.Model):
             facts[str(name)] = {"model": False, "type": type(probe).__name__}
             continue
-        backbones = _backbones(probe)
+        backbones = [layer for layer in probe.layers if type(layer).__name__.endswith("Backbone")]
         entry = {"model": True, "backbones": len(backbones),
-                 "trainable": int(sum(int(np.prod(w.shape)) for w in probe.trainable_weights)),
+                 "trainable": sum(int(np.prod(w.shape)) for w in probe.trainable_weights),
                  "steps": int(probe.optimizer.iterations.numpy()) if probe.optimizer else 0}
         if len(backbones) == 1:
             backbone = backbones[0]
-            entry["backbone_trainable"] = int(sum(int(np.prod(w.shape))
-                                                  for w in backbone.trainable_weights))
+            entry["backbone_trainable"] = sum(int(np.prod(w.shape))
+                                              for w in backbone.trainable_weights)
             entry["hidden_dim"] = int(backbone.hidden_dim)
-            entry["fingerprint"] = np.asarray(backbone.token_embedding.embeddings)[:4, :4].astype("float64")
+            embeddings = np.asarray(backbone.token_embedding.embeddings, "float64")
+            entry["fingerprint"] = embeddings[:4, :4]
         correct = total = 0
         for x, y in test_batches:
             logits = np.asarray(probe.predict_on_batch(x))  # compiled: no eager pass per batch
@@ -304,44 +278,34 @@ def check_frozen_probe(build_probes, test_batches) -> None:
             classifier, "random weights, frozen": classifier}`` (or that dict itself).
         test_batches: the tokenized test split, ``(inputs, labels)`` batches.
     """
-    exercise = PROBE
-    facts = observe(exercise, _describe_probes, build_probes, test_batches)
-    if facts.get("type") != "mapping":
-        raise CheckFailed(exercise, f"build_probes returned a {facts.get('type')}; return a dict "
-                                    f"of the two trained classifiers, {list(PROBE_NAMES)}.")
+    facts = observe(PROBE, _describe_probes, build_probes, test_batches)
+    require(PROBE, facts.get("type") == "mapping", f"build_probes returned a {facts.get('type')}; "
+            f"return a dict of the two trained classifiers, {list(PROBE_NAMES)}.")
     found = facts["probes"]
-    check_entries(exercise, {name: {} for name in found}, PROBE_NAMES, (), what="probes")
+    check_entries(PROBE, {name: {} for name in found}, PROBE_NAMES, (), what="probes")
     for name in PROBE_NAMES:
         entry = found[name]
-        if not entry.get("model"):
-            raise CheckFailed(exercise, f"probes[{name!r}] is a {entry.get('type')}; it should be "
-                                        "the trained keras model.")
-        if entry["backbones"] != 1:
-            raise CheckFailed(exercise, f"probes[{name!r}] holds {entry['backbones']} BERT "
-                                        "backbones; put the head on exactly one.")
-        if entry["backbone_trainable"]:
-            raise CheckFailed(exercise, f"probes[{name!r}]: {entry['backbone_trainable']:,} of the "
-                                        "backbone's parameters are trainable; freeze it "
-                                        "(backbone.trainable = False) before compiling.")
+        require(PROBE, entry.get("model"), f"probes[{name!r}] is a {entry.get('type')}; it should "
+                "be the trained keras model.")
+        require(PROBE, entry["backbones"] == 1, f"probes[{name!r}] holds {entry['backbones']} "
+                "BERT backbones; put the head on exactly one.")
+        require(PROBE, not entry["backbone_trainable"], f"probes[{name!r}]: "
+                f"{entry['backbone_trainable']:,} of the backbone's parameters are trainable; "
+                "freeze it (backbone.trainable = False) before compiling.")
         head = entry["hidden_dim"] * entry["classes"] + entry["classes"]
-        if entry["trainable"] != head:
-            raise CheckFailed(exercise, f"probes[{name!r}] trains {entry['trainable']:,} "
-                                        f"parameters; only the head's {head:,} (a Dense layer "
-                                        f"from {entry['hidden_dim']} to {entry['classes']}) "
-                                        "should train.")
-        if entry["classes"] != 2:
-            raise CheckFailed(exercise, f"probes[{name!r}] outputs {entry['classes']} scores per "
-                                        "review; two classes, negative and positive.")
-        if entry["steps"] < 1:
-            raise CheckFailed(exercise, f"probes[{name!r}] was never trained: compile it and "
-                                        "fit it on the training reviews.")
+        require(PROBE, entry["trainable"] == head, f"probes[{name!r}] trains "
+                f"{entry['trainable']:,} parameters; only the head's {head:,} (a Dense layer from "
+                f"{entry['hidden_dim']} to {entry['classes']}) should train.")
+        require(PROBE, entry["classes"] == 2, f"probes[{name!r}] outputs {entry['classes']} "
+                "scores per review; two classes, negative and positive.")
+        require(PROBE, entry["steps"] >= 1, f"probes[{name!r}] was never trained: compile it and "
+                "fit it on the training reviews.")
     first, second = (np.asarray(found[name]["fingerprint"]) for name in PROBE_NAMES)
-    if first.shape == second.shape and np.allclose(first, second):
-        raise CheckFailed(exercise, "both probes read the same encoder weights; one should "
-                                    "start from the pretrained backbone, the other from "
-                                    "untrained_copy of it.")
+    require(PROBE, first.shape != second.shape or not np.allclose(first, second), "both probes "
+            "read the same encoder weights; one should start from the pretrained backbone, the "
+            "other from untrained_copy of it.")
     for name in PROBE_NAMES:
-        print(f"{name:24} test accuracy {found[name]['accuracy']:.3f} "
-              f"({found[name]['reviews']} reviews, {found[name]['trainable']:,} trained parameters)")
-    passed(exercise, "Only the heads learned; the encoders are what pre-training (or chance) "
-                     "made them.")
+        print(f"{name:24} test accuracy {found[name]['accuracy']:.3f} ({found[name]['reviews']} "
+              f"reviews, {found[name]['trainable']:,} trained parameters)")
+    passed(PROBE, "Only the heads learned; the encoders are what pre-training (or chance) made "
+                  "them.")

@@ -24,12 +24,14 @@ class CheckFailed(AssertionError):
         return [f"\u2717 {self.exercise} not passed yet: {self.message}"]
 
 
-def passed(exercise: str, detail: str = "") -> None:
-    """Print the success line of a check.
+def require(exercise: str, condition, message: str) -> None:
+    """Raise :class:`CheckFailed` with ``message`` unless ``condition`` holds."""
+    if not condition:
+        raise CheckFailed(exercise, message)
 
-    Returns None: a returned value would show under the tick line, and the grader reads the tick
-    line and :class:`CheckFailed`, never a return value.
-    """
+
+def passed(exercise: str, detail: str = "") -> None:
+    """Print the success line of a check; return nothing, which a cell would show under it."""
     print(f"\u2713 {exercise} passed." + (f" {detail}" if detail else ""))
 
 
@@ -46,25 +48,25 @@ def run_student_code(exercise: str, function: Callable[..., Any], *args, **kwarg
     except CheckFailed:
         raise
     except Exception as error:  # noqa: BLE001 - any crash becomes feedback, not a traceback
-        raise CheckFailed(
-            exercise, f"your code raised {type(error).__name__}: {error}"
-        ) from None
+        raise CheckFailed(exercise, f"your code raised {type(error).__name__}: {error}") from None
+
+
+def value_of(exercise: str, answer) -> Any:
+    """``answer``, or what it returns if it is the student's function (called without arguments)."""
+    return run_student_code(exercise, answer) if callable(answer) else answer
 
 
 def check_entries(exercise: str, value, entries: Sequence[str], fields: Sequence[str], *,
                   what: str) -> None:
-    """``value`` must map exactly ``entries`` to mappings with at least ``fields``.
-
-    Otherwise :class:`CheckFailed` naming what is missing.
-    """
+    """Raise :class:`CheckFailed` unless ``value`` maps exactly ``entries`` to mappings with
+    at least ``fields``."""
     if not isinstance(value, Mapping) or set(value) != set(entries):
         found = sorted(value) if isinstance(value, Mapping) else type(value).__name__
         raise CheckFailed(exercise, f"{what} must have the entries {list(entries)} "
                                     f"({len(entries)} entries); found {found}.")
     for name, entry in value.items():
         missing = set(fields) - set(entry) if isinstance(entry, Mapping) else set(fields)
-        if missing:
-            raise CheckFailed(exercise, f"{what}[{name!r}] lacks {sorted(missing)}.")
+        require(exercise, not missing, f"{what}[{name!r}] lacks {sorted(missing)}.")
 
 
 def as_array(exercise: str, value, what: str) -> np.ndarray:
@@ -72,35 +74,49 @@ def as_array(exercise: str, value, what: str) -> np.ndarray:
     try:
         return np.asarray(value, dtype="float64")
     except Exception as error:  # noqa: BLE001 - a friendly message instead of a traceback
-        raise CheckFailed(exercise, f"{what} could not be turned into an array ({error}).") from None
+        raise CheckFailed(exercise, f"{what} is not an array of numbers ({error}).") from None
 
 
-def assert_close(exercise: str, got, expected, *, what: str = "output",
-                 atol: float = 1e-5, rtol: float = 1e-5) -> None:
-    """Compare arrays; on mismatch say whether the shape or which value differs."""
+def one_number(exercise: str, value, what: str) -> float:
+    """``value`` as a float, or :class:`CheckFailed` unless it is one number (a list is not)."""
+    array = None if isinstance(value, (list, tuple)) else np.asarray(value)
+    if array is None or array.size != 1 or array.dtype.kind not in "biuf":
+        shape = f" of shape {array.shape}" if array is not None and array.ndim else ""
+        raise CheckFailed(exercise, f"{what} returned {type(value).__name__}{shape}; expected "
+                                    "one number.")
+    return float(array.reshape(()))
+
+
+def assert_close(exercise: str, got, expected, *, what: str = "output", atol: float = 1e-5,
+                 rtol: float = 1e-5, mistakes: Sequence[tuple[Any, str]] = ()) -> None:
+    """Compare arrays; on mismatch say whether the shape or which value differs.
+
+    ``mistakes`` are ``(value, message)`` pairs: a ``got`` close to one of those values fails
+    with its message, which says what was done wrong.
+    """
     got = np.asarray(got)
     expected = np.asarray(expected)
-    if got.shape != expected.shape:
-        raise CheckFailed(
-            exercise, f"{what} has shape {got.shape}, expected {expected.shape}."
-        )
+    require(exercise, got.shape == expected.shape,
+            f"{what} has shape {got.shape}, expected {expected.shape}.")
     if not np.all(np.isfinite(got)) and np.all(np.isfinite(expected)):
         index = tuple(int(i) for i in np.argwhere(~np.isfinite(got))[0])
-        raise CheckFailed(exercise, f"{what} is {got[index]} at position {index}; expected a finite number.")
+        raise CheckFailed(exercise, f"{what} is {got[index]} at position {index}; expected a "
+                                    "finite number.")
     close = np.isclose(got, expected, atol=atol, rtol=rtol)
-    if not close.all():
-        index = tuple(int(i) for i in np.argwhere(~close)[0])
-        raise CheckFailed(
-            exercise,
-            f"{what} differs at position {index}: got {got[index]:.6g}, expected "
-            f"{expected[index]:.6g} ({int((~close).sum())} of {close.size} values differ).",
-        )
+    if close.all():
+        return
+    for value, message in mistakes:
+        if np.shape(value) == got.shape and np.allclose(got, value, atol=atol, rtol=rtol):
+            raise CheckFailed(exercise, message)
+    index = tuple(int(i) for i in np.argwhere(~close)[0])
+    where = f" at position {index} ({int((~close).sum())} of {close.size} differ)" if index else ""
+    raise CheckFailed(exercise, f"{what} differs{where}: got {got[index]:.6g}, expected "
+                                f"{expected[index]:.6g}.")
 
 
 def softmax(x, axis=-1):
     """The softmax along ``axis``, with the maximum subtracted first."""
-    x = x - x.max(axis=axis, keepdims=True)
-    e = np.exp(x)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
 
 
@@ -120,11 +136,6 @@ def _global_names(code) -> set[str]:
     return names
 
 
-def _is_package_object(value, forbidden: set[str]) -> bool:
-    return (getattr(value, "__name__", None) in forbidden
-            and str(getattr(value, "__module__", "")).split(".")[0] == "seqlab")
-
-
 def refuse_package_calls(exercise: str, function: Callable[..., Any],
                          forbidden: Sequence[str]) -> None:
     """Raise :class:`CheckFailed` if ``function`` hands the exercise to a package function.
@@ -136,15 +147,17 @@ def refuse_package_calls(exercise: str, function: Callable[..., Any],
     """
     forbidden = set(forbidden)
 
+    def refuse_package_object(value) -> None:
+        name = getattr(value, "__name__", None)
+        if name in forbidden and str(getattr(value, "__module__", "")).split(".")[0] == "seqlab":
+            refuse(name)
+
     def refuse(name: str) -> None:
         raise CheckFailed(exercise, f"your code calls seqlab's {name}: that is the answer, not "
                                     "yours. Write it with keras.ops / numpy.")
 
-    if _is_package_object(function, forbidden):
-        refuse(function.__name__)
+    refuse_package_object(function)
     namespace = getattr(function, "__globals__", None)
-    if namespace is None:
-        return
     seen: set[int] = set()
     pending = [function]
     while pending:
@@ -168,7 +181,6 @@ def refuse_package_calls(exercise: str, function: Callable[..., Any],
                 if name in forbidden:
                     refuse(name)
                 continue
-            if _is_package_object(value, forbidden):
-                refuse(value.__name__)
+            refuse_package_object(value)
             if getattr(value, "__globals__", None) is namespace:
                 pending.append(value)  # the student's own helper: read its code too

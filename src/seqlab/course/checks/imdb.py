@@ -11,17 +11,17 @@ from seqlab.course.checks.core import (
     CheckFailed,
     assert_close,
     check_entries,
+    one_number,
     passed,
+    require,
     run_student_code,
+    value_of,
 )
 from seqlab.course.checks.transcript import observe
 
 SHUFFLED_WORDS = "Exercise 1: shuffled words into the frozen classifier"
 ACCURACY_FUNCTION = "Exercise 2: accuracy from predicted probabilities"
 LEARNING_RATE_COMPARISON = "Exercise 1: fine-tuning at the original learning rate"
-
-
-# ------------------------------------------------------------------------------ notebook 01
 
 
 PROBE_REVIEWS = ["one", "The plot is dull, but the cast is wonderful.",
@@ -53,31 +53,26 @@ def check_shuffled_words(shuffle_words: Callable, accuracy_with_shuffled_words: 
                     predict, list(texts)[:limit], np.asarray(labels).reshape(-1)[:limit], seed)
     for review, outputs in zip(PROBE_REVIEWS, facts["probes"], strict=True):
         for output in outputs:
-            if not isinstance(output, str):
-                raise CheckFailed(exercise, f"shuffle_words returned {type(output).__name__}; "
-                                            "return one string, the tokens joined by spaces.")
-            if sorted(module_tokens(output)) != sorted(module_tokens(review)):
-                raise CheckFailed(exercise, f"shuffle_words({review!r}) returned {output!r}: "
-                                            "not the same tokens. Split on the space character "
-                                            "only, as the module does (a tab or a line break "
-                                            "stays inside its token), reorder, and join with "
-                                            "spaces; keep every token as it is.")
-    if all(output == PROBE_REVIEWS[-1] for output in facts["probes"][-1]):
-        raise CheckFailed(exercise, "shuffle_words returned a long review unchanged five times "
-                                    "out of five: draw the order from rng "
-                                    "(e.g. rng.permutation).")
-    if facts["failure"]:
-        raise CheckFailed(exercise, facts["failure"])
+            require(exercise, isinstance(output, str), f"shuffle_words returned "
+                    f"{type(output).__name__}; return one string, the tokens joined by spaces.")
+            require(exercise, sorted(module_tokens(output)) == sorted(module_tokens(review)),
+                    f"shuffle_words({review!r}) returned {output!r}: not the same tokens. Split "
+                    "on the space character only, as the module does (a tab or a line break "
+                    "stays inside its token), reorder, and join with spaces; keep every token "
+                    "as it is.")
+    require(exercise, any(output != PROBE_REVIEWS[-1] for output in facts["probes"][-1]),
+            "shuffle_words returned a long review unchanged five times out of five: draw the "
+            "order from rng (e.g. rng.permutation).")
+    require(exercise, not facts["failure"], facts["failure"])
     accuracy = facts["accuracy"]
-    if not isinstance(accuracy, (int, float)) or not 0 <= accuracy <= 1:
-        raise CheckFailed(exercise, f"accuracy_with_shuffled_words returned {accuracy!r}; "
-                                    "return the accuracy, one number between 0 and 1.")
+    require(exercise, isinstance(accuracy, (int, float)) and 0 <= accuracy <= 1,
+            f"accuracy_with_shuffled_words returned {accuracy!r}; return the accuracy, one "
+            "number between 0 and 1.")
     count = len(facts["labels"])
-    if abs(accuracy - facts["recomputed"]) > 0.5 / count:  # less than one review
-        raise CheckFailed(exercise, f"your accuracy is {accuracy:.4f}, but the model's "
-                                    "predictions on the texts shuffled by your shuffle_words "
-                                    f"(rng = np.random.default_rng({seed})) give "
-                                    f"{facts['recomputed']:.4f}.")
+    require(exercise, abs(accuracy - facts["recomputed"]) <= 0.5 / count,  # within one review
+            f"your accuracy is {accuracy:.4f}, but the model's predictions on the texts shuffled "
+            f"by your shuffle_words (rng = np.random.default_rng({seed})) give "
+            f"{facts['recomputed']:.4f}.")
     print(f"{count:,} test reviews: accuracy {facts['original']:.4f} as written, "
           f"{accuracy:.4f} with every review's words shuffled; the largest change of one "
           f"review's probability: {facts['largest_change']:.2g}.")
@@ -127,16 +122,10 @@ def check_accuracy_function(accuracy_from_probabilities: Callable) -> None:
     labels = rng.integers(0, 2, size=50)
     cases.append((probabilities, labels, float(np.mean((probabilities[:, 0] > 0.5) == labels))))
     for probabilities, labels, expected in cases:
-        got = run_student_code(exercise, accuracy_from_probabilities, probabilities, labels)
-        try:
-            got = float(got)
-        except (TypeError, ValueError):
-            raise CheckFailed(exercise, f"return one number, not {type(got).__name__}.") from None
+        got = one_number(exercise, run_student_code(exercise, accuracy_from_probabilities,
+                                                    probabilities, labels), "your function")
         assert_close(exercise, got, expected, what=f"the accuracy for {len(labels)} reviews")
     passed(exercise, "It agrees with Keras's accuracy metric.")
-
-
-# ------------------------------------------------------------------------------ notebook 02
 
 
 def check_learning_rate_comparison(runs: Mapping[str, Mapping] | Callable[[], Mapping]) -> None:
@@ -146,27 +135,25 @@ def check_learning_rate_comparison(runs: Mapping[str, Mapping] | Callable[[], Ma
     ``learning_rate``, ``val_accuracy`` (one value per epoch) and ``embedding_change``.
     """
     exercise = LEARNING_RATE_COMPARISON
-    if callable(runs):
-        runs = run_student_code(exercise, runs)
+    runs = value_of(exercise, runs)
     check_entries(exercise, runs, ("one tenth", "original"),
                   ("learning_rate", "val_accuracy", "embedding_change"), what="runs")
     for name, run in runs.items():
         accuracies = np.asarray(run["val_accuracy"], dtype=float)
-        if accuracies.ndim != 1 or not len(accuracies) or not ((accuracies >= 0) & (accuracies <= 1)).all():
-            raise CheckFailed(exercise, f"runs[{name!r}]['val_accuracy'] should be the list of "
-                                        "validation accuracies, one per epoch.")
+        require(exercise, accuracies.ndim == 1 and len(accuracies) and (accuracies >= 0).all()
+                and (accuracies <= 1).all(), f"runs[{name!r}]['val_accuracy'] should be the list "
+                "of validation accuracies, one per epoch.")
     slow, fast = runs["one tenth"], runs["original"]
-    if not math.isclose(fast["learning_rate"], 10 * slow["learning_rate"], rel_tol=1e-5):
-        raise CheckFailed(exercise, f"the learning rates are {slow['learning_rate']:.3g} and "
-                                    f"{fast['learning_rate']:.3g}; the original is ten times "
-                                    "the fine-tuning rate.")
-    if len(slow["val_accuracy"]) != len(fast["val_accuracy"]):
-        raise CheckFailed(exercise, "train both runs for the same number of epochs.")
-    if not 0 < slow["embedding_change"] < fast["embedding_change"]:
-        raise CheckFailed(exercise, "the embedding should move, and move more at the larger "
-                                    f"rate; got changes {slow['embedding_change']:.3g} (one "
-                                    f"tenth) and {fast['embedding_change']:.3g} (original). Did "
-                                    "both runs start from the frozen stage's weights?")
+    require(exercise, math.isclose(fast["learning_rate"], 10 * slow["learning_rate"],
+                                   rel_tol=1e-5), f"the learning rates are "
+            f"{slow['learning_rate']:.3g} and {fast['learning_rate']:.3g}; the original is ten "
+            "times the fine-tuning rate.")
+    require(exercise, len(slow["val_accuracy"]) == len(fast["val_accuracy"]),
+            "train both runs for the same number of epochs.")
+    require(exercise, 0 < slow["embedding_change"] < fast["embedding_change"], "the embedding "
+            f"should move, and move more at the larger rate; got changes "
+            f"{slow['embedding_change']:.3g} (one tenth) and {fast['embedding_change']:.3g} "
+            "(original). Did both runs start from the frozen stage's weights?")
     ratio = fast["embedding_change"] / slow["embedding_change"]
     for name, run in runs.items():
         accuracies = ", ".join(f"{a:.3f}" for a in run["val_accuracy"])

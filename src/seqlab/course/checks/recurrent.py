@@ -18,7 +18,9 @@ from seqlab.course.checks.core import (
     assert_close,
     check_entries,
     passed,
+    require,
     run_student_code,
+    value_of,
 )
 from seqlab.course.checks.transcript import observe
 
@@ -75,34 +77,27 @@ def _gate_weights(gates: str) -> set[str]:
 
 def _check_cell(exercise: str, cell_class, *, gates: str, absent_gate: str, why: str,
                 reference, state_names: list[str]) -> int:
-    """Run ``cell_class`` in an RNN with random weights against ``reference``; its parameter count."""
+    """Run ``cell_class`` in an RNN with random weights against ``reference``; its parameters."""
     rng = np.random.default_rng(2000)
     x = rng.normal(size=(BATCH, STEPS, FEATURES)).astype("float32")
     facts = observe(exercise, _describe_cell, exercise, cell_class, x)
     names = set(facts["names"])
-    if names & _gate_weights(absent_gate):
-        raise CheckFailed(exercise, f"your cell has the weights "
-                                    f"{sorted(names & _gate_weights(absent_gate))}: {why}")
-    if not _gate_weights(gates) <= names:
-        raise CheckFailed(exercise, f"your cell lacks the weights "
-                                    f"{sorted(_gate_weights(gates) - names)}; create them in "
-                                    "build() with self.add_gates(...), as in the cell's template.")
+    extra, missing = names & _gate_weights(absent_gate), _gate_weights(gates) - names
+    require(exercise, not extra, f"your cell has the weights {sorted(extra)}: {why}")
+    require(exercise, not missing, f"your cell lacks the weights {sorted(missing)}; create them "
+            "in build() with self.add_gates(...), as in the cell's template.")
     got = [np.asarray(r) for r in facts["outputs"]]
     weights = dict(zip(facts["names"], facts["weights"], strict=True))
     expected_sequence, expected_states = reference(weights, x)
-    if len(got) != 1 + len(state_names):
-        raise CheckFailed(
-            exercise, f"the RNN returned {len(got) - 1} state(s), expected "
-                      f"{len(state_names)} ({', '.join(state_names)}): check state_size "
-                      "and that call returns (output, [new states])."
-        )
+    require(exercise, len(got) == 1 + len(state_names), f"the RNN returned {len(got) - 1} "
+            f"state(s), expected {len(state_names)} ({', '.join(state_names)}): check state_size "
+            "and that call returns (output, [new states]).")
     assert_close(exercise, got[0], expected_sequence, what="the output sequence y(t)")
     for value, expected, name in zip(got[1:], expected_states, state_names, strict=True):
         assert_close(exercise, value, expected, what=f"the final state {name}")
     parameters = facts["parameters"]
-    if parameters != _block_parameters(len(gates)):
-        raise CheckFailed(exercise, f"your cell has {parameters} parameters; {len(gates)} gates "
-                                    f"of this size have {_block_parameters(len(gates))}.")
+    require(exercise, parameters == _block_parameters(len(gates)), f"your cell has {parameters} "
+            f"parameters; {len(gates)} gates of this size have {_block_parameters(len(gates))}.")
     return parameters
 
 
@@ -135,22 +130,19 @@ def check_coupled_lstm_cell(cell_class) -> None:
     ``cell_class(units)`` must build the gates ``f``, ``o``, ``g`` (no input-gate weights),
     keep the states ``[h, c]`` and compute eqs. (3)-(7) with ``i = 1 - f`` in eq. (6).
     """
-    parameters = _check_cell(
-        COUPLED_LSTM, cell_class, gates="fog", absent_gate="i",
-        why="a coupled cell has no input gate of its own; i(t) = 1 - f(t) needs no weights.",
-        reference=coupled_lstm_reference, state_names=["h(t)", "c(t)"],
-    )
+    parameters = _check_cell(COUPLED_LSTM, cell_class, gates="fog", absent_gate="i", why="a "
+                             "coupled cell has no input gate of its own; i(t) = 1 - f(t) needs "
+                             "no weights.", reference=coupled_lstm_reference,
+                             state_names=["h(t)", "c(t)"])
     passed(COUPLED_LSTM, f"Three weight blocks instead of four: {parameters} "
                          f"parameters where an LSTM has {_block_parameters(4)}.")
 
 
 def check_gru_without_reset_gate(cell_class) -> None:
     """Exercise 2a: a GRU cell with ``r = 1``: eqs. (8), (10), (11) and no reset weights."""
-    parameters = _check_cell(
-        GRU_WITHOUT_RESET, cell_class, gates="zg", absent_gate="r",
-        why="without a reset gate the cell needs no W_xr, W_hr or b_r.",
-        reference=gru_without_reset_reference, state_names=["h(t)"],
-    )
+    parameters = _check_cell(GRU_WITHOUT_RESET, cell_class, gates="zg", absent_gate="r",
+                             why="without a reset gate the cell needs no W_xr, W_hr or b_r.",
+                             reference=gru_without_reset_reference, state_names=["h(t)"])
     passed(GRU_WITHOUT_RESET, f"{parameters} parameters where the GRU of eqs. (8)-(11) "
                               f"has {_block_parameters(3)}.")
 
@@ -164,32 +156,33 @@ def check_reset_gate_comparison(comparison) -> None:
             least ``cell_parameters``, ``val_accuracy`` and ``epochs``.
     """
     exercise = RESET_GATE_COMPARISON
-    if callable(comparison):
-        comparison = run_student_code(exercise, comparison)
+    comparison = value_of(exercise, comparison)
     expected_keys = ("with reset gate", "without reset gate")
     check_entries(exercise, comparison, expected_keys,
                   ("cell_parameters", "val_accuracy", "epochs"), what="the comparison")
     for name, result in comparison.items():
         accuracy = result["val_accuracy"]
-        if not isinstance(accuracy, (int, float)) or not math.isfinite(accuracy) or not (
-                0.0 <= accuracy <= 1.0):
-            raise CheckFailed(exercise, f"{name!r}: val_accuracy is {accuracy!r}, expected a "
-                                        "number between 0 and 1.")
+        require(exercise, isinstance(accuracy, (int, float)) and 0.0 <= accuracy <= 1.0,
+                f"{name!r}: val_accuracy is {accuracy!r}, expected a number between 0 and 1.")
     with_reset, without_reset = (comparison[k] for k in expected_keys)
-    if 3 * without_reset["cell_parameters"] != 2 * with_reset["cell_parameters"]:
-        raise CheckFailed(
-            exercise, f"the cells have {with_reset['cell_parameters']} and "
-                      f"{without_reset['cell_parameters']} parameters; without the reset gate "
-                      "there should be exactly 2/3 as many. Did both runs use the same units?"
-        )
-    if with_reset["epochs"] != without_reset["epochs"]:
-        raise CheckFailed(exercise, "train both cells for the same number of epochs, or the "
-                                    "comparison says nothing about the reset gate.")
+    require(exercise, 3 * without_reset["cell_parameters"] == 2 * with_reset["cell_parameters"],
+            f"the cells have {with_reset['cell_parameters']} and "
+            f"{without_reset['cell_parameters']} parameters; without the reset gate there should "
+            "be exactly 2/3 as many. Did both runs use the same units?")
+    require(exercise, with_reset["epochs"] == without_reset["epochs"], "train both cells for the "
+            "same number of epochs, or the comparison says nothing about the reset gate.")
     table = "".join(
         f"\n  {name:<20} {comparison[name]['cell_parameters']:>7,} parameters, validation "
         f"accuracy {comparison[name]['val_accuracy']:.3f} after {comparison[name]['epochs']} "
         "epochs" for name in expected_keys)
     passed(exercise, table)
+
+
+def _float_or_nan(value) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
 
 
 def check_gradient_ratios(table) -> None:
@@ -203,32 +196,18 @@ def check_gradient_ratios(table) -> None:
             ``{activation: {scale: ratio}}`` for every :data:`ACTIVATIONS` and :data:`SCALES`.
     """
     exercise = GRADIENT_RATIOS
-    if callable(table):
-        table = run_student_code(exercise, table)
-    if not isinstance(table, Mapping) or set(table) != set(ACTIVATIONS):
-        found = sorted(table) if isinstance(table, Mapping) else type(table).__name__
-        raise CheckFailed(exercise, f"the table must have one row per activation "
-                                    f"{list(ACTIVATIONS)}; found {found}.")
+    table = value_of(exercise, table)
+    require(exercise, isinstance(table, Mapping) and set(table) == set(ACTIVATIONS), f"the table "
+            f"must have one row per activation {list(ACTIVATIONS)}; found {table!r}.")
+    rows = {}
     for activation in ACTIVATIONS:
-        row = table[activation]
-        try:
-            scales = {float(k) for k in row} if isinstance(row, Mapping) else None
-        except (TypeError, ValueError):
-            scales = None
-        if scales != set(SCALES):
-            found = sorted(row) if isinstance(row, Mapping) else type(row).__name__
-            raise CheckFailed(exercise, f"row {activation!r} must have one entry per scale "
-                                        f"{list(SCALES)}; found {found}.")
-        for scale, ratio in row.items():
-            try:
-                value = float(ratio)
-            except (TypeError, ValueError):
-                value = math.nan
-            if not math.isfinite(value) or value < 0:
-                raise CheckFailed(exercise, f"{activation!r}, scale {scale}: the ratio is "
-                                            f"{ratio!r}, expected a finite number >= 0.")
-    rows = {activation: {float(k): float(v) for k, v in table[activation].items()}
-            for activation in ACTIVATIONS}
+        row = table[activation] if isinstance(table[activation], Mapping) else {}
+        rows[activation] = {_float_or_nan(k): _float_or_nan(v) for k, v in row.items()}
+        require(exercise, set(rows[activation]) == set(SCALES), f"row {activation!r} must have "
+                f"one entry per scale {list(SCALES)}; found {table[activation]!r}.")
+        for scale, ratio in rows[activation].items():
+            require(exercise, math.isfinite(ratio) and ratio >= 0, f"{activation!r}, scale "
+                    f"{scale}: the ratio is {ratio}, expected a finite number >= 0.")
     for scale in SCALES:
         expected = scale ** STEPS_BACK
         if not math.isclose(rows["linear"][scale], expected, rel_tol=1e-3):

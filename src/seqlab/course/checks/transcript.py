@@ -51,16 +51,15 @@ def encode(value: Any, depth: int = 0) -> Any:
         return {"__object__": "too deeply nested"}
     if value is None or isinstance(value, (bool, str)):
         return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
+    if isinstance(value, (int, float)):  # subclasses too (IntEnum, np.float64): as plain numbers
+        return int(value) if isinstance(value, int) else float(value)
     if isinstance(value, list):
         return [encode(item, depth + 1) for item in value]
     if isinstance(value, tuple):
         return {"__tuple__": [encode(item, depth + 1) for item in value]}
     if isinstance(value, dict):
-        return {"__dict__": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
+        return {"__dict__": [[encode(k, depth + 1), encode(v, depth + 1)]
+                             for k, v in value.items()]}
     if isinstance(value, (np.ndarray, np.generic)) or hasattr(value, "__array__"):
         try:
             array = np.asarray(value)
@@ -114,10 +113,8 @@ def call_key(name: str, args: tuple, kwargs: dict) -> str:
 
 
 def _encode_error(error: BaseException) -> dict:
-    entry = {"__raised__": type(error).__name__, "message": str(error)}
-    if isinstance(error, CheckFailed):
-        entry["message"] = error.message
-    return entry
+    message = error.message if isinstance(error, CheckFailed) else str(error)
+    return {"__raised__": type(error).__name__, "message": message}
 
 
 def _raise_recorded(exercise: str, entry: dict):
@@ -140,7 +137,7 @@ class Transcript:
             raise ValueError(f"mode must be 'record' or 'replay', not {mode!r}")
         self.mode = mode
         self.entries: dict[str, Any] = dict(entries or {})
-        self._observed: Counter = Counter()
+        self.observed: Counter = Counter()  # calls of observe, by exercise and describe
 
     def record(self, key: str, compute: Callable[[], Any]) -> Any:
         """Run ``compute`` (student code), store its value or error under ``key``, pass it on."""
@@ -163,16 +160,9 @@ class Transcript:
         try:
             return decode(entry.get("value"))
         except (ValueError, TypeError, RecursionError) as error:
-            raise CheckFailed(exercise, f"the recorded result could not be read ({error}).") from None
+            raise CheckFailed(exercise, "the recorded result could not be read "
+                                        f"({error}).") from None
 
-    def observe_key(self, exercise: str, describe: Callable) -> str:
-        self._observed[exercise, describe.__name__] += 1
-        return f"observe {exercise} {describe.__name__} {self._observed[exercise, describe.__name__]}"
-
-
-def active() -> Transcript | None:
-    """The transcript the current check records to or replays from (None in a notebook)."""
-    return _ACTIVE.get()
 
 
 @contextlib.contextmanager
@@ -191,10 +181,12 @@ def observe(exercise: str, describe: Callable[..., Any], *args) -> Any:
     While grading, it runs next to the student's code and the check gets the recorded facts back,
     so ``describe`` must return data :func:`encode` keeps.
     """
-    transcript = active()
+    transcript = _ACTIVE.get()
     if transcript is None:
         return describe(*args)
-    key = transcript.observe_key(exercise, describe)
+    name = describe.__name__
+    transcript.observed[exercise, name] += 1
+    key = f"observe {exercise} {name} {transcript.observed[exercise, name]}"
     if transcript.mode == "replay":
         return transcript.replay(exercise, key)
     return transcript.record(key, lambda: describe(*args))

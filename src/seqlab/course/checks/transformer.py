@@ -13,7 +13,14 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from seqlab.course.checks.core import CheckFailed, passed, run_student_code, softmax
+from seqlab.course.checks.core import (
+    CheckFailed,
+    passed,
+    require,
+    run_student_code,
+    softmax,
+    value_of,
+)
 from seqlab.course.checks.transcript import observe
 
 SOFTMAX_GRADIENTS = "Exercise 1: the softmax Jacobian with and without 1/sqrt(d_k)"
@@ -47,28 +54,25 @@ def check_softmax_gradients(softmax_jacobian_norm, prediction) -> None:
             returning it), for the unscaled Jacobian at d_k = 512 against the scaled one.
     """
     exercise = SOFTMAX_GRADIENTS
-    if callable(prediction):
-        prediction = run_student_code(exercise, prediction)
-    if prediction not in PREDICTIONS:
-        raise CheckFailed(exercise, f"predict first: one of {PREDICTIONS}; got {prediction!r}.")
+    prediction = value_of(exercise, prediction)
+    require(exercise, prediction in PREDICTIONS,
+            f"predict first: one of {PREDICTIONS}; got {prediction!r}.")
     measured = {}
     for d_k in (8, 64, 512):
         for scaled in (True, False):
             got = run_student_code(exercise, softmax_jacobian_norm, d_k, scaled)
-            if not isinstance(got, (int, float, np.floating)) or not math.isfinite(float(got)):
-                raise CheckFailed(exercise, f"softmax_jacobian_norm({d_k}, {scaled}) returned "
-                                            f"{got!r}; return one finite number.")
-            measured[d_k, scaled] = float(got)
-            if abs(float(got) - softmax_jacobian_reference(d_k, scaled)) <= 1e-4:
+            call = f"softmax_jacobian_norm({d_k}, {scaled})"
+            require(exercise, isinstance(got, (int, float, np.floating)) and math.isfinite(got),
+                    f"{call} returned {got!r}; return one finite number.")
+            measured[d_k, scaled] = got = float(got)
+            if abs(got - softmax_jacobian_reference(d_k, scaled)) <= 1e-4:
                 continue
-            if abs(float(got) - softmax_jacobian_reference(d_k, not scaled)) <= 1e-4:
-                raise CheckFailed(exercise, "scaled and unscaled are swapped: divide the scores "
-                                            "by sqrt(d_k) when scaled is True.")
-            raise CheckFailed(exercise, f"softmax_jacobian_norm({d_k}, {scaled}) is "
-                                        f"{float(got):.4f}, not what the recipe gives: draw q "
-                                        "first, then k, from np.random.default_rng(0); take the "
-                                        "softmax over the 10 keys; the Frobenius norm per query, "
-                                        "then the mean.")
+            require(exercise, abs(got - softmax_jacobian_reference(d_k, not scaled)) > 1e-4,
+                    "scaled and unscaled are swapped: divide the scores by sqrt(d_k) when scaled "
+                    "is True.")
+            raise CheckFailed(exercise, f"{call} is {got:.4f}, not what the recipe gives: draw q "
+                              "first, then k, from np.random.default_rng(0); take the softmax "
+                              "over the 10 keys; the Frobenius norm per query, then the mean.")
     print(f"{'d_k':>5} {'with 1/sqrt(d_k)':>17} {'without':>9}")
     for d_k in (8, 64, 512):
         print(f"{d_k:5} {measured[d_k, True]:17.3f} {measured[d_k, False]:9.3f}")
@@ -79,9 +83,6 @@ def check_softmax_gradients(softmax_jacobian_norm, prediction) -> None:
                      f"your prediction ({prediction}) {verdict}. Explain why in your cell.")
 
 
-# ------------------------------------------------------------------ Exercise 2: no causal mask
-
-
 def _masked_accuracy(logits: np.ndarray, target_out: np.ndarray) -> float:
     """Teacher-forced token accuracy over the real (non-padding) target positions."""
     real = target_out != 0
@@ -89,7 +90,8 @@ def _masked_accuracy(logits: np.ndarray, target_out: np.ndarray) -> float:
 
 
 def report_lesson_model(model, test_batch, *, greedy_exact_match: float) -> None:
-    """Print the lesson's model's teacher-forced accuracy on ``test_batch`` and its greedy exact match.
+    """Print the lesson's model's teacher-forced accuracy on ``test_batch`` and its greedy exact
+    match.
 
     The accuracy is computed here, out of sight: measuring it is part of Exercise 2.
     """
@@ -102,7 +104,7 @@ def report_lesson_model(model, test_batch, *, greedy_exact_match: float) -> None
 
 def _describe_unmasked_run(exercise: str, experiment, test_batch) -> dict:
     """Run the student's experiment; report its numbers and plain facts about its model."""
-    result = run_student_code(exercise, experiment) if callable(experiment) else experiment
+    result = value_of(exercise, experiment)
     if not isinstance(result, Mapping):
         return {"returned": type(result).__name__}
     facts = {"returned": "mapping", "keys": sorted(str(key) for key in result)}
@@ -137,40 +139,29 @@ def check_causal_mask_experiment(experiment, test_batch, lesson_parameters: int)
     """
     exercise = NO_CAUSAL_MASK
     facts = observe(exercise, _describe_unmasked_run, exercise, experiment, test_batch)
-    if facts.get("returned") != "mapping":
-        raise CheckFailed(exercise, f"return a dict with the keys 'model', "
-                                    f"'teacher_forced_accuracy' and 'greedy_exact_match'; got "
-                                    f"{facts.get('returned')}.")
+    require(exercise, facts.get("returned") == "mapping", "return a dict with the keys 'model', "
+            f"'teacher_forced_accuracy' and 'greedy_exact_match'; got {facts.get('returned')}.")
     missing = {"model", "teacher_forced_accuracy", "greedy_exact_match"} - set(facts["keys"])
-    if missing:
-        raise CheckFailed(exercise, f"your dict lacks {sorted(missing)}.")
+    require(exercise, not missing, f"your dict lacks {sorted(missing)}.")
     for key in ("teacher_forced_accuracy", "greedy_exact_match"):
-        value = facts[key]
-        if not isinstance(value, float) or not math.isfinite(value) or not 0.0 <= value <= 1.0:
-            raise CheckFailed(exercise, f"{key} is {value}; expected a fraction between 0 and 1.")
-    if facts["model"] != "model":
-        raise CheckFailed(exercise, f"'model' is a {facts['model']}; return the trained Keras "
-                                    "model.")
-    if facts["parameters"] != int(lesson_parameters):
-        raise CheckFailed(exercise, f"your model has {facts['parameters']:,} parameters, the "
-                                    f"lesson's {int(lesson_parameters):,}: change only the mask, "
-                                    "not the sizes.")
-    if not facts["sees_future"]:
-        raise CheckFailed(exercise, "your model still hides the future: changing the last target "
-                                    "token leaves the earlier positions' logits unchanged. Build "
-                                    "it with the decoder's causal mask switched off.")
-    if abs(facts["recomputed_accuracy"] - facts["teacher_forced_accuracy"]) > 0.01:
-        raise CheckFailed(exercise, f"teacher_forced_accuracy is "
-                                    f"{facts['teacher_forced_accuracy']:.3f}, but your model's "
-                                    f"token accuracy on the test batch with the true target as "
-                                    f"input is {facts['recomputed_accuracy']:.3f}: measure it on "
-                                    "that batch, over the non-padding positions.")
+        require(exercise, isinstance(facts[key], float) and 0.0 <= facts[key] <= 1.0,
+                f"{key} is {facts[key]}; expected a fraction between 0 and 1.")
+    require(exercise, facts["model"] == "model",
+            f"'model' is a {facts['model']}; return the trained Keras model.")
+    require(exercise, facts["parameters"] == int(lesson_parameters), f"your model has "
+            f"{facts['parameters']:,} parameters, the lesson's {int(lesson_parameters):,}: change "
+            "only the mask, not the sizes.")
+    require(exercise, facts["sees_future"], "your model still hides the future: changing the last "
+            "target token leaves the earlier positions' logits unchanged. Build it with the "
+            "decoder's causal mask switched off.")
+    tf_accuracy, recomputed = facts["teacher_forced_accuracy"], facts["recomputed_accuracy"]
+    require(exercise, abs(recomputed - tf_accuracy) <= 0.01, f"teacher_forced_accuracy is "
+            f"{tf_accuracy:.3f}, but your model's token accuracy on the test batch with the true "
+            f"target as input is {recomputed:.3f}: measure it on that batch, over the non-padding "
+            "positions.")
     passed(exercise, f"without the causal mask: teacher-forced accuracy "
                      f"{facts['teacher_forced_accuracy']:.1%}, greedy exact match "
                      f"{facts['greedy_exact_match']:.1%}. Explain the gap in Question 1.")
-
-
-# ------------------------------------------------------------------ Exercise 3: one head
 
 
 def _sublayers(model) -> list:
@@ -191,7 +182,7 @@ def _sublayers(model) -> list:
 
 def _describe_heads(exercise: str, build_model) -> dict:
     """Build the student's model; report its parameters and each attention layer's heads."""
-    model = run_student_code(exercise, build_model) if callable(build_model) else build_model
+    model = value_of(exercise, build_model)
     if not callable(getattr(model, "count_params", None)):
         return {"returned": type(model).__name__}
     if not model.built:
@@ -216,22 +207,18 @@ def check_one_head(build_one_head, four_head_parameters: int, d_model: int) -> N
 
     exercise = ONE_HEAD
     facts = observe(exercise, _describe_heads, exercise, build_one_head)
-    if facts.get("returned") != "model":
-        raise CheckFailed(exercise, f"return the Keras model, built (model.build()); got "
-                                    f"{facts.get('returned')}.")
-    if not facts["heads"]:
-        raise CheckFailed(exercise, "your model has no encoder or decoder layers with attention: "
-                                    "build it with the lesson's TransformerTranslator.")
-    if set(facts["heads"]) != {1}:
-        raise CheckFailed(exercise, f"the attention layers have {sorted(set(facts['heads']))} "
-                                    "heads; every one should have exactly 1.")
-    if set(facts["head_sizes"]) != {head_size(int(d_model), 1)}:
-        raise CheckFailed(exercise, f"the head size is {sorted(set(facts['head_sizes']))}; keep "
-                                    f"d_model = {int(d_model)}, so the one head has all of it.")
-    if facts["parameters"] != int(four_head_parameters):
-        raise CheckFailed(exercise, f"your model has {facts['parameters']:,} parameters, the "
-                                    f"lesson's {int(four_head_parameters):,}: change only "
-                                    "num_heads (the same num_layers, d_model, dff and vocabularies).")
+    require(exercise, facts.get("returned") == "model",
+            f"return the Keras model, built (model.build()); got {facts.get('returned')}.")
+    require(exercise, facts["heads"], "your model has no encoder or decoder layers with "
+            "attention: build it with the lesson's TransformerTranslator.")
+    require(exercise, set(facts["heads"]) == {1}, f"the attention layers have "
+            f"{sorted(set(facts['heads']))} heads; every one should have exactly 1.")
+    require(exercise, set(facts["head_sizes"]) == {head_size(int(d_model), 1)}, f"the head size "
+            f"is {sorted(set(facts['head_sizes']))}; keep d_model = {int(d_model)}, so the one "
+            "head has all of it.")
+    four_heads = int(four_head_parameters)
+    require(exercise, facts["parameters"] == four_heads, f"your model has "
+            f"{facts['parameters']:,} parameters, the lesson's {four_heads:,}: change only "
+            "num_heads (the same num_layers, d_model, dff and vocabularies).")
     passed(exercise, f"one head: {facts['parameters']:,} parameters; four heads: "
-                     f"{int(four_head_parameters):,}. Was your prediction right? Explain in "
-                     "Question 2.")
+                     f"{four_heads:,}. Was your prediction right? Explain in Question 2.")

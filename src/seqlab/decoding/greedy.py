@@ -96,6 +96,9 @@ def greedy_decode(model: Translator, source_ids, start_id: int, end_id: int, max
         ``(tokens, attention)`` as NumPy arrays: ``(batch, T)`` ids and ``(batch, T, S)``
         weights (``None`` for a model without attention).
     """
+    def decode(ids):
+        return greedy_decode_in_graph(model, ids, start_id, end_id, max_length, use_cache)
+
     source_ids = tf.convert_to_tensor(source_ids, tf.int32)
     key = f"greedy-{start_id}-{end_id}-{max_length}-{use_cache}"
     cache = _COMPILED.setdefault(model, {})
@@ -103,13 +106,10 @@ def greedy_decode(model: Translator, source_ids, start_id: int, end_id: int, max
         # The first call runs eagerly (tracing costs more than one run); later calls share a
         # tf.function traced for any batch size and source length.
         cache[key] = None
-        tokens, attention = greedy_decode_in_graph(model, source_ids, start_id, end_id, max_length,
-                                                use_cache)
+        tokens, attention = decode(source_ids)
     else:
         if cache[key] is None:
-            cache[key] = tf.function(
-                lambda ids: greedy_decode_in_graph(model, ids, start_id, end_id, max_length,
-                                                use_cache),
-                input_signature=[tf.TensorSpec([None, None], tf.int32)], autograph=False)
+            cache[key] = tf.function(decode, autograph=False,
+                                     input_signature=[tf.TensorSpec([None, None], tf.int32)])
         tokens, attention = cache[key](source_ids)
     return tokens.numpy(), None if attention is None else attention.numpy()

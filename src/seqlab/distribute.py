@@ -36,20 +36,16 @@ def strategy_name(name: str | None = None) -> str:
 
 
 def choose_strategy(name: str | None = None, *, quiet: bool = False) -> tf.distribute.Strategy:
-    """The ``tf.distribute`` strategy for this runtime, created once per process.
-
-    Call it before anything runs a TensorFlow operation when ``"mirrored"`` may split the CPU
-    (logical devices are fixed when TensorFlow initialises them).
+    """The ``tf.distribute`` strategy for this runtime, created once per process (asking again
+    returns the same object). Call it before anything runs a TensorFlow operation when
+    ``"mirrored"`` may split the CPU (logical devices are fixed when TensorFlow starts them).
 
     Args:
         name: ``"auto"`` (several GPUs if present, else one device), ``"default"`` (one
             device), ``"mirrored"`` (all GPUs; without a GPU, the CPU split into
-            :data:`CPU_REPLICAS` logical devices); ``None`` reads
-            ``$SEQLAB_STRATEGY``, else ``"auto"``.
+            :data:`CPU_REPLICAS` logical devices); ``None`` reads ``$SEQLAB_STRATEGY``, else
+            ``"auto"``.
         quiet: do not print the one-line report (strategy, replicas, devices).
-
-    Returns:
-        The strategy; asking again for the same one returns the same object.
 
     Raises:
         ValueError: for an unknown name.

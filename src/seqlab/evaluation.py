@@ -31,7 +31,6 @@ def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
         ValueError: for no hypotheses or a length mismatch.
     """
     import sacrebleu
-
     _check_pair(hypotheses, references, "bleu")
     return float(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score)
 
@@ -97,19 +96,14 @@ def diagnose_translations(predictions: Sequence[str], references: Sequence[str],
     near-zero BLEU is undertrained: notebooks print this message instead of conclusions.
 
     Args:
-        predictions / references: decoded and reference sentences, paired one to one.
+        predictions, references: decoded and reference sentences, paired one to one.
         bleu_score: their corpus BLEU if already computed (else computed here).
         bleu_floor: BLEU below which the model counts as undertrained.
         max_degenerate: largest tolerated fraction of outputs that repeat one token (three
             times in a row, or half of an output of four or more tokens).
-        min_distinct: smallest tolerated fraction of distinct outputs (checked from 20
-            sentences up; a collapsed model writes the same sentence for every input).
+        min_distinct: smallest tolerated fraction of distinct outputs (from 20 sentences up).
         max_empty: largest tolerated fraction of empty outputs.
         epochs: the epochs the model trained for, to suggest how many more to run.
-
-    Returns:
-        ``"this model is undertrained (...): run more epochs (EPOCHS=...) or use a GPU ..."``
-        or ``None`` when nothing is wrong.
 
     Example:
         >>> diagnose_translations(["¿¿¿¿¿¿tom."] * 30, ["tom está aquí."] * 30) is not None

@@ -125,7 +125,6 @@ def plot_gradient_norms(curves: Mapping[str, Sequence[float]], *, xlabel: str = 
     Args:
         curves: name -> norms, e.g. ``{"SimpleRNN": [...], "LSTM": [...]}`` with
             ``||dL/dx(t)||`` for each time step t, or one norm per training step.
-        log: logarithmic y axis.
         ax: draw into this axes instead of a new figure.
     """
     if not curves:
@@ -159,7 +158,6 @@ def plot_scaling(lengths, panels: Mapping[str, Mapping[str, Sequence[float]]], *
         guides: y-axis label -> {curve name: exponent k}: a grey reference line ``∝ n^k``
             through that curve's last point.
         titles: a title per panel.
-        xlabel: the x-axis label.
 
     Example:
         >>> fig = plot_scaling([16, 64, 256], {"time (ms)": {"a": [1, 4, 16], "b": [2, 3, 4]}},

@@ -309,7 +309,6 @@ RELIABLE_CPU_SHARE = 0.8
 class SpeedReading(NamedTuple):
     """What :func:`probe_speed` read: GFLOP/s of its best trial, and the share of the
     :func:`available_cpus` this process had in that trial (another busy process lowers both)."""
-
     gflops: float
     cpu_share: float
 
@@ -334,7 +333,6 @@ def probe_speed(seconds: float = 1.0, n: int = 1024, trials: int = 5) -> SpeedRe
     True
     """
     import tensorflow as tf
-
     matrix = tf.random.stateless_normal((n, n), seed=(1, 2))
     tf.linalg.matmul(matrix, matrix).numpy()                 # the first call starts the threads
     cpus, best = available_cpus(), SpeedReading(0.0, 0.0)
@@ -386,7 +384,6 @@ def choose(value: str | None = None, *, fast: bool | None = None, notebook: str 
         return "fast"
     if gpu is None and (raw is None or notebook is not None):
         import tensorflow as tf
-
         gpu = bool(tf.config.list_physical_devices("GPU"))
     if raw is None:
         if notebook is not None and gpu:

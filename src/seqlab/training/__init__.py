@@ -13,14 +13,8 @@ from seqlab.training.schedules import TransformerSchedule, transformer_optimizer
 from seqlab.training.stages import count_parameters, load_frozen_stage, stage_weights_path
 
 __all__ = [
-    # compiling, losses, optimizers, schedules
     "FusedAdam", "LazyAdam", "MaskedAccuracy", "MaskedSparseCategoricalCrossentropy",
-    "TransformerSchedule", "compile_sentiment_classifier", "compile_translator",
-    "transformer_optimizer",
-    # callbacks
-    "TimeBudget", "standard_callbacks",
-    # training that survives a disconnect (seqlab.training.resume)
-    "ResumableBackup", "TrainingRun", "backup_root",
-    # the case study's two stages (seqlab.training.stages)
-    "count_parameters", "load_frozen_stage", "stage_weights_path",
+    "ResumableBackup", "TimeBudget", "TrainingRun", "TransformerSchedule", "backup_root",
+    "compile_sentiment_classifier", "compile_translator", "count_parameters",
+    "load_frozen_stage", "stage_weights_path", "standard_callbacks", "transformer_optimizer",
 ]

@@ -33,7 +33,6 @@ def sum_over_replicas(value):
     if keras.backend.backend() != "tensorflow":
         return value
     import tensorflow as tf
-
     context = tf.distribute.get_replica_context()  # None in a cross-replica context
     if context is None or context.num_replicas_in_sync == 1:
         return value
@@ -50,7 +49,6 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
         tokens_per_batch: None (default): divide by the real tokens of this global batch. A
             number: divide by it for every batch, so every token weighs the same when batches
             are grouped by length.
-        name: the loss's name.
 
     Call arguments:
         y_true: ``(batch, T)`` token ids, 0 for padding.
@@ -108,9 +106,6 @@ class MaskedAccuracy(keras.metrics.Metric):
 
     ``correct / total`` over every real token seen since the last reset (not the mean of
     per-batch ratios), the two counters summed over the replicas.
-
-    Args:
-        name: the metric's name (the key in ``History.history``).
 
     Call arguments (``update_state``):
         y_true: ``(batch, T)`` token ids, 0 for padding.

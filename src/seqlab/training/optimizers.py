@@ -71,11 +71,8 @@ class LazyAdam(_AdamWithMomentLookup):
         θ[i] ← θ[i] − α_t m[i] / (√v[i] + ε),    α_t = η √(1 − β₂ᵗ) / (1 − β₁ᵗ),
 
     for each used row ``i`` (``t`` the step count); the other rows of ``θ``, ``m`` and ``v``
-    stay as they are (TF Addons' ``LazyAdam``, PyTorch's ``SparseAdam``). Not with
-    ``amsgrad=True`` nor ``jit_compile`` (``tf.unique`` has dynamic shapes).
-
-    Args:
-        learning_rate, beta_1, beta_2, epsilon, **kwargs: as ``keras.optimizers.Adam``.
+    stay as they are. Not with ``amsgrad=True`` nor ``jit_compile`` (``tf.unique`` has dynamic
+    shapes). Its arguments are ``keras.optimizers.Adam``'s.
 
     Example:
         >>> import numpy as np
@@ -119,10 +116,7 @@ class FusedAdam(_AdamWithMomentLookup):
 
     The same update as Keras's Adam on the dense gradient, computed by
     ``tf.raw_ops.ResourceApplyAdam``, which reads and writes each table once. TensorFlow only;
-    not with ``amsgrad=True``; runs with or without ``jit_compile``.
-
-    Args:
-        learning_rate, beta_1, beta_2, epsilon, **kwargs: as ``keras.optimizers.Adam``.
+    not with ``amsgrad=True``. Its arguments are ``keras.optimizers.Adam``'s.
 
     Example:
         >>> import numpy as np

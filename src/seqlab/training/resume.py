@@ -93,17 +93,11 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
             newest = max(file.stat().st_mtime for file in saved)
             self._backup_time = datetime.datetime.fromtimestamp(
                 newest, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-            weights = self.model.get_weights()
             try:
                 super().on_train_begin(logs)  # weights, optimizer state and epoch from the backup
             except OSError as error:  # both copies cut off mid-write
                 print(f"{self.name}: the backup cannot be read ({first_line(error)}); training "
                       "from the first epoch")
-                shutil.rmtree(self.backup_dir, ignore_errors=True)
-            except ValueError as error:  # written by another model (changed since)
-                self.model.set_weights(weights)
-                print(f"{self.name}: the backup does not fit this model, which must have changed "
-                      f"({first_line(error)}); training from the first epoch")
                 shutil.rmtree(self.backup_dir, ignore_errors=True)
         elif self.model in _RESUMED_MODELS:  # an earlier fit of this model resumed
             self._start_next_fit_at_epoch_zero()
@@ -215,14 +209,17 @@ class TrainingRun:
         # A backup or a finished run of other settings (a changed learning rate, layer size,
         # optimizer or number of replicas) would resume or load the wrong thing: start afresh.
         settings = training_settings(model)
+        fingerprint = settings_fingerprint(settings)
         settings_file = self.folder / SETTINGS_FILE
         recorded = (json.loads(settings_file.read_text()).get("fingerprint")
                     if settings_file.is_file() else None)
-        if recorded != settings_fingerprint(settings):
+        if recorded != fingerprint:
             if self.folder.exists():
                 print(f"{name}: the model or its optimizer changed since this run was backed "
                       "up: training it from the start")
-            self._start_afresh(settings)
+                shutil.rmtree(self.folder)
+            self.folder.mkdir(parents=True)  # recording what a backup of it will fit
+            write_json(settings_file, {"fingerprint": fingerprint, "settings": settings})
         final = self.folder / FINAL_WEIGHTS_FILE
         self.finished = (self.folder / FINISHED_FILE).is_file() and final.is_file()
         if self.finished:
@@ -230,29 +227,13 @@ class TrainingRun:
             if optimizer is not None and not optimizer.built:
                 # The final weights hold the optimizer's state too (Keras saves it with them).
                 optimizer.build(model.trainable_variables)
-            weights = model.get_weights()
-            try:
-                model.load_weights(str(final))
-            except ValueError as error:  # written by another model (changed since)
-                model.set_weights(weights)
-                print(f"{name}: the finished run's weights do not fit this model, which must "
-                      f"have changed ({first_line(error)}); training it again")
-                self._start_afresh(settings)
-                self.finished = False
-        if self.finished:
+            model.load_weights(str(final))  # the same settings: the same weights' shapes
             print(f"{name}: finished earlier ({len(read_records(self.folder))} epochs): final "
                   "weights loaded, not trained again; to train again pass retrain=True or "
                   f"delete {self.folder}")
             self.callbacks: list[keras.callbacks.Callback] = []
         else:
             self.callbacks = [ResumableBackup(self.folder, name)]
-
-    def _start_afresh(self, settings: dict) -> None:
-        """An empty run folder that records ``settings`` (what a backup of it will fit)."""
-        shutil.rmtree(self.folder, ignore_errors=True)
-        self.folder.mkdir(parents=True)
-        write_json(self.folder / SETTINGS_FILE,
-                   {"fingerprint": settings_fingerprint(settings), "settings": settings})
 
     @property
     def history(self) -> keras.callbacks.History:

@@ -253,27 +253,22 @@ def plot_word_map(points, groups: Mapping[str, Sequence[str]], *, title: str | N
     directions = [(1, 0), (0, 1), (-1, 0), (0, -1), (1, 1), (-1, 1), (-1, -1), (1, -1)]
     candidates = [(dx * distance, dy * distance) for distance in (4, 9, 16, 26, 38, 52)
                   for dx, dy in directions]
-    alignment = {-1: "right", 0: "center", 1: "left"}
+    horizontal = {-1: "right", 0: "center", 1: "left"}
     vertical = {-1: "top", 0: "center", 1: "bottom"}
     for word, point in zip(words, points, strict=True):
-        best = None
+        text = ax.annotate(word, point, xytext=(0, 0), textcoords="offset points",
+                           fontsize=fontsize)
+        options = []  # (cost, offset, box); the cost: overlap, and 1e6 outside the frame
         for dx, dy in candidates:
-            text = ax.annotate(word, point, xytext=(dx, dy), textcoords="offset points",
-                               fontsize=fontsize, ha=alignment[int(np.sign(dx))],
-                               va=vertical[int(np.sign(dy))])
+            text.set(position=(dx, dy), ha=horizontal[np.sign(dx)], va=vertical[np.sign(dy)])
             box = text.get_window_extent(renderer).extents
             inside = (box[0] >= frame.x0 and box[2] <= frame.x1 and box[1] >= frame.y0
                       and box[3] <= frame.y1)
-            cost = _overlap(box, placed) + (0.0 if inside else 1e6)
-            if best is None or cost < best[0]:
-                if best is not None:
-                    best[1].remove()
-                best = (cost, text, box, (dx, dy))
-            else:
-                text.remove()
-            if cost == 0:
+            options.append((_overlap(box, placed) + (0.0 if inside else 1e6), (dx, dy), box))
+            if options[-1][0] == 0:
                 break
-        _, text, box, (dx, dy) = best
+        _, (dx, dy), box = min(options, key=lambda option: option[0])
+        text.set(position=(dx, dy), ha=horizontal[np.sign(dx)], va=vertical[np.sign(dy)])
         if max(abs(dx), abs(dy)) > 4:
             ax.annotate("", point, xytext=(dx, dy), textcoords="offset points",
                         arrowprops={"arrowstyle": "-", "color": "gray", "lw": 0.6,

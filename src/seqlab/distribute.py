@@ -69,13 +69,11 @@ def describe_strategy(strategy: tf.distribute.Strategy) -> str:
     if strategy is tf.distribute.get_strategy() and not tf.distribute.has_strategy():
         gpus = tf.config.list_physical_devices("GPU")
         return f"default strategy (one device), 1 replica on {'/gpu:0' if gpus else '/cpu:0'}"
-    devices = ", ".join(_short(d) for d in strategy.extended.worker_devices)
+    devices = ", ".join(device.replace("/job:localhost/replica:0/task:0", "")
+                        .replace("/device:", "/").lower()
+                        for device in strategy.extended.worker_devices)
     plural = "s" if replicas != 1 else ""
     return f"{type(strategy).__name__}, {replicas} replica{plural} on {devices}"
-
-
-def _short(device: str) -> str:
-    return device.replace("/job:localhost/replica:0/task:0", "").replace("/device:", "/").lower()
 
 
 def _create(kind: str) -> tf.distribute.Strategy:

@@ -23,7 +23,7 @@ def results_path(kind: str) -> Path:
 
 
 def read_results(kind: str, path: str | Path | None = None) -> dict:
-    """The content of a results file (``path`` or ``models/{kind}_results.json``); ``{}`` if none."""
+    """The content of ``path`` or ``models/{kind}_results.json``; ``{}`` if there is none."""
     path = Path(path or results_path(kind))
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 

@@ -195,11 +195,7 @@ CLASS_PLANS: dict[str, list[tuple[dict, float]]] = {
 
 
 def check_size(size: str) -> str:
-    """``size`` if it is one of :data:`SIZES`; else a ``ValueError`` naming them.
-
-    >>> check_size("class")
-    'class'
-    """
+    """``size`` if it is one of :data:`SIZES`; else a ``ValueError`` naming them."""
     if size not in SIZES:
         raise ValueError(f"size must be one of {', '.join(map(repr, SIZES))}; got {size!r}")
     return size

@@ -26,8 +26,8 @@ def compiled_for(model, name: str, function):
 
 
 def encode_for_decoding(model: Translator, source_ids, max_length: int, use_cache: bool = True):
-    """``model.encode(source_ids)``, plus the model's key/value cache for ``max_length`` steps
-    when it has one (a :class:`CachingTranslator`) and ``use_cache`` is true."""
+    """``model.encode(source_ids)``, with a :class:`CachingTranslator`'s key/value cache for
+    ``max_length`` steps when ``use_cache``."""
     state = model.encode(source_ids)
     if use_cache and isinstance(model, CachingTranslator):
         state = model.init_cache(state, max_length)

@@ -73,10 +73,7 @@ class TimeBudget(keras.callbacks.Callback):
                              f"got {steps!r}.")
         self.seconds, self.max_steps = None if seconds is None else float(seconds), steps
         self.clock = clock
-        self.steps = 0
-        self.elapsed: list[float] = []
-        self.stopped = False
-        self._start = 0.0
+        self.steps, self.elapsed, self.stopped, self._start = 0, [], False, 0.0
 
     def on_train_begin(self, logs=None):
         self._start = self.clock()

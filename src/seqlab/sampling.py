@@ -102,7 +102,7 @@ def generate(model, prompt_ids, num_tokens: int, *, temperature: float = 1.0,
     if prompt.size == 0:
         raise ValueError("generate needs a prompt of at least one token.")
     rng = np.random.default_rng(seed)
-    # One traced forward pass per model (eager calls cost ~20 ms a token).
+    # One traced forward pass per model: eager calls are slow.
     forward = compiled_for(model, "forward", lambda ids: model(ids, training=False))
     generated = []
     if any(getattr(layer, "stateful", False) for layer in getattr(model, "layers", [])):

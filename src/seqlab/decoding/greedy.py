@@ -1,6 +1,6 @@
-"""Greedy decoding (the slides' fig. 13) compiled: notebook 04's ``greedy_step`` (its
-``#@save`` cell, :func:`seqlab.lessons.nb04.greedy_step`) inside one ``tf.while_loop``; and the
-compiled-function cache the decoders and :mod:`seqlab.sampling` share."""
+"""Greedy decoding (the slides' fig. 13) compiled: :func:`seqlab.lessons.nb04.greedy_step`
+inside one ``tf.while_loop``; and the compiled-function cache the decoders and
+:mod:`seqlab.sampling` share."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
 """Training helpers: compiling, the masked loss and metric, optimizers, learning-rate schedules,
-callbacks, resumable runs and the case study's stages. Import from here:
-``from seqlab.training import compile_translator``; the results files are in
-:mod:`seqlab.results`, the ``tf.distribute`` helpers in :mod:`seqlab.distribute`.
-"""
+callbacks, resumable runs and the case study's stages (``from seqlab.training import ...``)."""
 
 from seqlab.training.callbacks import TimeBudget, standard_callbacks
 from seqlab.training.compiling import compile_sentiment_classifier, compile_translator

@@ -181,9 +181,7 @@ CLASS_MINUTES = 16
 
 #: Notebooks 04 and 05's class sizes, largest first: what each changes in ``SETTINGS[n]["class"]``
 #: and its seconds of training at the record's speed (``benchmarks/results/full_mode.json``,
-#: "class_plans"). Each showed its lesson's point on the real pairs. 04 trains four translators,
-#: one epoch (736 steps) or ``train_steps`` each; 05's RNN trains as many seconds as its
-#: Transformer.
+#: "class_plans"); each showed its lesson's point on the real pairs.
 CLASS_PLANS: dict[str, list[tuple[dict, float]]] = {
     notebook: list(zip(changes, PLAN_SECONDS[notebook], strict=True)) for notebook, changes in {
         "04": [{}, {"units": 64, "embedding_dim": 32, "train_steps": None},

@@ -84,7 +84,6 @@ def greedy_decode(model: Translator, source_ids, start_id: int, end_id: int, max
     """Notebook 04's ``greedy_decode`` (the slides' fig. 13), compiled: the same tokens.
 
     Args:
-        model: a :class:`Translator`.
         source_ids: ``(batch, S)`` int ids, 0 = padding.
         start_id / end_id: ids of ``[START]`` and ``[END]`` in the target vocabulary.
         max_length: most tokens to generate per sentence (``[END]`` included).

@@ -108,13 +108,11 @@ _RESUMED_MODELS: weakref.WeakSet = weakref.WeakSet()
 class ResumableBackup(keras.callbacks.BackupAndRestore):
     """Keras's ``BackupAndRestore`` that also keeps the run's history and marks it finished.
 
-    Each finished epoch's logs, wall seconds and training steps go to ``history.json``, cut
-    back to the restored epoch when a fit resumes; when the fit completes, the final weights
-    and ``finished.json`` are written before Keras deletes the backup. An interrupted epoch
-    restarts from its first batch.
-
-    Pass it *last* in ``fit(callbacks=...)``, so that ``EarlyStopping(restore_best_weights=True)``
-    has put the best weights back before the final weights are saved.
+    Each finished epoch's logs, wall seconds and training steps go to ``history.json``; when
+    the fit completes, the final weights and ``finished.json`` are written before Keras deletes
+    the backup; an interrupted epoch restarts from its first batch. Pass it *last* in
+    ``fit(callbacks=...)``, so that ``EarlyStopping`` has put the best weights back before the
+    final weights are saved.
 
     Args:
         folder: the run's folder; the backup itself goes to its ``backup`` subfolder.
@@ -257,9 +255,8 @@ class TrainingRun:
         self.model = model
         root = Path(root) if root is not None else backup_root()
         self.folder = root / name
-        on_drive = GOOGLE_DRIVE in self.folder.parents
-        print(f"{name}: backups in {self.folder} "
-              f"({'Google Drive' if on_drive else 'a local folder'})")
+        where = "Google Drive" if GOOGLE_DRIVE in self.folder.parents else "a local folder"
+        print(f"{name}: backups in {self.folder} ({where})")
         if retrain and self.folder.exists():
             shutil.rmtree(self.folder)
         # A backup or a finished run of other settings (a changed learning rate, layer size,

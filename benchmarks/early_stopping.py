@@ -95,7 +95,7 @@ def stopped_epochs(runs_folder: Path, notebook: str = "07", size: str = "full", 
         ValueError: if a run's folder is missing or holds no epochs, or (without ``partial``)
             a run is unfinished.
     """
-    from seqlab.training.run_files import FINISHED_FILE, HISTORY_FILE
+    from seqlab.training.resume import FINISHED_FILE, HISTORY_FILE
 
     found, losses, best = {}, {}, {}
     for run, key in RUNS[notebook].items():

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from seqlab import config
-from seqlab.training.run_files import FINISHED_FILE, HISTORY_FILE
+from seqlab.training.resume import FINISHED_FILE, HISTORY_FILE
 
 sys.path.insert(0, str(config.REPO_ROOT))  # benchmarks/ is a package at the repository root
 from benchmarks import early_stopping  # noqa: E402

@@ -34,8 +34,7 @@ def _find_repo_root() -> Path:
     override = os.environ.get("SEQLAB_HOME")
     if override:
         return Path(override).expanduser().resolve()
-    here = Path(__file__).resolve()
-    for parent in here.parents:
+    for parent in Path(__file__).resolve().parents:
         if (parent / "data").is_dir() and (parent / "pyproject.toml").is_file():
             return parent
     # Installed without the checkout (e.g. a wheel): fall back to the working directory.
@@ -59,13 +58,9 @@ def is_fast(default: bool = False) -> bool:
     if raw is None:
         return default
     value = raw.strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise ValueError(
-        f"SEQLAB_FAST must be one of 1/0, true/false, yes/no, on/off; got {raw!r}."
-    )
+    if value not in _TRUE | _FALSE:
+        raise ValueError(f"SEQLAB_FAST must be one of 1/0, true/false, yes/no, on/off; got {raw!r}.")
+    return value in _TRUE
 
 
 def models_dir() -> Path:

@@ -14,7 +14,6 @@ import os
 import tensorflow as tf
 
 STRATEGY_CHOICES = ("auto", "default", "mirrored")
-ENVIRONMENT_VARIABLE = "SEQLAB_STRATEGY"
 #: Logical devices the CPU is split into when ``"mirrored"`` is forced without a GPU.
 CPU_REPLICAS = 2
 
@@ -28,36 +27,31 @@ class StrategyError(RuntimeError):
 def strategy_name(name: str | None = None) -> str:
     """``name`` checked, or ``$SEQLAB_STRATEGY`` (default ``"auto"``) when ``name`` is None."""
     if name is None:
-        name = os.environ.get(ENVIRONMENT_VARIABLE, "").strip() or "auto"
+        name = os.environ.get("SEQLAB_STRATEGY", "").strip() or "auto"
     name = str(name).strip().lower()
     if name not in STRATEGY_CHOICES:
         raise ValueError(f"strategy must be one of {STRATEGY_CHOICES} (or None: "
-                         f"${ENVIRONMENT_VARIABLE}, else 'auto'); got {name!r}")
+                         f"$SEQLAB_STRATEGY, else 'auto'); got {name!r}")
     return name
 
 
 def choose_strategy(name: str | None = None, *, quiet: bool = False) -> tf.distribute.Strategy:
-    """The ``tf.distribute`` strategy for this runtime, created once per process.
-
-    Call it before anything runs a TensorFlow operation when ``"mirrored"`` may split the CPU
-    (logical devices are fixed when TensorFlow initialises them).
+    """The ``tf.distribute`` strategy for this runtime, created once per process (asking again
+    returns the same object). Call it before anything runs a TensorFlow operation when
+    ``"mirrored"`` may split the CPU (logical devices are fixed when TensorFlow starts them).
 
     Args:
         name: ``"auto"`` (several GPUs if present, else one device), ``"default"`` (one
             device), ``"mirrored"`` (all GPUs; without a GPU, the CPU split into
-            :data:`CPU_REPLICAS` logical devices); ``None`` reads
-            ``$SEQLAB_STRATEGY``, else ``"auto"``.
+            :data:`CPU_REPLICAS` logical devices); ``None`` reads ``$SEQLAB_STRATEGY``, else
+            ``"auto"``.
         quiet: do not print the one-line report (strategy, replicas, devices).
-
-    Returns:
-        The strategy; asking again for the same one returns the same object.
 
     Raises:
         ValueError: for an unknown name.
         StrategyError: ``"mirrored"`` on a CPU after TensorFlow has initialised its devices.
     """
-    name = strategy_name(name)
-    kind = name
+    kind = name = strategy_name(name)
     if name == "auto":
         kind = "mirrored" if len(tf.config.list_physical_devices("GPU")) > 1 else "default"
     if kind not in _chosen:
@@ -74,14 +68,12 @@ def describe_strategy(strategy: tf.distribute.Strategy) -> str:
     replicas = strategy.num_replicas_in_sync
     if strategy is tf.distribute.get_strategy() and not tf.distribute.has_strategy():
         gpus = tf.config.list_physical_devices("GPU")
-        return (f"default strategy (one device), 1 replica on "
-                f"{'/gpu:0' if gpus else '/cpu:0'}")
-    devices = ", ".join(_short(d) for d in strategy.extended.worker_devices)
-    return f"{type(strategy).__name__}, {replicas} replica{'s' if replicas != 1 else ''} on {devices}"
-
-
-def _short(device: str) -> str:
-    return device.replace("/job:localhost/replica:0/task:0", "").replace("/device:", "/").lower()
+        return f"default strategy (one device), 1 replica on {'/gpu:0' if gpus else '/cpu:0'}"
+    devices = ", ".join(device.replace("/job:localhost/replica:0/task:0", "")
+                        .replace("/device:", "/").lower()
+                        for device in strategy.extended.worker_devices)
+    plural = "s" if replicas != 1 else ""
+    return f"{type(strategy).__name__}, {replicas} replica{plural} on {devices}"
 
 
 def _create(kind: str) -> tf.distribute.Strategy:
@@ -89,24 +81,18 @@ def _create(kind: str) -> tf.distribute.Strategy:
         return tf.distribute.get_strategy()
     if tf.config.list_physical_devices("GPU"):
         return tf.distribute.MirroredStrategy()  # every visible GPU
-    return tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(_split_cpu())])
-
-
-def _split_cpu() -> int:
-    """Split the CPU into :data:`CPU_REPLICAS` logical devices (or keep an earlier split)."""
     cpu = tf.config.list_physical_devices("CPU")[0]
-    existing = tf.config.get_logical_device_configuration(cpu) or []
-    if len(existing) >= 2:
-        return len(existing)
-    try:
-        tf.config.set_logical_device_configuration(
-            cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(CPU_REPLICAS)])
-    except RuntimeError as error:
-        raise StrategyError(
-            f"'mirrored' on a machine without a GPU splits the CPU into {CPU_REPLICAS} logical "
-            "devices, which TensorFlow allows only before it initialises its devices, and "
-            "something already ran a TensorFlow operation in this process. Choose the strategy "
-            "first: restart the kernel (or process) and call "
-            "seqlab.distribute.choose_strategy('mirrored') before loading data or building "
-            f"models, or set {ENVIRONMENT_VARIABLE}=mirrored.") from error
-    return CPU_REPLICAS
+    if len(tf.config.get_logical_device_configuration(cpu) or []) < 2:  # not split yet
+        try:
+            tf.config.set_logical_device_configuration(
+                cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(CPU_REPLICAS)])
+        except RuntimeError as error:
+            raise StrategyError(
+                f"'mirrored' on a machine without a GPU splits the CPU into {CPU_REPLICAS} "
+                "logical devices, which TensorFlow allows only before it initialises its "
+                "devices, and something already ran a TensorFlow operation in this process. "
+                "Choose the strategy first: restart the kernel (or process) and call "
+                "seqlab.distribute.choose_strategy('mirrored') before loading data or building "
+                "models, or set SEQLAB_STRATEGY=mirrored.") from error
+    splits = len(tf.config.get_logical_device_configuration(cpu))
+    return tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(splits)])

@@ -17,57 +17,35 @@ def _check_pair(hypotheses, references, name: str) -> None:
     if len(hypotheses) == 0:
         raise ValueError(f"{name} needs at least one hypothesis; got none.")
     if len(hypotheses) != len(references):
-        raise ValueError(
-            f"{name}: {len(hypotheses)} hypotheses but {len(references)} references; "
-            "they must pair up one to one."
-        )
+        raise ValueError(f"{name}: {len(hypotheses)} hypotheses but {len(references)} "
+                         "references; they must pair up one to one.")
 
 
-def bleu(hypotheses: Sequence[str], references: Sequence[str] | Sequence[Sequence[str]], *,
-         lowercase: bool = False, tokenize: str = "13a") -> float:
-    """Corpus BLEU (0-100) of ``hypotheses`` against ``references`` with sacrebleu.
+def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Corpus BLEU (0-100) of ``hypotheses``, one reference per sentence, with sacrebleu.
 
-    Args:
-        hypotheses: one translation per sentence.
-        references: one reference per sentence, or a list of references per sentence (all
-            sentences must then have the same number).
-        lowercase / tokenize: passed to ``sacrebleu.corpus_bleu``; ``"13a"`` splits punctuation
-            off the words as WMT's ``mteval-v13a.pl`` does (Post, 2018, "A Call for Clarity in
-            Reporting BLEU Scores").
-
-    BLEU as Papineni et al. (2002, §2) define it; notebook 04 computes it by hand.
+    BLEU as Papineni et al. (2002, §2) define it, on sacrebleu's ``"13a"`` tokens (punctuation
+    split off the words as WMT's ``mteval-v13a.pl`` does); notebook 04 computes it by hand.
 
     Raises:
         ValueError: for no hypotheses or a length mismatch.
     """
     import sacrebleu
-
     _check_pair(hypotheses, references, "bleu")
-    if all(isinstance(r, str) for r in references):
-        streams = [list(references)]
-    else:
-        counts = {len(r) for r in references}
-        if len(counts) != 1:
-            raise ValueError("bleu: every sentence needs the same number of references.")
-        streams = [list(column) for column in zip(*references, strict=True)]
-    result = sacrebleu.corpus_bleu(list(hypotheses), streams, lowercase=lowercase,
-                                   tokenize=tokenize)
-    return float(result.score)
+    return float(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score)
 
 
 def exact_match_accuracy(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     """Fraction (0-1) of hypotheses equal to their reference, ignoring surrounding and repeated
     whitespace."""
     _check_pair(hypotheses, references, "exact_match_accuracy")
-    same = sum(" ".join(h.split()) == " ".join(r.split()) for h, r in zip(hypotheses, references, strict=True))
-    return same / len(hypotheses)
+    same = [h.split() == r.split() for h, r in zip(hypotheses, references, strict=True)]
+    return sum(same) / len(same)
 
 
 def format_scores(scores: Mapping[str, float]) -> str:
-    """Scores as a person reads them: ``{"bleu": 62.24.., "exact_match": 0.167..}`` ->
-    ``"BLEU 62.2, exact match 16.7 %"``.
-
-    Any other score is shown with three significant digits under its name in words.
+    """Scores as a person reads them; any other score with three significant digits under
+    its name in words.
 
     Raises:
         TypeError: if ``scores`` is not a mapping of names to numbers.
@@ -118,19 +96,14 @@ def diagnose_translations(predictions: Sequence[str], references: Sequence[str],
     near-zero BLEU is undertrained: notebooks print this message instead of conclusions.
 
     Args:
-        predictions / references: decoded and reference sentences, paired one to one.
+        predictions, references: decoded and reference sentences, paired one to one.
         bleu_score: their corpus BLEU if already computed (else computed here).
         bleu_floor: BLEU below which the model counts as undertrained.
         max_degenerate: largest tolerated fraction of outputs that repeat one token (three
             times in a row, or half of an output of four or more tokens).
-        min_distinct: smallest tolerated fraction of distinct outputs (checked from 20
-            sentences up; a collapsed model writes the same sentence for every input).
+        min_distinct: smallest tolerated fraction of distinct outputs (from 20 sentences up).
         max_empty: largest tolerated fraction of empty outputs.
         epochs: the epochs the model trained for, to suggest how many more to run.
-
-    Returns:
-        ``"this model is undertrained (...): run more epochs (EPOCHS=...) or use a GPU ..."``
-        or ``None`` when nothing is wrong.
 
     Example:
         >>> diagnose_translations(["¿¿¿¿¿¿tom."] * 30, ["tom está aquí."] * 30) is not None

@@ -1,7 +1,6 @@
-"""Ship a trained translator as one TensorFlow SavedModel: the vectorizers, the network and
-greedy decoding in one graph, raw strings in, translations out (no seqlab import to reload it).
-Works for any :class:`seqlab.decoding.Translator` that can be traced with an unknown batch size.
-"""
+"""Ship a trained :class:`seqlab.decoding.Translator` as one TensorFlow SavedModel: the
+vectorizers, the network and greedy decoding in one graph, raw strings in, translations out (no
+seqlab import to reload it)."""
 
 from __future__ import annotations
 

@@ -8,42 +8,23 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import FormatStrFormatter, LogLocator, MaxNLocator, NullFormatter
 
-#: How token strings that print as nothing are shown on an axis.
-_VISIBLE = {"\n": "↵", " ": "␣", "\t": "⇥", "": "∅"}
-
-
-def _readable_metric(name: str) -> str:
-    """``masked_accuracy`` -> ``masked accuracy`` (an axis label, not a Keras log key)."""
-    return name.replace("_", " ")
-
-
-def _visible_token(token: str) -> str:
-    return _VISIBLE.get(token, token)
-
-
-def _tick_every(count: int, most: int = 24) -> int:
-    """Label every k-th tick so that at most ``most`` labels share an axis."""
-    return max(1, -(-count // most))
-
 __all__ = [
     "plot_attention", "plot_gradient_norms", "plot_learning_curves", "plot_positional_encoding",
     "plot_scaling", "plot_word_map",
 ]
 
+#: How token strings that print as nothing are shown on an axis.
+_VISIBLE = {"\n": "↵", " ": "␣", "\t": "⇥", "": "∅"}
 
-def _label_log_axis(axis, values) -> None:
-    """Plain-number labels (1x, 2x, 5x steps) on a log axis spanning under three decades."""
+
+def _label_log_axis(axis, values, decades: float = 3) -> None:
+    """Plain-number labels (1x, 2x, 5x steps) on a log axis spanning under ``decades``."""
     values = np.asarray(values, float).ravel()
     values = values[values > 0]
-    if values.size and np.log10(values.max() / values.min()) < 3:
+    if values.size and np.log10(values.max() / values.min()) < decades:
         axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         axis.set_major_formatter(FormatStrFormatter("%g"))
         axis.set_minor_formatter(NullFormatter())
-
-
-def _history_dict(history) -> Mapping[str, Sequence[float]]:
-    """Accept a ``keras.callbacks.History`` or its ``.history`` dict."""
-    return getattr(history, "history", history)
 
 
 def plot_learning_curves(histories, metrics: Sequence[str] = ("loss", "accuracy"),
@@ -60,7 +41,7 @@ def plot_learning_curves(histories, metrics: Sequence[str] = ("loss", "accuracy"
         histories = [histories]
     if not histories:
         raise ValueError("plot_learning_curves needs at least one history.")
-    dicts = [_history_dict(h) for h in histories]
+    dicts = [getattr(h, "history", h) for h in histories]  # a History or its dict
     metrics = [m for m in metrics if any(m in d for d in dicts)]
     if not metrics:
         raise ValueError(f"None of the metrics were logged; logged keys: {sorted(dicts[0])}")
@@ -76,7 +57,7 @@ def plot_learning_curves(histories, metrics: Sequence[str] = ("loss", "accuracy"
                             label="validation" if key.startswith("val_") else "training")
             ax.set_xlabel("epoch")
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # epochs are whole numbers
-            ax.set_ylabel(_readable_metric(metric))
+            ax.set_ylabel(metric.replace("_", " "))
             ax.legend()
             if titles and row == 0:
                 ax.set_title(titles[col])
@@ -99,29 +80,23 @@ def plot_attention(weights, source_tokens: Sequence[str], target_tokens: Sequenc
     """
     weights = np.asarray(weights)
     if weights.ndim != 2:
-        raise ValueError(f"plot_attention expects weights of rank 2 (target, source); got shape {weights.shape}")
+        raise ValueError("plot_attention expects weights of rank 2 (target, source); got shape "
+                         f"{weights.shape}")
     if self_attention is None:
         self_attention = list(source_tokens) == list(target_tokens)
     weights = weights[: len(target_tokens), : len(source_tokens)]
-    if ax is None:
-        width = min(0.5 * len(source_tokens) + 2, 12)
-        height = min(0.45 * len(target_tokens) + 1.5, 10)
-        fig, ax = plt.subplots(figsize=(width, height))
-    else:
-        fig = ax.figure
+    size = (min(0.5 * len(source_tokens) + 2, 12), min(0.45 * len(target_tokens) + 1.5, 10))
+    fig, ax = plt.subplots(figsize=size) if ax is None else (ax.figure, ax)
     image = ax.imshow(weights, cmap=cmap, vmin=0.0, vmax=max(float(weights.max()), 1e-9))
     for axis, tokens, rotation in ((ax.xaxis, source_tokens, 60), (ax.yaxis, target_tokens, 0)):
-        step = _tick_every(len(tokens))
-        positions = list(range(0, len(tokens), step))
-        axis.set_ticks(positions, labels=[_visible_token(tokens[i]) for i in positions])
+        positions = range(0, len(tokens), -(-len(tokens) // 24))  # at most 24 labels an axis
+        axis.set_ticks(positions, labels=[_VISIBLE.get(tokens[i], tokens[i]) for i in positions])
         if rotation:
             ax.tick_params(axis="x", labelrotation=rotation)
     if self_attention:
-        ax.set_xlabel("attended token (key)")
-        ax.set_ylabel("attending token (query)")
+        ax.set(xlabel="attended token (key)", ylabel="attending token (query)")
     else:
-        ax.set_xlabel("source token")
-        ax.set_ylabel("output token")
+        ax.set(xlabel="source token", ylabel="output token")
     ax.grid(False)
     if title:
         ax.set_title(title)
@@ -136,9 +111,7 @@ def plot_positional_encoding(encoding, *, title: str = "Positional encodings (eq
         raise ValueError(f"expected a (length, depth) matrix; got shape {encoding.shape}")
     fig, ax = plt.subplots(figsize=(8, 4))
     image = ax.pcolormesh(encoding, cmap="RdBu", vmin=-1, vmax=1)
-    ax.set_xlabel("encoding dimension i")
-    ax.set_ylabel("position p")
-    ax.set_title(title)
+    ax.set(xlabel="encoding dimension i", ylabel="position p", title=title)
     ax.grid(False)
     fig.colorbar(image, ax=ax)
     return fig
@@ -152,39 +125,24 @@ def plot_gradient_norms(curves: Mapping[str, Sequence[float]], *, xlabel: str = 
     Args:
         curves: name -> norms, e.g. ``{"SimpleRNN": [...], "LSTM": [...]}`` with
             ``||dL/dx(t)||`` for each time step t, or one norm per training step.
-        log: logarithmic y axis.
         ax: draw into this axes instead of a new figure.
     """
     if not curves:
         raise ValueError("plot_gradient_norms needs at least one curve.")
-    if ax is None:
-        fig, ax = plt.subplots()
-    else:
-        fig = ax.figure
+    fig, ax = plt.subplots() if ax is None else (ax.figure, ax)
     for name, values in curves.items():
         values = np.asarray(values, dtype=float)
         if values.ndim != 1:
             raise ValueError(f"curve {name!r} must be one norm per step; got shape {values.shape}")
-        ax.plot(np.arange(len(values)), values, label=name)
+        ax.plot(values, label=name)
     if log:
         ax.set_yscale("log")
-        positive = np.concatenate([np.asarray(v, float).ravel() for v in curves.values()])
-        positive = positive[positive > 0]
-        if positive.size and np.log10(positive.max() / positive.min()) < 2:
-            _label_log_axis(ax.yaxis, positive)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+        _label_log_axis(ax.yaxis, np.concatenate(list(curves.values()), axis=None), decades=2)
+    ax.set(xlabel=xlabel, ylabel=ylabel)
     if title:
         ax.set_title(title)
     ax.legend()
     return fig
-
-
-def _power_label(exponent: float) -> str:
-    superscripts = {2: "\u00b2", 3: "\u00b3"}
-    if exponent == 1:
-        return "\u221d n"
-    return f"\u221d n{superscripts.get(exponent, f'^{exponent:g}')}"
 
 
 def plot_scaling(lengths, panels: Mapping[str, Mapping[str, Sequence[float]]], *,
@@ -200,7 +158,6 @@ def plot_scaling(lengths, panels: Mapping[str, Mapping[str, Sequence[float]]], *
         guides: y-axis label -> {curve name: exponent k}: a grey reference line ``∝ n^k``
             through that curve's last point.
         titles: a title per panel.
-        xlabel: the x-axis label.
 
     Example:
         >>> fig = plot_scaling([16, 64, 256], {"time (ms)": {"a": [1, 4, 16], "b": [2, 3, 4]}},
@@ -233,13 +190,13 @@ def plot_scaling(lengths, panels: Mapping[str, Mapping[str, Sequence[float]]], *
                 raise ValueError(f"guide for {name!r}, which is not a curve of {ylabel!r}")
             anchor = float(np.asarray(curves[name], float)[-1])
             guide = anchor * (lengths / lengths[-1]) ** exponent
-            ax.loglog(lengths, guide, style, color="gray", label=_power_label(exponent))
+            power = {1: "", 2: "\u00b2", 3: "\u00b3"}.get(exponent, f"^{exponent:g}")
+            ax.loglog(lengths, guide, style, color="gray", label=f"\u221d n{power}")
             plotted.append(guide)
         ax.set_xticks(lengths, [f"{v:g}" for v in lengths])
         ax.xaxis.set_minor_locator(plt.NullLocator())
         _label_log_axis(ax.yaxis, np.concatenate(plotted))
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
+        ax.set(xlabel=xlabel, ylabel=ylabel)
         if titles:
             ax.set_title(titles[index])
         ax.legend(fontsize=8)
@@ -278,14 +235,11 @@ def plot_word_map(points, groups: Mapping[str, Sequence[str]], *, title: str | N
     if len(words) != len(points):
         raise ValueError(f"{len(points)} points for {len(words)} words in the groups")
     fig, ax = plt.subplots(figsize=(8.5, 6))
-    start = 0
-    for name, members in groups.items():
-        xy = points[start: start + len(members)]
+    ends = np.cumsum([len(members) for members in groups.values()])
+    for name, xy in zip(groups, np.split(points, ends[:-1]), strict=True):
         ax.scatter(xy[:, 0], xy[:, 1], label=name, s=30, zorder=3)
-        start += len(members)
     ax.margins(0.12)  # room for the labels of the outermost points
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
+    ax.set(xlabel=xlabel, ylabel=ylabel)
     if title:
         ax.set_title(title)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
@@ -299,27 +253,22 @@ def plot_word_map(points, groups: Mapping[str, Sequence[str]], *, title: str | N
     directions = [(1, 0), (0, 1), (-1, 0), (0, -1), (1, 1), (-1, 1), (-1, -1), (1, -1)]
     candidates = [(dx * distance, dy * distance) for distance in (4, 9, 16, 26, 38, 52)
                   for dx, dy in directions]
-    alignment = {-1: "right", 0: "center", 1: "left"}
+    horizontal = {-1: "right", 0: "center", 1: "left"}
     vertical = {-1: "top", 0: "center", 1: "bottom"}
     for word, point in zip(words, points, strict=True):
-        best = None
+        text = ax.annotate(word, point, xytext=(0, 0), textcoords="offset points",
+                           fontsize=fontsize)
+        options = []  # (cost, offset, box); the cost: overlap, and 1e6 outside the frame
         for dx, dy in candidates:
-            text = ax.annotate(word, point, xytext=(dx, dy), textcoords="offset points",
-                               fontsize=fontsize, ha=alignment[int(np.sign(dx))],
-                               va=vertical[int(np.sign(dy))])
+            text.set(position=(dx, dy), ha=horizontal[np.sign(dx)], va=vertical[np.sign(dy)])
             box = text.get_window_extent(renderer).extents
             inside = (box[0] >= frame.x0 and box[2] <= frame.x1 and box[1] >= frame.y0
                       and box[3] <= frame.y1)
-            cost = _overlap(box, placed) + (0.0 if inside else 1e6)
-            if best is None or cost < best[0]:
-                if best is not None:
-                    best[1].remove()
-                best = (cost, text, box, (dx, dy))
-            else:
-                text.remove()
-            if cost == 0:
+            options.append((_overlap(box, placed) + (0.0 if inside else 1e6), (dx, dy), box))
+            if options[-1][0] == 0:
                 break
-        _, text, box, (dx, dy) = best
+        _, (dx, dy), box = min(options, key=lambda option: option[0])
+        text.set(position=(dx, dy), ha=horizontal[np.sign(dx)], va=vertical[np.sign(dy)])
         if max(abs(dx), abs(dy)) > 4:
             ax.annotate("", point, xytext=(dx, dy), textcoords="offset points",
                         arrowprops={"arrowstyle": "-", "color": "gray", "lw": 0.6,

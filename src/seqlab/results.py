@@ -23,7 +23,7 @@ def results_path(kind: str) -> Path:
 
 
 def read_results(kind: str, path: str | Path | None = None) -> dict:
-    """The content of a results file (``path`` or ``models/{kind}_results.json``); ``{}`` if none."""
+    """The content of ``path`` or ``models/{kind}_results.json``; ``{}`` if there is none."""
     path = Path(path or results_path(kind))
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
@@ -40,8 +40,6 @@ def record_result(kind: str, keys: Sequence[str], entry: Mapping, *, size: str,
         path: another file (tests).
     """
     check_size(size)
-    if not keys:
-        raise ValueError("keys must name where the entry goes, e.g. ('frozen',)")
     path = Path(path or results_path(kind))
     results = read_results(kind, path)
     if results.get("size") != size:
@@ -90,8 +88,8 @@ def write_nmt_result(name: str, scores: Mapping[str, Mapping[str, float]], *, si
         size: the notebook's ``SIZE``; another size's results in the file are dropped first.
         details: anything else worth keeping (configuration, training seconds).
     """
-    entry = {
-        "scores": {task: {k: float(v) for k, v in values.items()} for task, values in scores.items()},
-        **({"details": dict(details)} if details else {}),
-    }
+    entry = {"scores": {task: {k: float(v) for k, v in values.items()}
+                        for task, values in scores.items()}}
+    if details:
+        entry["details"] = dict(details)
     return record_result("nmt", ("models", name), entry, size=size, path=path)

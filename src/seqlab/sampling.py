@@ -12,16 +12,16 @@ from seqlab.models.language_model import reset_states
 __all__ = ["generate", "next_token_probabilities", "sample_next_token"]
 
 
-def next_token_probabilities(logits, temperature: float = 1.0, top_k: int | None = None) -> np.ndarray:
-    """The distribution :func:`sample_next_token` draws from: ``softmax(logits / T)`` over the top k.
+def next_token_probabilities(logits, temperature: float = 1.0,
+                             top_k: int | None = None) -> np.ndarray:
+    """The distribution :func:`sample_next_token` draws from: ``softmax(logits / T)``, top k.
 
     Args:
         logits: ``(vocab,)`` or ``(batch, vocab)`` scores of the next token.
-        temperature: ``T > 0`` divides the logits before the softmax: ``T < 1`` sharpens the
-            distribution toward the most likely token, ``T > 1`` flattens it toward uniform.
-            ``T = 0`` is the limit: all probability on the most likely token (ties: the first).
-        top_k: keep only the ``k`` most likely tokens (the others get probability 0) and
-            renormalise; None keeps all.
+        temperature: ``T`` divides the logits before the softmax: ``T < 1`` sharpens the
+            distribution, ``T > 1`` flattens it; ``T = 0`` puts all probability on the most
+            likely token (ties: the first).
+        top_k: keep only the ``k`` most likely tokens and renormalise; None keeps all.
 
     Returns:
         Probabilities of the same shape as ``logits`` (float64, each row sums to 1).
@@ -40,8 +40,7 @@ def next_token_probabilities(logits, temperature: float = 1.0, top_k: int | None
     if top_k is not None and not 1 <= top_k:
         raise ValueError(f"top_k must be a positive integer or None; got {top_k}.")
     if temperature == 0:
-        top_k = 1
-        temperature = 1.0
+        top_k, temperature = 1, 1.0
     scaled = logits / temperature
     if top_k is not None and top_k < scaled.shape[-1]:
         # k-th largest per row; ties at the boundary keep every tied token
@@ -56,12 +55,10 @@ def next_token_probabilities(logits, temperature: float = 1.0, top_k: int | None
 
 
 def sample_next_token(logits, temperature: float = 1.0, top_k: int | None = None, rng=None):
-    """Draw the next token id from ``logits`` with temperature and top-k (see
-    :func:`next_token_probabilities`); ``temperature=0`` is greedy decoding (argmax).
+    """Draw the next token id from ``logits`` with :func:`next_token_probabilities`'s
+    ``temperature`` and ``top_k`` (``temperature=0``: greedy decoding).
 
     Args:
-        logits: ``(vocab,)`` or ``(batch, vocab)``.
-        temperature, top_k: as in :func:`next_token_probabilities`.
         rng: a ``numpy.random.Generator`` (or a seed); None draws a fresh one.
 
     Returns:
@@ -95,9 +92,7 @@ def generate(model, prompt_ids, num_tokens: int, *, temperature: float = 1.0,
     Args:
         model: a language model mapping ``(1, T)`` ids to ``(1, T, vocab)`` logits.
         prompt_ids: 1-D ids to start from (at least one).
-        num_tokens: how many tokens to generate.
-        temperature, top_k: passed to :func:`sample_next_token`
-            (``temperature=0``: greedy).
+        temperature, top_k: passed to :func:`sample_next_token`.
         seed: seeds the sampling (the same text for the same seed).
 
     Returns:
@@ -107,7 +102,7 @@ def generate(model, prompt_ids, num_tokens: int, *, temperature: float = 1.0,
     if prompt.size == 0:
         raise ValueError("generate needs a prompt of at least one token.")
     rng = np.random.default_rng(seed)
-    # One traced forward pass per model (eager calls cost ~20 ms a token).
+    # One traced forward pass per model: eager calls are slow.
     forward = compiled_for(model, "forward", lambda ids: model(ids, training=False))
     generated = []
     if any(getattr(layer, "stateful", False) for layer in getattr(model, "layers", [])):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import tensorflow as tf
 
@@ -11,41 +9,6 @@ from seqlab.decoding.greedy import compiled_for, encode_for_decoding
 from seqlab.decoding.protocol import Translator
 
 __all__ = ["beam_search"]
-
-
-@dataclass
-class _Finished:
-    """A hypothesis that emitted ``[END]`` or reached ``max_length`` tokens."""
-
-    score: float  # log p / length ** length_penalty
-    tokens: list[int]  # [START] left out, [END] kept
-    attention: np.ndarray  # (len(tokens), S)
-
-
-@dataclass
-class _Beams:
-    """The ``width`` live hypotheses of every sentence, batch-major (score ``-inf``: empty slot)."""
-
-    prefixes: np.ndarray  # (batch, width, t + 1) int32, [START] first
-    scores: np.ndarray  # (batch, width) float32 log-probabilities
-    attention: np.ndarray  # (batch, width, t, S) the weights of every generated token
-
-    @classmethod
-    def start(cls, batch: int, width: int, start_id: int, source_length: int) -> _Beams:
-        scores = np.full((batch, width), -np.inf, np.float32)
-        scores[:, 0] = 0.0
-        return cls(np.full((batch, width, 1), start_id, np.int32), scores,
-                   np.zeros((batch, width, 0, source_length), np.float32))
-
-    def extended(self, parents: np.ndarray, prefixes: np.ndarray, scores: np.ndarray,
-                 attention: np.ndarray) -> _Beams:
-        """The next step's beams: slot ``k`` continues slot ``parents[:, k]`` with
-        ``prefixes[:, k]`` and ``scores[:, k]``; ``attention`` ``(batch, width, S)`` is this
-        step's weights of every old slot."""
-        rows = np.arange(len(parents))[:, None]  # (batch, 1)
-        history = np.concatenate([self.attention[rows, parents],  # (batch, width, t, S)
-                                  attention[rows, parents][:, :, None]], axis=2)
-        return _Beams(prefixes, scores, history)  # history: (batch, width, t + 1, S)
 
 
 def _ranked_candidates(scores: np.ndarray, log_probs: np.ndarray
@@ -91,20 +54,6 @@ def _choose_extensions(ranked: list[_Extension], width: int, end_id: int, last_s
     return continuing, ending
 
 
-def _best_translations(finished: list[list[_Finished]], source_length: int
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The best finished hypothesis of every sentence, padded with 0 to the longest:
-    ``(tokens (batch, T), attention (batch, T, S), scores (batch,))``."""
-    best = [max(hypotheses, key=lambda h: h.score) for hypotheses in finished]
-    length = max(len(h.tokens) for h in best)
-    tokens = np.zeros((len(best), length), np.int32)
-    attention = np.zeros((len(best), length, source_length), np.float32)
-    for row, hypothesis in enumerate(best):
-        tokens[row, : len(hypothesis.tokens)] = hypothesis.tokens
-        attention[row, : len(hypothesis.tokens)] = hypothesis.attention
-    return tokens, attention, np.array([h.score for h in best])
-
-
 def beam_search(model: Translator, source_ids, start_id: int, end_id: int, max_length: int,
                 beam_width: int = 4, length_penalty: float = 0.6, use_cache: bool = True):
     """Keep the ``beam_width`` most likely prefixes at every step; return the best finished one.
@@ -131,47 +80,59 @@ def beam_search(model: Translator, source_ids, start_id: int, end_id: int, max_l
     gather = compiled_for(model, "gather", lambda state, index: tf.nest.map_structure(
         lambda tensor: tf.gather(tensor, index), state))
 
-    # Every sentence starts with `width` copies of its state (row b * width + k: copy k of b).
+    # Every sentence starts with `width` copies of its state (row b * width + k: copy k of b),
+    # and one live hypothesis: the other slots are empty (score -inf).
     state = gather(encode(tf.constant(source_ids)),
                    tf.constant(np.repeat(np.arange(batch), width), tf.int32))
-    beams = _Beams.start(batch, width, start_id, source_length)
-    finished: list[list[_Finished]] = [[] for _ in range(batch)]
+    prefixes = np.full((batch, width, 1), start_id, np.int32)  # (batch, width, t + 1), [START] first
+    scores = np.full((batch, width), -np.inf, np.float32)  # log-probabilities
+    scores[:, 0] = 0.0
+    history = np.zeros((batch, width, 0, source_length), np.float32)  # (batch, width, t, S)
+    # Per sentence: (log p / length ** length_penalty, tokens, attention (len(tokens), S)).
+    finished: list[list[tuple[float, list[int], np.ndarray]]] = [[] for _ in range(batch)]
     done = np.zeros(batch, bool)
     has_attention = True
-
     for step in range(max_length):
-        logits, state, attention = decode_step(
-            tf.constant(beams.prefixes.reshape(batch * width, -1)), state)
+        logits, state, attention = decode_step(tf.constant(prefixes.reshape(batch * width, -1)),
+                                               state)
         log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1).numpy()
         log_probs = log_probs.reshape(batch, width, -1)  # (batch, width, vocab)
         if attention is None:
             has_attention = False
             attention = np.zeros((batch * width, source_length), np.float32)
         attention = np.asarray(attention, np.float32).reshape(batch, width, source_length)
-        candidates, top = _ranked_candidates(beams.scores, log_probs)
+        candidates, top = _ranked_candidates(scores, log_probs)
         vocab = log_probs.shape[-1]
         last_step = step + 1 == max_length
         # The next step's beams; sentences that are done keep empty slots.
-        prefixes = np.zeros((batch, width, step + 2), np.int32)
+        next_prefixes = np.zeros((batch, width, step + 2), np.int32)
         scores = np.full((batch, width), -np.inf, np.float32)
         parents = np.zeros((batch, width), np.int64)
         for b in np.flatnonzero(~done):
             ranked = [(*divmod(int(flat), vocab), float(candidates[b, flat])) for flat in top[b]]
             continuing, ending = _choose_extensions(ranked, width, end_id, last_step)
             for parent, token, score in ending:
-                tokens = [*beams.prefixes[b, parent, 1:].tolist(), token]
-                history = np.concatenate([beams.attention[b, parent], attention[b, parent][None]])
-                normalised = score / len(tokens) ** length_penalty  # len(tokens) >= 1
-                finished[b].append(_Finished(normalised, tokens, history))
+                tokens = [*prefixes[b, parent, 1:].tolist(), token]
+                weights = np.concatenate([history[b, parent], attention[b, parent][None]])
+                finished[b].append((score / len(tokens) ** length_penalty, tokens, weights))
             for slot, (parent, token, score) in enumerate(continuing):
-                prefixes[b, slot] = [*beams.prefixes[b, parent].tolist(), token]
+                next_prefixes[b, slot] = [*prefixes[b, parent].tolist(), token]
                 scores[b, slot], parents[b, slot] = score, parent
             done[b] = len(finished[b]) >= width or last_step
         if done.all():
             break
-        beams = beams.extended(parents, prefixes, scores, attention)
-        state = gather(state, tf.constant(
-            (np.arange(batch)[:, None] * width + parents).reshape(-1), tf.int32))
+        rows = np.arange(batch)[:, None]  # (batch, 1)
+        history = np.concatenate([history[rows, parents],  # (batch, width, t + 1, S)
+                                  attention[rows, parents][:, :, None]], axis=2)
+        prefixes = next_prefixes
+        state = gather(state, tf.constant((rows * width + parents).reshape(-1), tf.int32))
 
-    tokens, attention, scores = _best_translations(finished, source_length)
-    return tokens, attention if has_attention else None, scores
+    # The best finished hypothesis of every sentence, padded with 0 to the longest.
+    best = [max(hypotheses, key=lambda hypothesis: hypothesis[0]) for hypotheses in finished]
+    length = max(len(tokens) for _, tokens, _ in best)
+    tokens = np.zeros((batch, length), np.int32)
+    attention = np.zeros((batch, length, source_length), np.float32)
+    for row, (_, hypothesis, weights) in enumerate(best):
+        tokens[row, : len(hypothesis)] = hypothesis
+        attention[row, : len(hypothesis)] = weights
+    return tokens, attention if has_attention else None, np.array([score for score, _, _ in best])

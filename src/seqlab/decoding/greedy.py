@@ -1,6 +1,6 @@
-"""Greedy decoding (the slides' fig. 13) compiled: notebook 04's ``greedy_step`` (its
-``#@save`` cell, :func:`seqlab.lessons.nb04.greedy_step`) inside one ``tf.while_loop``; and the
-compiled-function cache the decoders and :mod:`seqlab.sampling` share."""
+"""Greedy decoding (the slides' fig. 13) compiled: :func:`seqlab.lessons.nb04.greedy_step`
+inside one ``tf.while_loop``; and the compiled-function cache the decoders and
+:mod:`seqlab.sampling` share."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ def compiled_for(model, name: str, function):
 
 
 def encode_for_decoding(model: Translator, source_ids, max_length: int, use_cache: bool = True):
-    """``model.encode(source_ids)``, plus the model's key/value cache for ``max_length`` steps
-    when it has one (a :class:`CachingTranslator`) and ``use_cache`` is true."""
+    """``model.encode(source_ids)``, with a :class:`CachingTranslator`'s key/value cache for
+    ``max_length`` steps when ``use_cache``."""
     state = model.encode(source_ids)
     if use_cache and isinstance(model, CachingTranslator):
         state = model.init_cache(state, max_length)
@@ -84,7 +84,6 @@ def greedy_decode(model: Translator, source_ids, start_id: int, end_id: int, max
     """Notebook 04's ``greedy_decode`` (the slides' fig. 13), compiled: the same tokens.
 
     Args:
-        model: a :class:`Translator`.
         source_ids: ``(batch, S)`` int ids, 0 = padding.
         start_id / end_id: ids of ``[START]`` and ``[END]`` in the target vocabulary.
         max_length: most tokens to generate per sentence (``[END]`` included).
@@ -96,6 +95,9 @@ def greedy_decode(model: Translator, source_ids, start_id: int, end_id: int, max
         ``(tokens, attention)`` as NumPy arrays: ``(batch, T)`` ids and ``(batch, T, S)``
         weights (``None`` for a model without attention).
     """
+    def decode(ids):
+        return greedy_decode_in_graph(model, ids, start_id, end_id, max_length, use_cache)
+
     source_ids = tf.convert_to_tensor(source_ids, tf.int32)
     key = f"greedy-{start_id}-{end_id}-{max_length}-{use_cache}"
     cache = _COMPILED.setdefault(model, {})
@@ -103,13 +105,10 @@ def greedy_decode(model: Translator, source_ids, start_id: int, end_id: int, max
         # The first call runs eagerly (tracing costs more than one run); later calls share a
         # tf.function traced for any batch size and source length.
         cache[key] = None
-        tokens, attention = greedy_decode_in_graph(model, source_ids, start_id, end_id, max_length,
-                                                use_cache)
+        tokens, attention = decode(source_ids)
     else:
         if cache[key] is None:
-            cache[key] = tf.function(
-                lambda ids: greedy_decode_in_graph(model, ids, start_id, end_id, max_length,
-                                                use_cache),
-                input_signature=[tf.TensorSpec([None, None], tf.int32)], autograph=False)
+            cache[key] = tf.function(decode, autograph=False,
+                                     input_signature=[tf.TensorSpec([None, None], tf.int32)])
         tokens, attention = cache[key](source_ids)
     return tokens.numpy(), None if attention is None else attention.numpy()

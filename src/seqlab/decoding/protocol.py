@@ -22,17 +22,11 @@ class Translator(Protocol):
       the same shapes as ``state``; ``attention`` ``(batch, S)``, the weights over the source
       in its original order, or ``None``. ``t`` is not known when the step is traced, so
       ``decode_step`` must not need it as a Python number.
-
-    A model that also has ``init_cache`` is a :class:`CachingTranslator`.
     """
 
-    def encode(self, source_ids):
-        """``(batch, S)`` source ids -> the batch-major decoding state."""
-        ...
+    def encode(self, source_ids): ...
 
-    def decode_step(self, target_prefix_ids, state):
-        """``(batch, t)`` prefix and state -> ``(logits (batch, V), new_state, attention)``."""
-        ...
+    def decode_step(self, target_prefix_ids, state): ...
 
 
 @runtime_checkable
@@ -43,6 +37,4 @@ class CachingTranslator(Translator, Protocol):
       shapes for up to ``max_length`` steps, so ``decode_step`` runs only the newest token.
     """
 
-    def init_cache(self, state, max_length):
-        """``state`` -> ``state`` with room for ``max_length`` steps of keys and values."""
-        ...
+    def init_cache(self, state, max_length): ...

@@ -60,12 +60,11 @@ def translate(model: Translator, texts: str | Sequence[str], source_vectorizer,
         raise ValueError(f"method must be 'greedy' or 'beam'; got {method!r}")
     for index, text in enumerate(texts):
         if not standardize_text(text):
-            raise ValueError(
-                f"Sentence {index} ({text!r}) is empty after standardisation: nothing to translate."
-            )
+            raise ValueError(f"Sentence {index} ({text!r}) is empty after standardisation: "
+                             "nothing to translate.")
     vocabulary = np.array(target_vectorizer.get_vocabulary())
     source_vocabulary = np.array(source_vectorizer.get_vocabulary())
-    start_id, end_id = int(np.flatnonzero(vocabulary == START)[0]), int(np.flatnonzero(vocabulary == END)[0])
+    start_id, end_id = (int(np.flatnonzero(vocabulary == token)[0]) for token in (START, END))
     result = Translations([], [], [], [], [] if method == "beam" else None)
     for first in range(0, len(texts), batch_size):
         chunk = texts[first: first + batch_size]
@@ -80,8 +79,8 @@ def translate(model: Translator, texts: str | Sequence[str], source_vectorizer,
         for row in range(len(chunk)):
             source_tokens = [_readable(t) for t in source_vocabulary[ids[row][ids[row] != 0]]]
             generated = tokens[row]
-            length = int(np.argmax(generated == end_id)) + 1 if (generated == end_id).any() \
-                else int((generated != 0).sum())
+            ends = np.flatnonzero(generated == end_id)
+            length = ends[0] + 1 if ends.size else int((generated != 0).sum())
             words = [str(w) for w in vocabulary[generated[:length]]]
             result.texts.append(detokenize(words))
             result.source_tokens.append(source_tokens)

@@ -12,16 +12,12 @@ def standard_callbacks(checkpoint_path: str | Path, monitor: str = "val_accuracy
                        patience: int = 3, lr_patience: int | None = None,
                        lr_factor: float = 0.5, min_lr: float = 1e-6,
                        verbose: int = 0) -> list[keras.callbacks.Callback]:
-    """Checkpoint the best epoch, stop when it stops improving, and lower the learning rate.
+    """Keras's ``[ModelCheckpoint, EarlyStopping, ReduceLROnPlateau]`` as the case study uses them.
 
-    Returns ``[ModelCheckpoint, EarlyStopping, ReduceLROnPlateau]``: the best epoch's weights
-    written to ``checkpoint_path``, a stop after ``patience`` epochs without improvement (the
-    best weights restored), and the rate times ``lr_factor`` after ``lr_patience`` epochs
-    without improvement (default: half of ``patience``, at least 1).
-
-    Args:
-        checkpoint_path: a ``*.weights.h5`` file; its folder is created if needed.
-        monitor: a metric logged by ``fit``, e.g. ``"val_accuracy"`` or ``"val_loss"``.
+    The best epoch's weights written to ``checkpoint_path`` (a ``*.weights.h5`` file; its folder
+    is created), a stop after ``patience`` epochs without improvement of ``monitor`` (the best
+    weights restored), and the rate times ``lr_factor`` after ``lr_patience`` epochs without
+    improvement (default: half of ``patience``, at least 1).
 
     Raises:
         ValueError: if ``checkpoint_path`` does not end in ``.weights.h5`` or a patience is
@@ -29,14 +25,13 @@ def standard_callbacks(checkpoint_path: str | Path, monitor: str = "val_accuracy
     """
     checkpoint_path = Path(checkpoint_path)
     if not checkpoint_path.name.endswith(".weights.h5"):
-        raise ValueError(
-            f"checkpoint_path must end in '.weights.h5' (Keras 3 saves weights only to that "
-            f"format); got {checkpoint_path.name!r}, e.g. use "
-            f"{checkpoint_path.with_name(checkpoint_path.stem.split('.')[0] + '.weights.h5').name!r}."
-        )
+        raise ValueError("checkpoint_path must end in '.weights.h5' (Keras 3 saves weights only "
+                         f"to that format); got {checkpoint_path.name!r}, e.g. use "
+                         f"{checkpoint_path.name.split('.')[0] + '.weights.h5'!r}.")
     lr_patience = max(1, patience // 2) if lr_patience is None else lr_patience
     if patience < 1 or lr_patience < 1:
-        raise ValueError(f"patience and lr_patience must be at least 1; got {patience}, {lr_patience}.")
+        raise ValueError("patience and lr_patience must be at least 1; got "
+                         f"{patience}, {lr_patience}.")
     checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
     return [
         keras.callbacks.ModelCheckpoint(str(checkpoint_path), monitor=monitor,
@@ -50,20 +45,18 @@ def standard_callbacks(checkpoint_path: str | Path, monitor: str = "val_accuracy
 
 
 class TimeBudget(keras.callbacks.Callback):
-    """Stops training once ``seconds`` of wall time have passed since ``fit`` began, or ``steps``.
+    """Stops training after the first batch that ends ``seconds`` of wall time after ``fit``
+    began (tracing included), or after ``steps`` training steps; that epoch is validated.
 
-    Training stops after the first batch that ends past the budget; that epoch is then
-    validated as usual. Tracing and compiling the first step count.
+    Args:
+        seconds: the budget, > 0; ``None``: no budget, only record ``elapsed`` and ``steps``.
+        steps: a step budget (> 0) as well; ``None``: none.
+        clock: a function returning seconds (tests pass a fake one).
 
     Attributes (after ``fit``):
         steps: training steps run.
         elapsed: wall seconds from the start of ``fit`` to the end of each epoch.
         stopped: True if the budget ended training before the last epoch.
-
-    Args:
-        seconds: the budget, > 0; ``None``: no budget, only record ``elapsed`` and ``steps``.
-        steps: stop after this many training steps (> 0) as well; ``None``: no step budget.
-        clock: a function returning seconds (``time.perf_counter``; tests pass a fake one).
 
     Raises:
         ValueError: if ``seconds`` or ``steps`` is not a positive number.
@@ -80,10 +73,7 @@ class TimeBudget(keras.callbacks.Callback):
                              f"got {steps!r}.")
         self.seconds, self.max_steps = None if seconds is None else float(seconds), steps
         self.clock = clock
-        self.steps = 0
-        self.elapsed: list[float] = []
-        self.stopped = False
-        self._start = 0.0
+        self.steps, self.elapsed, self.stopped, self._start = 0, [], False, 0.0
 
     def on_train_begin(self, logs=None):
         self._start = self.clock()

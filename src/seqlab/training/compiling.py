@@ -15,17 +15,13 @@ def compile_translator(model: keras.Model, optimizer="adam", *, label_smoothing:
     """Compile an RNN or Transformer translator: masked cross-entropy and masked token accuracy.
 
     Compiles in the model's strategy scope; an optimizer that is not built yet is re-created
-    there from its configuration (an optimizer keeps the strategy it was created under), so
-    ``model.optimizer`` is then that copy.
+    there from its configuration (an optimizer keeps the strategy it was created under).
 
     Args:
-        model: the translator.
         optimizer: a Keras optimizer, its name, or its configuration.
-        label_smoothing: passed to :class:`MaskedSparseCategoricalCrossentropy`.
-        tokens_per_batch: passed to it too: None divides each batch's loss by its own real
-            tokens, a number by that constant (for batches grouped by length).
-        jit_compile: passed to ``compile`` (``"auto"``, True, False).
-        **compile_options: other ``keras.Model.compile`` arguments (e.g. ``steps_per_execution``).
+        label_smoothing, tokens_per_batch: passed to
+            :class:`MaskedSparseCategoricalCrossentropy`.
+        jit_compile, **compile_options: passed to ``keras.Model.compile``.
 
     Returns:
         ``model``, compiled (its ``history`` keys: ``loss``, ``masked_accuracy``).
@@ -43,11 +39,9 @@ def compile_translator(model: keras.Model, optimizer="adam", *, label_smoothing:
 def compile_sentiment_classifier(model: keras.Model, learning_rate: float = 1e-3) -> keras.Model:
     """Compile as the slides do: Adam at ``learning_rate``, binary cross-entropy, accuracy.
 
-    Call it again after changing ``trainable``: Keras fixes the trained weights when it
-    compiles. A model with a TF-Hub embedding gets :class:`seqlab.training.optimizers.LazyAdam`
+    Call it again after changing ``trainable`` (Keras fixes the trained weights when it
+    compiles). A model with a TF-Hub embedding gets :class:`seqlab.training.optimizers.LazyAdam`
     (exactly Adam while the table is frozen), any other Keras's Adam.
-
-    Example: ``compile_sentiment_classifier(model, 1e-3 / 10)`` after unfreezing the embedding.
     """
     hub = any(isinstance(layer, HubTextEmbedding) for layer in model.layers)
     adam = LazyAdam if hub else keras.optimizers.Adam

@@ -29,11 +29,10 @@ def _token_losses(y_true, logits, label_smoothing: float = 0.0):
 
 def sum_over_replicas(value):
     """``value`` summed over the replicas of the ``tf.distribute`` strategy running this step
-    (``value`` itself outside a replica function, with one replica, or on another backend)."""
+    (``value`` itself with one replica, or outside a replica function)."""
     if keras.backend.backend() != "tensorflow":
         return value
     import tensorflow as tf
-
     context = tf.distribute.get_replica_context()  # None in a cross-replica context
     if context is None or context.num_replicas_in_sync == 1:
         return value
@@ -50,7 +49,6 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
         tokens_per_batch: None (default): divide by the real tokens of this global batch. A
             number: divide by it for every batch, so every token weighs the same when batches
             are grouped by length.
-        name: the loss's name.
 
     Call arguments:
         y_true: ``(batch, T)`` token ids, 0 for padding.
@@ -74,15 +72,15 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
                  tokens_per_batch: float | None = None,
                  name: str = "masked_sparse_categorical_crossentropy", **kwargs):
         # "sum" is part of the definition (see the module docstring); a saved config repeats it.
-        reduction = kwargs.pop("reduction", "sum")
-        if reduction != "sum":
+        if kwargs.setdefault("reduction", "sum") != "sum":
             raise ValueError("MaskedSparseCategoricalCrossentropy always averages over the real "
-                             f"tokens of the global batch (reduction 'sum'); got reduction={reduction!r}")
-        super().__init__(name=name, reduction="sum", **kwargs)
+                             f"tokens of the global batch; got reduction={kwargs['reduction']!r}")
+        super().__init__(name=name, **kwargs)
         if not 0.0 <= label_smoothing < 1.0:
             raise ValueError(f"label_smoothing must be in [0, 1); got {label_smoothing}")
         if tokens_per_batch is not None and not tokens_per_batch > 0:
-            raise ValueError(f"tokens_per_batch must be a positive number or None; got {tokens_per_batch}")
+            raise ValueError("tokens_per_batch must be a positive number or None; got "
+                             f"{tokens_per_batch}")
         self.from_logits = from_logits
         self.label_smoothing = label_smoothing
         self.tokens_per_batch = None if tokens_per_batch is None else float(tokens_per_batch)
@@ -108,9 +106,6 @@ class MaskedAccuracy(keras.metrics.Metric):
 
     ``correct / total`` over every real token seen since the last reset (not the mean of
     per-batch ratios), the two counters summed over the replicas.
-
-    Args:
-        name: the metric's name (the key in ``History.history``).
 
     Call arguments (``update_state``):
         y_true: ``(batch, T)`` token ids, 0 for padding.
@@ -145,7 +140,3 @@ class MaskedAccuracy(keras.metrics.Metric):
 
     def result(self):
         return self.correct / ops.maximum(self.total, 1.0)
-
-    def reset_state(self):
-        self.correct.assign(0.0)
-        self.total.assign(0.0)

@@ -6,6 +6,7 @@ match one device.
 
 from __future__ import annotations
 
+import types
 import warnings
 
 import keras
@@ -13,42 +14,26 @@ import tensorflow as tf
 
 
 def sum_rows_per_index(gradient: tf.IndexedSlices) -> tf.IndexedSlices:
-    """The same gradient with one row per index: rows with the same index added up.
-
-    ``gradient.values`` ``(n, ...)`` with indices ``(n,)`` becomes ``(unique, ...)`` with the
-    unique indices (in order of first appearance), ``(unique,)``.
-    """
+    """The same gradient with one row per index (in order of first appearance), the rows of
+    the same index added up: values ``(n, ...)`` become ``(unique, ...)``."""
     words, row_of = tf.unique(gradient.indices)                      # (unique,), (n,)
     rows = tf.math.unsorted_segment_sum(gradient.values, row_of, tf.shape(words)[0])
     return tf.IndexedSlices(rows, words, gradient.dense_shape)       # rows: (unique, ...)
 
 
-class _MomentsByVariable:
-    """Moment tables by model variable ``ref()``, in an object Keras does not track (the
-    optimizer already saves the moments)."""
-
-    def __init__(self):
-        self.by_variable = {}
-
-
 class _AdamWithMomentLookup(keras.optimizers.Adam):
-    """Keras's Adam that knows, from public API, which moment tables belong to which variable.
+    """Keras's Adam that notes which moment tables belong to which variable (each replica's
+    copy, under a strategy) as the public :meth:`add_variable_from_reference` creates them."""
 
-    Keras creates the moments with the public :meth:`add_variable_from_reference`; this
-    override notes each one (each replica's copy, under a strategy) against its variable.
-    """
-
-    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
-                 amsgrad=False, **kwargs):
+    def __init__(self, amsgrad=False, **kwargs):
         if amsgrad:
             raise ValueError(f"{type(self).__name__} does not support amsgrad=True; use "
                              "keras.optimizers.Adam.")
-        super().__init__(learning_rate=learning_rate, beta_1=beta_1, beta_2=beta_2,
-                         epsilon=epsilon, amsgrad=False, **kwargs)
-        self.moments = _MomentsByVariable()
+        super().__init__(amsgrad=False, **kwargs)
+        # Not a dict: Keras would track its variables as the optimizer's own a second time.
+        self.moments = types.SimpleNamespace(by_variable={})
 
     def add_variable_from_reference(self, reference_variable, name=None, initializer="zeros"):
-        """Keras's, plus a note of which model variable each moment table belongs to."""
         slot = super().add_variable_from_reference(reference_variable, name=name,
                                                    initializer=initializer)
         value = getattr(reference_variable, "value", reference_variable)
@@ -73,12 +58,6 @@ class _AdamWithMomentLookup(keras.optimizers.Adam):
             gradient = sum_rows_per_index(gradient)
         super().update_step(gradient, variable, learning_rate)
 
-    def step_size(self, learning_rate, dtype):
-        """Adam's ``α_t = η √(1 − β₂ᵗ) / (1 − β₁ᵗ)`` for this step."""
-        step = tf.cast(self.iterations + 1, dtype)
-        return (tf.cast(learning_rate, dtype) * tf.sqrt(1 - tf.pow(tf.cast(self.beta_2, dtype), step))
-                / (1 - tf.pow(tf.cast(self.beta_1, dtype), step)))
-
 
 @keras.saving.register_keras_serializable(package="seqlab")
 class LazyAdam(_AdamWithMomentLookup):
@@ -92,11 +71,8 @@ class LazyAdam(_AdamWithMomentLookup):
         θ[i] ← θ[i] − α_t m[i] / (√v[i] + ε),    α_t = η √(1 − β₂ᵗ) / (1 − β₁ᵗ),
 
     for each used row ``i`` (``t`` the step count); the other rows of ``θ``, ``m`` and ``v``
-    stay as they are (TF Addons' ``LazyAdam``, PyTorch's ``SparseAdam``). Not with
-    ``amsgrad=True`` nor ``jit_compile`` (``tf.unique`` has dynamic shapes).
-
-    Args:
-        learning_rate, beta_1, beta_2, epsilon, **kwargs: as ``keras.optimizers.Adam``.
+    stay as they are. Not with ``amsgrad=True`` nor ``jit_compile`` (``tf.unique`` has dynamic
+    shapes). Its arguments are ``keras.optimizers.Adam``'s.
 
     Example:
         >>> import numpy as np
@@ -110,10 +86,8 @@ class LazyAdam(_AdamWithMomentLookup):
         [1, 2, 3]
     """
 
-    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
-                 amsgrad=False, name="lazy_adam", **kwargs):
-        super().__init__(learning_rate=learning_rate, beta_1=beta_1, beta_2=beta_2,
-                         epsilon=epsilon, amsgrad=amsgrad, name=name, **kwargs)
+    def __init__(self, learning_rate=0.001, name="lazy_adam", **kwargs):
+        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
 
     def update_step(self, gradient, variable, learning_rate):
         moments = self.moments_of(variable) if isinstance(gradient, tf.IndexedSlices) else None
@@ -124,14 +98,15 @@ class LazyAdam(_AdamWithMomentLookup):
         gradient = sum_rows_per_index(gradient)
         words = gradient.indices                                        # (used,)
         rows = tf.cast(gradient.values, dtype)                          # (used, ...)
+        step = tf.cast(self.iterations + 1, dtype)
         beta_1, beta_2 = tf.cast(self.beta_1, dtype), tf.cast(self.beta_2, dtype)
         m_rows = beta_1 * tf.gather(m, words) + (1 - beta_1) * rows        # (used, ...)
         v_rows = beta_2 * tf.gather(v, words) + (1 - beta_2) * tf.square(rows)
         m.scatter_update(tf.IndexedSlices(m_rows, words))
         v.scatter_update(tf.IndexedSlices(v_rows, words))
-        step = self.step_size(learning_rate, dtype) * m_rows / (
-            tf.sqrt(v_rows) + tf.cast(self.epsilon, dtype))
-        variable.scatter_sub(tf.IndexedSlices(step, words))
+        alpha = tf.cast(learning_rate, dtype) * tf.sqrt(1 - beta_2**step) / (1 - beta_1**step)
+        update = alpha * m_rows / (tf.sqrt(v_rows) + tf.cast(self.epsilon, dtype))
+        variable.scatter_sub(tf.IndexedSlices(update, words))
         return None
 
 
@@ -141,10 +116,7 @@ class FusedAdam(_AdamWithMomentLookup):
 
     The same update as Keras's Adam on the dense gradient, computed by
     ``tf.raw_ops.ResourceApplyAdam``, which reads and writes each table once. TensorFlow only;
-    not with ``amsgrad=True``; runs with or without ``jit_compile``.
-
-    Args:
-        learning_rate, beta_1, beta_2, epsilon, **kwargs: as ``keras.optimizers.Adam``.
+    not with ``amsgrad=True``. Its arguments are ``keras.optimizers.Adam``'s.
 
     Example:
         >>> import numpy as np
@@ -158,10 +130,8 @@ class FusedAdam(_AdamWithMomentLookup):
         0.69
     """
 
-    def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7,
-                 amsgrad=False, name="fused_adam", **kwargs):
-        super().__init__(learning_rate=learning_rate, beta_1=beta_1, beta_2=beta_2,
-                         epsilon=epsilon, amsgrad=amsgrad, name=name, **kwargs)
+    def __init__(self, learning_rate=0.001, name="fused_adam", **kwargs):
+        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
 
     def update_step(self, gradient, variable, learning_rate):
         moments = self.moments_of(variable)

@@ -1,31 +1,91 @@
-"""Training that survives a disconnect (:class:`TrainingRun`): a lost session resumes from the
-last finished epoch, and a finished run is loaded instead of trained again. See
-docs/resuming.md.
+"""Training that survives a disconnect (:class:`TrainingRun` and its callback,
+:class:`ResumableBackup`): a lost session resumes from the last finished epoch, and a finished
+run is loaded instead of trained again. See docs/resuming.md.
 """
 
 from __future__ import annotations
 
+import datetime
+import hashlib
 import json
 import os
 import shutil
 import statistics
+import time
+import weakref
 from pathlib import Path
 
 import keras
 
 from seqlab import config
-from seqlab.training.resumable_backup import ResumableBackup
-from seqlab.training.run_files import (
-    FINAL_WEIGHTS_FILE,
-    FINISHED_FILE,
-    SETTINGS_FILE,
-    as_history,
-    first_line,
-    read_records,
-    settings_fingerprint,
-    training_settings,
-    write_json,
-)
+
+HISTORY_FILE = "history.json"         # one record per finished epoch, kept across resumes
+FINAL_WEIGHTS_FILE = "final.weights.h5"
+FINISHED_FILE = "finished.json"       # written last: the run's fit completed
+SETTINGS_FILE = "settings.json"       # what the run trains: a backup only fits the same
+BACKUP_FOLDER = "backup"              # BackupAndRestore's own; Keras deletes it after fit
+
+
+def write_json(path: Path, value) -> None:
+    """Write ``value`` to ``path`` whole or not at all (a kill mid-write leaves the old file)."""
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(value, indent=1))
+    os.replace(partial, path)
+
+
+def first_line(error: Exception) -> str:
+    """The first line of an error's message (its type's name if it has none)."""
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+
+
+def _without_names(value):
+    """A Keras config without ``name``s (automatic names such as ``dense_3`` vary by session)."""
+    if isinstance(value, dict):
+        return {key: _without_names(item) for key, item in value.items() if key != "name"}
+    if isinstance(value, (list, tuple)):
+        return [_without_names(item) for item in value]
+    return value
+
+
+def training_settings(model: keras.Model) -> dict:
+    """What a backup of ``model`` only fits: architecture, weights' shapes, optimizer settings
+    and number of replicas."""
+    try:
+        architecture = _without_names(model.get_config())
+    except NotImplementedError:
+        architecture = None
+    optimizer = model.optimizer
+    return {
+        "model": type(model).__name__, "architecture": architecture,
+        "weights": [[list(weight.shape), str(weight.dtype)] for weight in model.weights],
+        "optimizer": None if optimizer is None else [
+            type(optimizer).__name__, _without_names(optimizer.get_config())],
+        "replicas": model.distribute_strategy.num_replicas_in_sync,
+    }
+
+
+def settings_fingerprint(settings: dict) -> str:
+    """A short hash of :func:`training_settings`, recorded in the run's ``settings.json``."""
+    text = json.dumps(settings, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def as_history(records: list[dict]) -> keras.callbacks.History:
+    """A ``keras.callbacks.History`` of the epoch records, as ``fit`` returns one."""
+    history = keras.callbacks.History()
+    history.epoch = [record["epoch"] for record in records]
+    history.history = {}
+    for record in records:
+        for name, value in record["logs"].items():
+            history.history.setdefault(name, []).append(value)
+    return history
+
+
+def read_records(folder: Path) -> list[dict]:
+    """The run's epoch records: ``{"epoch", "logs", "seconds", "steps"}`` per finished epoch."""
+    path = folder / HISTORY_FILE
+    return json.loads(path.read_text()) if path.is_file() else []
+
 
 GOOGLE_DRIVE = Path("/content/drive/MyDrive")
 
@@ -39,6 +99,101 @@ def backup_root() -> Path:
     if GOOGLE_DRIVE.is_dir():
         return GOOGLE_DRIVE / "seqlab" / "backups"
     return config.MODELS_DIR / "backups"
+
+
+#: Models whose fit resumed from a backup at a later epoch (see _start_next_fit_at_epoch_zero).
+_RESUMED_MODELS: weakref.WeakSet = weakref.WeakSet()
+
+
+class ResumableBackup(keras.callbacks.BackupAndRestore):
+    """Keras's ``BackupAndRestore`` that also keeps the run's history and marks it finished.
+
+    Each finished epoch's logs, wall seconds and training steps go to ``history.json``; when
+    the fit completes, the final weights and ``finished.json`` are written before Keras deletes
+    the backup; an interrupted epoch restarts from its first batch. Pass it *last* in
+    ``fit(callbacks=...)``, so that ``EarlyStopping`` has put the best weights back before the
+    final weights are saved.
+
+    Args:
+        folder: the run's folder; the backup itself goes to its ``backup`` subfolder.
+        name: the run's name, for the printed lines.
+    """
+
+    def __init__(self, folder: str | Path, name: str | None = None):
+        self.folder = Path(folder)
+        self.name = name or self.folder.name
+        # double_checkpoint: fall back to the previous epoch's backup if the latest is unreadable.
+        super().__init__(backup_dir=str(self.folder / BACKUP_FOLDER), save_freq="epoch",
+                         double_checkpoint=True)
+        self._first_epoch_of_fit = True
+        self._backup_time: str | None = None
+        self._epoch_start = 0.0
+        self._epoch_steps = 0
+
+    def _start_next_fit_at_epoch_zero(self):
+        """Make the model's next ``fit`` start at epoch 0 (Keras starts every later ``fit`` at
+        the epoch a backup restored): restore a backup with no finished epoch."""
+        if self.model.optimizer is not None and not self.model.optimizer.built:
+            self.model.optimizer.build(self.model.trainable_variables)
+        super().on_epoch_end(-1)      # a backup of the current weights, 0 epochs finished
+        super().on_train_begin()      # restored: the next fit starts at epoch 0
+        _RESUMED_MODELS.discard(self.model)
+
+    def on_train_begin(self, logs=None):
+        backup = Path(self.backup_dir)
+        saved = list(backup.iterdir()) if backup.is_dir() else []
+        self._first_epoch_of_fit = True
+        if saved:
+            newest = max(file.stat().st_mtime for file in saved)
+            self._backup_time = datetime.datetime.fromtimestamp(
+                newest, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            try:
+                super().on_train_begin(logs)  # weights, optimizer state and epoch from the backup
+            except OSError as error:  # both copies cut off mid-write
+                print(f"{self.name}: the backup cannot be read ({first_line(error)}); training "
+                      "from the first epoch")
+                shutil.rmtree(self.backup_dir, ignore_errors=True)
+        elif self.model in _RESUMED_MODELS:  # an earlier fit of this model resumed
+            self._start_next_fit_at_epoch_zero()
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._epoch_start, self._epoch_steps = time.perf_counter(), 0
+        if not self._first_epoch_of_fit:
+            return
+        self._first_epoch_of_fit = False
+        # The record may hold an epoch whose backup was never written (a kill between the
+        # two writes): keep only the epochs before the one fit starts with.
+        records = [record for record in read_records(self.folder) if record["epoch"] < epoch]
+        self.folder.mkdir(parents=True, exist_ok=True)
+        write_json(self.folder / HISTORY_FILE, records)
+        if epoch > 0:
+            _RESUMED_MODELS.add(self.model)
+            total = self.params.get("epochs", "?") if self.params else "?"
+            print(f"{self.name}: resuming from epoch {epoch + 1} of {total}, backed up at "
+                  f"{self._backup_time} (epochs 1-{epoch} are in the backup)")
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._epoch_steps += 1
+        super().on_train_batch_end(batch, logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        record = {"epoch": int(epoch),
+                  "logs": {name: float(value) for name, value in (logs or {}).items()},
+                  "seconds": time.perf_counter() - self._epoch_start, "steps": self._epoch_steps}
+        records = [r for r in read_records(self.folder) if r["epoch"] < epoch] + [record]
+        write_json(self.folder / HISTORY_FILE, records)
+        super().on_epoch_end(epoch, logs)
+
+    def on_train_end(self, logs=None):
+        self.model.save_weights(str(self.folder / FINAL_WEIGHTS_FILE))
+        write_json(self.folder / FINISHED_FILE, {
+            "name": self.name, "epochs": len(read_records(self.folder)), "keras": keras.version(),
+            "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        })
+        super().on_train_end(logs)  # deletes the backup
+        if self.model in _RESUMED_MODELS:
+            self._start_next_fit_at_epoch_zero()
+            shutil.rmtree(self.backup_dir, ignore_errors=True)
 
 
 class TrainingRun:
@@ -61,8 +216,6 @@ class TrainingRun:
         finished: True if an earlier ``fit`` of this run completed (weights now loaded).
         callbacks: ``[ResumableBackup(...)]``, or ``[]`` when finished; put them last in
             ``fit(callbacks=...)``.
-        history: every epoch's logs, across resumes (a ``keras.callbacks.History``).
-        epoch_seconds, steps: each epoch's wall seconds and the run's training steps.
 
     Raises:
         ValueError: if ``name`` is empty or holds a path separator, or ``model`` is not a
@@ -102,22 +255,24 @@ class TrainingRun:
         self.model = model
         root = Path(root) if root is not None else backup_root()
         self.folder = root / name
-        on_drive = GOOGLE_DRIVE in self.folder.parents
-        print(f"{name}: backups in {self.folder} "
-              f"({'Google Drive' if on_drive else 'a local folder'})")
+        where = "Google Drive" if GOOGLE_DRIVE in self.folder.parents else "a local folder"
+        print(f"{name}: backups in {self.folder} ({where})")
         if retrain and self.folder.exists():
             shutil.rmtree(self.folder)
         # A backup or a finished run of other settings (a changed learning rate, layer size,
         # optimizer or number of replicas) would resume or load the wrong thing: start afresh.
         settings = training_settings(model)
+        fingerprint = settings_fingerprint(settings)
         settings_file = self.folder / SETTINGS_FILE
         recorded = (json.loads(settings_file.read_text()).get("fingerprint")
                     if settings_file.is_file() else None)
-        if recorded != settings_fingerprint(settings):
+        if recorded != fingerprint:
             if self.folder.exists():
                 print(f"{name}: the model or its optimizer changed since this run was backed "
                       "up: training it from the start")
-            self._start_afresh(settings)
+                shutil.rmtree(self.folder)
+            self.folder.mkdir(parents=True)  # recording what a backup of it will fit
+            write_json(settings_file, {"fingerprint": fingerprint, "settings": settings})
         final = self.folder / FINAL_WEIGHTS_FILE
         self.finished = (self.folder / FINISHED_FILE).is_file() and final.is_file()
         if self.finished:
@@ -125,29 +280,13 @@ class TrainingRun:
             if optimizer is not None and not optimizer.built:
                 # The final weights hold the optimizer's state too (Keras saves it with them).
                 optimizer.build(model.trainable_variables)
-            weights = model.get_weights()
-            try:
-                model.load_weights(str(final))
-            except ValueError as error:  # written by another model (changed since)
-                model.set_weights(weights)
-                print(f"{name}: the finished run's weights do not fit this model, which must "
-                      f"have changed ({first_line(error)}); training it again")
-                self._start_afresh(settings)
-                self.finished = False
-        if self.finished:
+            model.load_weights(str(final))  # the same settings: the same weights' shapes
             print(f"{name}: finished earlier ({len(read_records(self.folder))} epochs): final "
                   "weights loaded, not trained again; to train again pass retrain=True or "
                   f"delete {self.folder}")
             self.callbacks: list[keras.callbacks.Callback] = []
         else:
             self.callbacks = [ResumableBackup(self.folder, name)]
-
-    def _start_afresh(self, settings: dict) -> None:
-        """An empty run folder that records ``settings`` (what a backup of it will fit)."""
-        shutil.rmtree(self.folder, ignore_errors=True)
-        self.folder.mkdir(parents=True)
-        write_json(self.folder / SETTINGS_FILE,
-                   {"fingerprint": settings_fingerprint(settings), "settings": settings})
 
     @property
     def history(self) -> keras.callbacks.History:
@@ -165,11 +304,8 @@ class TrainingRun:
         return sum(record["steps"] for record in read_records(self.folder))
 
     def seconds_per_epoch(self) -> float:
-        """Median epoch time, leaving out the first (tracing) epoch when there are others.
-
-        Raises:
-            ValueError: if no epoch has finished yet.
-        """
+        """Median epoch time, leaving out the first (tracing) epoch when there are others
+        (a ``ValueError`` before any epoch has finished)."""
         seconds = self.epoch_seconds
         if not seconds:
             raise ValueError(f"run {self.name!r} has no finished epoch yet: fit it first.")

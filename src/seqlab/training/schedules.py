@@ -31,11 +31,6 @@ class TransformerSchedule(keras.optimizers.schedules.LearningRateSchedule):
         rate = ops.minimum(ops.rsqrt(step_num), step_num * warmup**-1.5)
         return self.scale * float(self.d_model) ** -0.5 * rate
 
-    @property
-    def peak_learning_rate(self):
-        """``scale · (d_model · warmup_steps)^-0.5``, reached at iteration ``warmup_steps - 1``."""
-        return self.scale * (self.d_model * self.warmup_steps) ** -0.5
-
     def get_config(self):
         return {"d_model": self.d_model, "warmup_steps": self.warmup_steps, "scale": self.scale}
 

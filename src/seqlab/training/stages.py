@@ -18,9 +18,8 @@ from seqlab.training.resume import TrainingRun
 
 
 def stage_weights_path(stage: str, size: str) -> Path:
-    """``models/imdb_{stage}_{size}.weights.h5``: a stage's best weights, kept apart per size.
-
-    The stand-in and nnlm-en-dim50 have different weights, so sizes never share a checkpoint.
+    """``models/imdb_{stage}_{size}.weights.h5``: a stage's best weights, kept apart per size
+    (the stand-in and nnlm-en-dim50 have different weights).
 
     Example:
         >>> stage_weights_path("frozen", "fast").name
@@ -34,29 +33,21 @@ def stage_weights_path(stage: str, size: str) -> Path:
 
 def count_parameters(model: keras.Model) -> dict[str, int]:
     """``{"trainable": ..., "non_trainable": ..., "total": ...}`` as ``summary()`` counts them."""
-    def size(weights):
-        return sum(int(np.prod(w.shape)) for w in weights)
-
-    trainable, frozen = size(model.trainable_weights), size(model.non_trainable_weights)
+    trainable = sum(int(np.prod(w.shape)) for w in model.trainable_weights)
+    frozen = sum(int(np.prod(w.shape)) for w in model.non_trainable_weights)
     return {"trainable": trainable, "non_trainable": frozen, "total": trainable + frozen}
 
 
 def load_frozen_stage(model: keras.Model, handle: str, size: str, train: tf.data.Dataset,
                       valid: tf.data.Dataset, *, epochs: int,
                       learning_rate: float = 1e-3) -> tuple[dict, float]:
-    """Notebook 01's frozen stage in ``model``, compiled at ``learning_rate``.
+    """Notebook 01's frozen stage in ``model`` (its embedding frozen), compiled at
+    ``learning_rate``.
 
     Loads notebook 01's best frozen weights and its record (``models/imdb_results.json``) when
-    both exist for this size and handle; otherwise trains the frozen stage here with notebook
-    01's code (at most ``epochs`` epochs, early stopping, resumable) and says so.
-
-    Args:
-        model: notebook 01's classifier, its embedding frozen.
-        handle: the sentence embedding's handle (the record must name the same).
-        size: the notebook's ``SIZE``.
-        train, valid: the batched ``(review, label)`` pipelines.
-        epochs: the most epochs to train if nothing can be loaded.
-        learning_rate: the frozen stage's Adam rate.
+    both exist for this ``size`` and ``handle``; otherwise trains the frozen stage here on the
+    batched ``train`` and ``valid`` pipelines with notebook 01's code (at most ``epochs``
+    epochs, early stopping, resumable) and says so.
 
     Returns:
         ``(history, seconds_per_epoch)``: the frozen stage's ``History.history`` and its median

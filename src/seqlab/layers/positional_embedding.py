@@ -105,9 +105,6 @@ class PositionalEmbedding(keras.layers.Layer):
             return None
         return ops.not_equal(token_ids, 0)  # (B, T) True on real tokens
 
-    def compute_output_shape(self, input_shape):
-        return (*input_shape, self.d_model)
-
     def get_config(self):
         return {
             **super().get_config(),

@@ -13,10 +13,8 @@ from seqlab.layers.masking import masked_softmax
 
 
 class _SourceAttention(keras.layers.Layer):
-    """Shared plumbing of the two layers: query rank, masks, eqs. (13)-(14).
-
-    Subclasses implement eq. (12) in :meth:`score`.
-    """
+    """What the two layers share: query rank, masks, eqs. (13)-(14); subclasses implement eq.
+    (12) in :meth:`score`."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -54,16 +52,6 @@ class _SourceAttention(keras.layers.Layer):
     def compute_mask(self, *args, **kwargs):
         return None  # the context carries no mask
 
-    def compute_output_spec(self, query, values, padding_mask=None, return_attention_scores=False,
-                            values_mask=None, keys=None):
-        context = keras.KerasTensor(tuple(query.shape[:-1]) + (values.shape[-1],),
-                                    dtype=self.compute_dtype)  # (batch, [Tq,] dv)
-        if not return_attention_scores:
-            return context
-        weights = keras.KerasTensor(tuple(query.shape[:-1]) + (values.shape[1],),
-                                    dtype=self.compute_dtype)  # (batch, [Tq,] Tv)
-        return context, weights
-
 
 @keras.saving.register_keras_serializable(package="seqlab")
 class BahdanauAttention(_SourceAttention):
@@ -71,12 +59,9 @@ class BahdanauAttention(_SourceAttention):
     then eqs. (13)-(14).
 
     ``W [h; y]`` is computed as ``W_q h + W_v y``, projecting the values once per sequence.
-    The product with ``v`` is a sum over ``units``, not a ``Dense(1)``: that one-column product
-    of a rank-4 tensor segfaults TensorFlow 2.19's oneDNN CPU kernel for some shapes.
 
     Args:
         units: rows of ``W`` (the size of the hidden layer of the "alignment model").
-        **kwargs: standard layer arguments (``name``, ``dtype``, ...).
 
     Call arguments:
         query: decoder state(s) ``h``, ``(batch, query_dim)`` or ``(batch, Tq, query_dim)``.
@@ -125,6 +110,7 @@ class BahdanauAttention(_SourceAttention):
         query = ops.expand_dims(self.query_projection(query), 2)  # (batch, Tq, 1, units)
         keys = ops.expand_dims(keys, 1)  # (batch, 1, Tv, units)
         hidden = ops.tanh(query + keys)  # (batch, Tq, Tv, units)
+        # A sum, not a Dense(1): TensorFlow 2.19's oneDNN CPU kernel segfaults on that product.
         return ops.sum(hidden * ops.cast(self.v, hidden.dtype), axis=-1)  # (batch, Tq, Tv)
 
     def get_config(self):
@@ -138,7 +124,6 @@ class LuongAttention(_SourceAttention):
 
     Args:
         score: ``"dot"`` (needs ``query_dim == value_dim``) or ``"general"``.
-        **kwargs: standard layer arguments (``name``, ``dtype``, ...).
 
     Call arguments and returns: as :class:`BahdanauAttention`.
 

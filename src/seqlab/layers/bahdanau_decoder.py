@@ -1,9 +1,6 @@
-"""Bahdanau et al.'s attention decoder: the previous state queries, the context enters the RNN.
-
-Bahdanau, Cho and Bengio (2015), "Neural Machine Translation by Jointly Learning to Align and
-Translate", section 3.1 and appendix A.2.2, in the slides' notation (deck 000, "The Math of
-Attention Mechanisms", eqs. (12)-(14)). Unlike Luong et al.'s decoder, the context of step
-``t`` needs the state of step ``t-1``, so the target is a loop over time, in training too.
+"""Bahdanau et al.'s attention decoder (2015, section 3.1 and appendix A.2.2; the slides' eqs.
+(12)-(14)): the previous state queries and the context enters the RNN, so the target is a loop
+over time, in training too.
 """
 
 from __future__ import annotations
@@ -21,18 +18,14 @@ class BahdanauDecoder(keras.layers.Layer):
     """Bahdanau et al. (2015)'s decoder: query ``h_(t-1)``, eqs. (12)-(14), then the recurrent
     cell reads ``[embedding(w_(t-1)); c_t]`` (their appendix A: ``s_i = f(s_{i-1}, y_{i-1}, c_i)``).
 
-    The score is :class:`seqlab.layers.BahdanauAttention`'s ``v^T tanh(W [h; y])`` (eq. (12),
-    *concat*); the step's output is ``[h_t; c_t]``, what the output layer reads (their eq. (4)
-    without the ``y_{i-1}`` term).
+    The score is :class:`seqlab.layers.BahdanauAttention`'s ``v^T tanh(W [h; y])`` (eq. (12));
+    the step's output ``[h_t; c_t]`` is what the output layer reads.
 
     Args:
         units: size of the recurrent state ``h`` (GRU: ``[h]``; LSTM: ``[h, c]``, ``h`` queries).
         attention_units: rows of the score's ``W`` (default ``units``).
-        rnn: ``"gru"`` or ``"lstm"``: a ``keras.layers.GRUCell`` / ``LSTMCell`` with Keras's
-            defaults.
-        dropout: dropout on the cell's input ``[embedding; context]`` in training (a fresh mask
-            per step).
-        **kwargs: standard layer arguments (``name``, ``dtype``, ...).
+        rnn: ``"gru"`` or ``"lstm"``: Keras's ``GRUCell`` / ``LSTMCell`` with its defaults.
+        dropout: dropout on the cell's input ``[embedding; context]`` (a fresh mask per step).
 
     Call arguments:
         target_embeddings: ``(batch, T, embedding_dim)``, the embedded target shifted right
@@ -76,11 +69,6 @@ class BahdanauDecoder(keras.layers.Layer):
         self.cell = cell(self.units, name=f"{rnn}_cell")
         self.input_dropout = keras.layers.Dropout(self.dropout)
         self.supports_masking = True
-
-    @property
-    def state_count(self) -> int:
-        """1 for a GRU's ``[h]``, 2 for an LSTM's ``[h, c]``."""
-        return 2 if self.rnn_kind == "lstm" else 1
 
     def build(self, target_embeddings_shape, encoder_outputs_shape=None, *args, **kwargs):
         if encoder_outputs_shape is None:
@@ -139,8 +127,8 @@ class BahdanauDecoder(keras.layers.Layer):
 
     def _scanned(self, embedded, state, values, keys, encoder_padding_mask, padding_mask,
                  training):
-        """``ops.scan`` of :meth:`_step` over the time-major target (each step emits its carry,
-        ``(state, output, weights)``, as TensorFlow's ``ops.scan`` needs)."""
+        """``ops.scan`` of :meth:`_step` over the time-major target; each step emits its carry
+        ``(state, output, weights)``, as TensorFlow's ``ops.scan`` needs."""
         dtype = self.compute_dtype
         if padding_mask is None:
             padding_mask = ops.ones(ops.shape(embedded)[:2], dtype="bool")  # (batch, T)
@@ -171,21 +159,6 @@ class BahdanauDecoder(keras.layers.Layer):
 
     def compute_mask(self, *args, **kwargs):
         return None
-
-    def compute_output_spec(self, target_embeddings, encoder_outputs, initial_state,
-                            encoder_padding_mask=None, return_attention_scores=False,
-                            return_state=False, padding_mask=None, training=None):
-        batch, length = target_embeddings.shape[0], target_embeddings.shape[1]
-        dtype = self.compute_dtype
-        results = [keras.KerasTensor((batch, length, self.units + encoder_outputs.shape[-1]),
-                                     dtype=dtype)]
-        if return_attention_scores:
-            results.append(keras.KerasTensor((batch, length, encoder_outputs.shape[1]),
-                                             dtype=dtype))
-        if return_state:
-            results.append([keras.KerasTensor((batch, self.units), dtype=dtype)
-                            for _ in range(self.state_count)])
-        return results[0] if len(results) == 1 else tuple(results)
 
     def get_config(self):
         return {**super().get_config(), "units": self.units,

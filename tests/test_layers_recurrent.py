@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from seqlab.layers import (
     GRUCell,
     LSTMCell,
-    RecurrentCell,
     SimpleRNNCell,
     copy_keras_cell_weights,
 )

@@ -133,23 +133,18 @@ class MultiHeadAttention(keras.layers.Layer):
         values = self._split_heads(self.value_dense(value), self.value_dim)  # (B, H, S, dv)
         return keys, values
 
-    def _attend(self, query, k, v, masks, use_causal_mask, training, query_start=0):
-        """Eq. 16 per head, then ``W^O``: ``(B, T, d_out)`` and the weights ``(B, H, T, S)``."""
-        q = self._split_heads(self.query_dense(query), self.key_dim)  # (B, H, T, dk)
-        mask = combine_attention_masks(
-            *masks, use_causal_mask, query_length=ops.shape(q)[2], key_length=ops.shape(k)[2],
-            query_start=query_start,
-        )  # broadcastable to (B, H, T, S), or None
-        dropout = partial(self.attention_dropout, training=training) if self.dropout else None
-        heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout=dropout)
-        return self.output_dense(self._merge_heads(heads)), weights  # (B, T, d_out)
-
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
              attention_mask=None, use_causal_mask=False, return_attention_scores=False,
              training=None):
+        q = self._split_heads(self.query_dense(query), self.key_dim)  # (B, H, T, dk)
         k, v = self.project_key_value(value, key)  # (B, H, S, dk), (B, H, S, dv)
-        output, weights = self._attend(query, k, v, (query_mask, value_mask, key_mask,
-                                                     attention_mask), use_causal_mask, training)
+        mask = combine_attention_masks(
+            query_mask, value_mask, key_mask, attention_mask, use_causal_mask,
+            query_length=ops.shape(q)[2], key_length=ops.shape(k)[2],
+        )  # broadcastable to (B, H, T, S), or None
+        dropout = partial(self.attention_dropout, training=training) if self.dropout else None
+        heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout=dropout)  # eq. 16
+        output = self.output_dense(self._merge_heads(heads))  # (B, H, T, dv) -> (B, T, d_out)
         return (output, weights) if return_attention_scores else output
 
     def get_config(self):
@@ -212,6 +207,7 @@ class CachedMultiHeadAttention(MultiHeadAttention):
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
              attention_mask=None, use_causal_mask=False, return_attention_scores=False,
              training=None, cache=None, cache_update_index=None):
+        q = self._split_heads(self.query_dense(query), self.key_dim)  # (B, H, T, dk)
         if cache is None:
             k, v = self.project_key_value(value, key)  # (B, H, S, dk), (B, H, S, dv)
         elif cache_update_index is None:
@@ -220,10 +216,14 @@ class CachedMultiHeadAttention(MultiHeadAttention):
             new_k, new_v = self.project_key_value(value, key)  # (B, H, T, dk), (B, H, T, dv)
             k = write_into_cache(cache[0], new_k, cache_update_index)  # (B, H, L, dk)
             v = write_into_cache(cache[1], new_v, cache_update_index)  # (B, H, L, dv)
-        output, weights = self._attend(
-            query, k, v, (query_mask, value_mask, key_mask, attention_mask), use_causal_mask,
-            training, query_start=0 if cache_update_index is None else cache_update_index,
-        )  # (B, T, d_out), (B, H, T, L)
+        mask = combine_attention_masks(
+            query_mask, value_mask, key_mask, attention_mask, use_causal_mask,
+            query_length=ops.shape(q)[2], key_length=ops.shape(k)[2],
+            query_start=0 if cache_update_index is None else cache_update_index,
+        )  # broadcastable to (B, H, T, L), or None
+        dropout = partial(self.attention_dropout, training=training) if self.dropout else None
+        heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout=dropout)
+        output = self.output_dense(self._merge_heads(heads))  # (B, H, T, dv) -> (B, T, d_out)
         results = (output, weights) if return_attention_scores else (output,)
         if cache is not None:
             results += ((k, v),)

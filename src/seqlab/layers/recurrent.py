@@ -19,7 +19,7 @@ class RecurrentCell(keras.layers.Layer):
 
     A gate ``k`` is a fully connected layer on ``x(t)`` and the previous state: its net input
     is ``x(t) W_xk + h(t-1) W_hk + b_k`` (:meth:`net_input`); :meth:`add_gates` creates
-    their weights. Subclasses set ``state_size`` and ``output_size`` and write ``call``.
+    their weights. Subclasses write ``call`` (and set ``state_size`` if not ``units``).
 
     Args:
         units: size of the state ``h(t)`` (and of the output), a positive integer.
@@ -37,6 +37,7 @@ class RecurrentCell(keras.layers.Layer):
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.recurrent_initializer = keras.initializers.get(recurrent_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.state_size = self.output_size = units
         self.input_dim: int | None = None
 
     def build(self, input_shape):
@@ -96,13 +97,9 @@ class RecurrentCell(keras.layers.Layer):
             )
 
     def get_config(self):
-        return {
-            **super().get_config(),
-            "units": self.units,
-            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-            "recurrent_initializer": keras.initializers.serialize(self.recurrent_initializer),
-            "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-        }
+        initializers = ("kernel_initializer", "recurrent_initializer", "bias_initializer")
+        return {**super().get_config(), "units": self.units,
+                **{name: keras.initializers.serialize(getattr(self, name)) for name in initializers}}
 
 
 @keras.saving.register_keras_serializable(package="seqlab")
@@ -123,7 +120,7 @@ class SimpleRNNCell(RecurrentCell):
         states: ``[y(t-1)]``, ``(batch, u)``.
 
     Returns:
-        ``(y(t), [y(t)])``: the output and the new state, ``(batch, u)`` each.
+        ``(y(t), [y(t)])``, the output and the new state, ``(batch, u)`` each.
 
     Example:
         >>> import numpy as np
@@ -135,8 +132,6 @@ class SimpleRNNCell(RecurrentCell):
     def __init__(self, units: int, activation="tanh", **kwargs):
         super().__init__(units, **kwargs)
         self.activation = keras.activations.get(activation)
-        self.state_size = units
-        self.output_size = units
 
     def build(self, input_shape):
         super().build(input_shape)
@@ -174,7 +169,7 @@ class LSTMCell(RecurrentCell):
         unit_forget_bias: start ``b_f`` at one so the cell remembers by default (as Keras).
 
     Call arguments:
-        inputs: ``x(t)``, ``(batch, d)``: one time step (``keras.layers.RNN`` loops over time).
+        inputs: ``x(t)``, ``(batch, d)``.
         states: ``[h(t-1), c(t-1)]``, ``(batch, u)`` each.
 
     Returns:
@@ -195,8 +190,7 @@ class LSTMCell(RecurrentCell):
         super().__init__(units, **kwargs)
         self.peephole = bool(peephole)
         self.unit_forget_bias = bool(unit_forget_bias)
-        self.state_size = [units, units]
-        self.output_size = units
+        self.state_size = [units, units]  # h and c
 
     def build(self, input_shape):
         super().build(input_shape)
@@ -249,7 +243,7 @@ class GRUCell(RecurrentCell):
         units: size ``u`` of the state ``h(t)``.
 
     Call arguments:
-        inputs: ``x(t)``, ``(batch, d)``: one time step (``keras.layers.RNN`` loops over time).
+        inputs: ``x(t)``, ``(batch, d)``.
         states: ``[h(t-1)]``, ``(batch, u)``.
 
     Returns:
@@ -263,11 +257,6 @@ class GRUCell(RecurrentCell):
     """
 
     GATES = ("z", "r", "g")
-
-    def __init__(self, units: int, **kwargs):
-        super().__init__(units, **kwargs)
-        self.state_size = units
-        self.output_size = units
 
     def build(self, input_shape):
         super().build(input_shape)

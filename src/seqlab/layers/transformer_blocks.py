@@ -68,10 +68,9 @@ def head_size(d_model, num_heads):
 
 
 def attention_sublayer(layer, name):
-    """A :class:`MultiHeadAttention` with ``layer``'s heads, dropout and dtype."""
+    """A :class:`MultiHeadAttention` with ``layer``'s heads and dtype."""
     return MultiHeadAttention(layer.num_heads, head_size(layer.d_model, layer.num_heads),
-                              dropout=layer.attention_dropout, name=name,
-                              dtype=layer.dtype_policy)
+                              name=name, dtype=layer.dtype_policy)
 
 
 @keras.saving.register_keras_serializable(package="seqlab")
@@ -91,8 +90,6 @@ class TransformerDecoderLayer(keras.layers.Layer):
         num_heads: ``H``; ``d_model`` must be a multiple of it.
         dff: inner size of the feed-forward network.
         dropout: rate of the residual dropout after each sub-layer.
-        attention_dropout: dropout rate on the attention weights (0 in the paper).
-        layer_norm_epsilon: the normalisations' epsilon.
 
     Call arguments:
         x: ``(B, T, d)``, the target prefix.
@@ -119,15 +116,12 @@ class TransformerDecoderLayer(keras.layers.Layer):
         ((2, 4, 16), (2, 2, 4, 6))
     """
 
-    def __init__(self, d_model, num_heads, dff, dropout=0.1, attention_dropout=0.0,
-                 layer_norm_epsilon=1e-6, **kwargs):
+    def __init__(self, d_model, num_heads, dff, dropout=0.1, **kwargs):
         super().__init__(**kwargs)
         self.d_model = int(d_model)
         self.num_heads = int(num_heads)
         self.dff = int(dff)
         self.dropout = float(dropout)
-        self.attention_dropout = float(attention_dropout)
-        self.layer_norm_epsilon = float(layer_norm_epsilon)
         self.self_attention = attention_sublayer(self, "masked_self_attention")
         self.self_attention_dropout, self.self_attention_norm = self._residual("self_attention")
         self.cross_attention = attention_sublayer(self, "cross_attention")
@@ -139,8 +133,8 @@ class TransformerDecoderLayer(keras.layers.Layer):
     def _residual(self, name):
         """The Dropout and LayerNormalization of ``LN(x + Dropout(Sublayer(x)))``."""
         return (keras.layers.Dropout(self.dropout, dtype=self.dtype_policy),
-                keras.layers.LayerNormalization(epsilon=self.layer_norm_epsilon,
-                                                name=f"{name}_norm", dtype=self.dtype_policy))
+                keras.layers.LayerNormalization(epsilon=1e-6, name=f"{name}_norm",
+                                                dtype=self.dtype_policy))
 
     def build(self, x_shape, context_shape=None):
         context_shape = x_shape if context_shape is None else context_shape
@@ -180,6 +174,4 @@ class TransformerDecoderLayer(keras.layers.Layer):
 
     def get_config(self):
         return {**super().get_config(), "d_model": self.d_model, "num_heads": self.num_heads,
-                "dff": self.dff, "dropout": self.dropout,
-                "attention_dropout": self.attention_dropout,
-                "layer_norm_epsilon": self.layer_norm_epsilon}
+                "dff": self.dff, "dropout": self.dropout}

@@ -47,8 +47,7 @@ def scaled_dot_product_attention(q, k, v, attention_mask=None, dropout=None):
     with warnings.catch_warnings():  # one key (a 1-token prefix) is legitimate, not a mistake
         warnings.filterwarnings("ignore", message=".*softmax over axis -1.*size 1")
         weights = masked_softmax(scores, attention_mask, axis=-1)  # (..., T, S), rows sum to 1
-    mixing = dropout(weights) if dropout is not None else weights
-    output = ops.matmul(mixing, v)  # (..., T, dv)
+    output = ops.matmul(weights if dropout is None else dropout(weights), v)  # (..., T, dv)
     return output, weights
 
 
@@ -79,7 +78,7 @@ class MultiHeadAttention(keras.layers.Layer):
         training: enables the attention dropout.
 
     Returns:
-        ``output`` ``(B, T, d_out)``, or ``(output, weights)`` with ``return_attention_scores``.
+        ``output`` ``(B, T, d_q)``, or ``(output, weights)`` with ``return_attention_scores``.
 
     Example:
         >>> import numpy as np
@@ -144,17 +143,12 @@ class MultiHeadAttention(keras.layers.Layer):
         )  # broadcastable to (B, H, T, S), or None
         dropout = partial(self.attention_dropout, training=training) if self.dropout else None
         heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout=dropout)  # eq. 16
-        output = self.output_dense(self._merge_heads(heads))  # (B, H, T, dv) -> (B, T, d_out)
+        output = self.output_dense(self._merge_heads(heads))  # (B, H, T, dv) -> (B, T, d_q)
         return (output, weights) if return_attention_scores else output
 
     def get_config(self):
-        return {
-            **super().get_config(),
-            "num_heads": self.num_heads,
-            "key_dim": self.key_dim,
-            "value_dim": self.value_dim,
-            "dropout": self.dropout,
-        }
+        return {**super().get_config(), "num_heads": self.num_heads, "key_dim": self.key_dim,
+                "value_dim": self.value_dim, "dropout": self.dropout}
 
 
 @keras.saving.register_keras_serializable(package="seqlab")
@@ -167,7 +161,6 @@ class CachedMultiHeadAttention(MultiHeadAttention):
     :class:`MultiHeadAttention`'s variables.
 
     Call arguments: those of :class:`MultiHeadAttention`, and
-
         cache: optional ``(keys (B, H, L, dk), values (B, H, L, dv))``, already projected
             (:meth:`project_key_value`). Without ``cache_update_index`` they replace
             ``key``/``value`` (cross-attention to a memory projected once); with it, ``key``/
@@ -177,7 +170,7 @@ class CachedMultiHeadAttention(MultiHeadAttention):
             with ``use_causal_mask`` the query at it sees the cache positions ``<=`` it.
 
     Returns:
-        ``output`` ``(B, T, d_out)``; then the weights if ``return_attention_scores``; then the
+        ``output`` ``(B, T, d_q)``; then the weights if ``return_attention_scores``; then the
         (updated) cache if ``cache`` was given — a tuple when there is more than one.
 
     Example:
@@ -223,7 +216,7 @@ class CachedMultiHeadAttention(MultiHeadAttention):
         )  # broadcastable to (B, H, T, L), or None
         dropout = partial(self.attention_dropout, training=training) if self.dropout else None
         heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout=dropout)
-        output = self.output_dense(self._merge_heads(heads))  # (B, H, T, dv) -> (B, T, d_out)
+        output = self.output_dense(self._merge_heads(heads))  # (B, H, T, dv) -> (B, T, d_q)
         results = (output, weights) if return_attention_scores else (output,)
         if cache is not None:
             results += ((k, v),)

@@ -81,9 +81,10 @@ class BahdanauDecoder(keras.layers.Layer):
         self.built = True
 
     def step(self, embedded_word, state, encoder_outputs, encoder_padding_mask=None,
-             training=None):
-        """One decoder step, arguments as :meth:`call` but one word ``(batch, embedding_dim)``
-        and the previous state list (``h_(t-1)`` first).
+             training=None, keys=None):
+        """One decoder step: arguments as :meth:`call`, but one word ``(batch, embedding_dim)``
+        and the previous state list (``h_(t-1)`` first); ``keys``, the attention's
+        ``project_values(encoder_outputs)``, may be computed once beforehand.
 
         Returns:
             ``(output, new_state, weights)``: ``[h_t; c_t]`` ``(batch, units + value_dim)``, the
@@ -91,11 +92,8 @@ class BahdanauDecoder(keras.layers.Layer):
         """
         if not self.built:  # step before any call, e.g. a decoding loop on a fresh layer
             self.build((None, None, embedded_word.shape[-1]), encoder_outputs.shape)
-        keys = self.attention.project_values(encoder_outputs)  # W_v y: (batch, Tv, attention_units)
-        return self._step(embedded_word, state, encoder_outputs, keys, encoder_padding_mask,
-                          training)
-
-    def _step(self, embedded_word, state, encoder_outputs, keys, encoder_padding_mask, training):
+        if keys is None:
+            keys = self.attention.project_values(encoder_outputs)  # (batch, Tv, attention_units)
         state = [ops.cast(s, self.compute_dtype) for s in state]  # each (batch, units)
         # Eqs. (12)-(14) with the previous state h_(t-1) as the query.
         context, weights = self.attention(state[0], encoder_outputs,
@@ -114,38 +112,24 @@ class BahdanauDecoder(keras.layers.Layer):
     def call(self, target_embeddings, encoder_outputs, initial_state, encoder_padding_mask=None,
              return_attention_scores=False, return_state=False, padding_mask=None,
              training=None):
-        keys = self.attention.project_values(encoder_outputs)  # once: (batch, Tv, attention_units)
-        state = [ops.cast(s, self.compute_dtype) for s in initial_state]
-        outputs, weights, state = self._scanned(target_embeddings, state, encoder_outputs, keys,
-                                                encoder_padding_mask, padding_mask, training)
-        results = [outputs]  # (batch, T, units + value_dim)
-        if return_attention_scores:
-            results.append(weights)  # (batch, T, Tv)
-        if return_state:
-            results.append(state)
-        return results[0] if len(results) == 1 else tuple(results)
-
-    def _scanned(self, embedded, state, values, keys, encoder_padding_mask, padding_mask,
-                 training):
-        """``ops.scan`` of :meth:`_step` over the time-major target; each step emits its carry
-        ``(state, output, weights)``, as TensorFlow's ``ops.scan`` needs."""
         dtype = self.compute_dtype
+        keys = self.attention.project_values(encoder_outputs)  # once: (batch, Tv, attention_units)
         if padding_mask is None:
-            padding_mask = ops.ones(ops.shape(embedded)[:2], dtype="bool")  # (batch, T)
-        # One sequence to scan over: the padding mask rides along as a last 0/1 feature (the
+            padding_mask = ops.ones(ops.shape(target_embeddings)[:2], dtype="bool")  # (batch, T)
+        # ops.scan over one sequence: the padding mask rides along as a last 0/1 feature (the
         # TensorFlow ops.scan of Keras 3.13 fails on several inputs of unknown length).
-        steps = ops.concatenate([ops.cast(embedded, dtype),
+        steps = ops.concatenate([ops.cast(target_embeddings, dtype),
                                  ops.cast(padding_mask, dtype)[:, :, None]], axis=-1)
         steps = ops.transpose(steps, (1, 0, 2))  # (T, batch, embedding_dim + 1)
-        batch = ops.shape(embedded)[0]
-        init = (tuple(state),
-                ops.zeros((batch, self.units + values.shape[-1]), dtype),
-                ops.zeros((batch, ops.shape(values)[1]), dtype))
+        batch = ops.shape(target_embeddings)[0]
+        init = (tuple(ops.cast(s, dtype) for s in initial_state),
+                ops.zeros((batch, self.units + encoder_outputs.shape[-1]), dtype),
+                ops.zeros((batch, ops.shape(encoder_outputs)[1]), dtype))
 
-        def body(carry, inputs):
+        def body(carry, inputs):  # emits its carry (state, output, weights), as TF's scan needs
             word, keep = inputs[:, :-1], inputs[:, -1:] > 0  # (batch, embedding_dim), (batch, 1)
-            output, new_state, w = self._step(word, list(carry[0]), values, keys,
-                                              encoder_padding_mask, training)
+            output, new_state, w = self.step(word, list(carry[0]), encoder_outputs,
+                                             encoder_padding_mask, training, keys)
             # At a padded target step the state stays as it was.
             new_state = [ops.where(keep, new, old)
                          for new, old in zip(new_state, carry[0], strict=True)]
@@ -153,9 +137,12 @@ class BahdanauDecoder(keras.layers.Layer):
             return new_carry, new_carry
 
         (state, _, _), (_, outputs, weights) = ops.scan(body, init, steps)
-        # outputs (T, batch, d_out), weights (T, batch, Tv) -> batch-major
-        return (ops.transpose(outputs, (1, 0, 2)), ops.transpose(weights, (1, 0, 2)),
-                list(state))
+        results = [ops.transpose(outputs, (1, 0, 2))]  # (T, batch, ...) -> (batch, T, units + dv)
+        if return_attention_scores:
+            results.append(ops.transpose(weights, (1, 0, 2)))  # (batch, T, Tv)
+        if return_state:
+            results.append(list(state))
+        return results[0] if len(results) == 1 else tuple(results)
 
     def compute_mask(self, *args, **kwargs):
         return None

@@ -123,11 +123,8 @@ def fill_masks(masked_lm, sentences: Sequence[str], top_k: int = 3) -> list[list
         logits = np.asarray(masked_lm(inputs, training=False), "float64")[0]  # (blanks, V)
         probabilities = np.exp(logits - logits.max(-1, keepdims=True))
         probabilities /= probabilities.sum(-1, keepdims=True)
-        blanks = []
-        for row in probabilities:
-            best = np.argsort(-row)[:top_k]
-            blanks.append([(tokenizer.id_to_token(int(i)), float(row[i])) for i in best])
-        results.append(blanks)
+        results.append([[(tokenizer.id_to_token(int(i)), float(row[i]))
+                         for i in np.argsort(-row)[:top_k]] for row in probabilities])
     return results
 
 

@@ -12,18 +12,14 @@ from seqlab.layers.masking import masked_softmax
 
 
 class _SourceAttention(keras.layers.Layer):
-    """What the two layers share: query rank, masks, eqs. (13)-(14); subclasses implement eq.
-    (12) in :meth:`score`."""
+    """What the two layers share: query rank, masks, eqs. (13)-(14). Subclasses implement eq.
+    (12), ``score(query (batch, Tq, dq), keys (batch, Tv, dk)) -> (batch, Tq, Tv)``, and
+    ``project_values``: the values -> the keys the score compares the query with."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         # Accepts the source mask; the outputs carry none (see compute_mask).
         self.supports_masking = True
-
-    def score(self, query, keys):
-        """Eq. (12): queries ``(batch, Tq, dq)`` and keys ``(batch, Tv, dk)``, the values or
-        their projection (:meth:`project_values`) -> scores ``(batch, Tq, Tv)``."""
-        raise NotImplementedError
 
     def call(self, query, values, padding_mask=None, return_attention_scores=False,
              values_mask=None, keys=None):

@@ -10,8 +10,6 @@ from keras import ops
 
 from seqlab.layers.attention import BahdanauAttention
 
-RNN_KINDS = ("gru", "lstm")
-
 
 @keras.saving.register_keras_serializable(package="seqlab")
 class BahdanauDecoder(keras.layers.Layer):
@@ -28,8 +26,7 @@ class BahdanauDecoder(keras.layers.Layer):
         dropout: dropout on the cell's input ``[embedding; context]`` (a fresh mask per step).
 
     Call arguments:
-        target_embeddings: ``(batch, T, embedding_dim)``, the embedded target shifted right
-            (teacher forcing).
+        target_embeddings: ``(batch, T, embedding_dim)``, the embedded shifted target.
         encoder_outputs: ``(batch, Tv, value_dim)``.
         initial_state: list of ``(batch, units)`` tensors (one for a GRU, two for an LSTM),
             e.g. the encoder's final states.
@@ -60,8 +57,8 @@ class BahdanauDecoder(keras.layers.Layer):
     def __init__(self, units: int, attention_units: int | None = None, rnn: str = "gru",
                  dropout: float = 0.0, **kwargs):
         super().__init__(**kwargs)
-        if rnn not in RNN_KINDS:
-            raise ValueError(f"rnn must be one of {RNN_KINDS}; got {rnn!r}")
+        if rnn not in ("gru", "lstm"):
+            raise ValueError(f"rnn must be 'gru' or 'lstm'; got {rnn!r}")
         self.units, self.attention_units = int(units), attention_units
         self.rnn_kind, self.dropout = rnn, float(dropout)
         self.attention = BahdanauAttention(attention_units or self.units, name="attention")

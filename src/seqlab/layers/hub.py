@@ -26,8 +26,7 @@ TRUSTED_PUBLISHERS = (("tfhub.dev", "/google/"), ("www.kaggle.com", "/models/goo
 STANDIN_ADVICE = (
     "To work offline, use FAST mode (environment variable SEQLAB_FAST=1, or FAST = True in "
     f"the notebook's parameters cell): it uses HubTextEmbedding({STANDIN_HANDLE!r}), a small "
-    "stand-in module this project builds locally from its sample reviews."
-)
+    "stand-in module this project builds locally from its sample reviews.")
 
 
 def _local_path(handle: str) -> Path | None:
@@ -106,8 +105,7 @@ def resolve_handle(handle: str) -> str:
         raise FileNotFoundError(
             f"No SavedModel at {path} (expected {path / 'saved_model.pb'}). Pass a TF-Hub URL "
             f"such as {NNLM_EN_DIM50!r}, the stand-in handle {STANDIN_HANDLE!r}, or the folder "
-            "of a TF2 SavedModel."
-        )
+            "of a TF2 SavedModel.")
     return str(path)
 
 
@@ -137,8 +135,7 @@ def _no_sharing_message() -> str:
         f"This Keras ({keras.__version__}) no longer lets HubTextEmbedding share the TF-Hub "
         "module's variables (it relies on keras.Variable's initialisation hook), so the module "
         "can be used frozen but not fine-tuned. Use Keras "
-        f"{config.TESTED_FLOOR['keras']} to {config.TESTED_NEWEST['keras']}.x to fine-tune it."
-    )
+        f"{config.TESTED_FLOOR['keras']} to {config.TESTED_NEWEST['keras']}.x to fine-tune it.")
 
 
 def share_module_variables(module, trainable_ids=frozenset()) -> list | None:
@@ -191,10 +188,8 @@ class HubTextEmbedding(keras.layers.Layer):
         self.supports_jit = False  # XLA cannot compile the module's string and hash-table ops
         self._module = tf.saved_model.load(resolve_handle(self.handle))
         if not callable(self._module) or getattr(self._module, "variables", None) is None:
-            raise ValueError(
-                f"{self.handle} is not a TF-Hub text-embedding SavedModel: it needs a "
-                "__call__ on a batch of strings and a `variables` list."
-            )
+            raise ValueError(f"{self.handle} is not a TF-Hub text-embedding SavedModel: it needs "
+                             "a __call__ on a batch of strings and a `variables` list.")
         trainable_ids = {id(v) for v in getattr(self._module, "trainable_variables", [])}
         # The module's variables become the layer's weights, trainable by the module's own flag.
         shared = share_module_variables(self._module, trainable_ids)

@@ -289,12 +289,10 @@ def copy_keras_attention_weights(source, target):
         True
     """
     if source.num_heads != target.num_heads or source.key_dim != target.key_dim:
-        raise ValueError(
-            f"Heads/key_dim differ: Keras has {source.num_heads}×{source.key_dim}, ours "
-            f"{target.num_heads}×{target.key_dim}."
-        )
+        raise ValueError(f"Heads/key_dim differ: Keras has {source.num_heads}×{source.key_dim}, "
+                         f"ours {target.num_heads}×{target.key_dim}.")
     for name in ("query_dense", "key_dense", "value_dense", "output_dense"):
-        ours, theirs = getattr(target, name), getattr(source, name)
+        ours, values = getattr(target, name), getattr(source, name).get_weights()
         ours.set_weights([np.asarray(value).reshape(tuple(weight.shape))
-                          for value, weight in zip(theirs.get_weights(), ours.weights, strict=True)])
+                          for value, weight in zip(values, ours.weights, strict=True)])
     return target

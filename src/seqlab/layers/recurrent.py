@@ -97,9 +97,9 @@ class RecurrentCell(keras.layers.Layer):
             )
 
     def get_config(self):
-        initializers = ("kernel_initializer", "recurrent_initializer", "bias_initializer")
+        names = ("kernel_initializer", "recurrent_initializer", "bias_initializer")
         return {**super().get_config(), "units": self.units,
-                **{name: keras.initializers.serialize(getattr(self, name)) for name in initializers}}
+                **{name: keras.initializers.serialize(getattr(self, name)) for name in names}}
 
 
 @keras.saving.register_keras_serializable(package="seqlab")

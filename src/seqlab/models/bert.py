@@ -18,12 +18,10 @@ DEFAULT_PRESET = "bert_tiny_en_uncased"
 #: Where keras-hub's built-in presets (``kaggle://keras/bert/...``) download from.
 KAGGLE_HOST = "www.kaggle.com"
 MASK_TOKEN = "[MASK]"
-
 PRESET_ADVICE = (
     "To work offline, use FAST mode: set SEQLAB_FAST=1 (or FAST = True in the notebook's "
     "parameters cell), which pre-trains a tiny BERT on the project's own reviews instead of "
-    "downloading one; or pass PRESET = a local preset directory (keras-hub's save_to_preset)."
-)
+    "downloading one; or pass PRESET = a local preset directory (keras-hub's save_to_preset).")
 
 
 def masked_lm_from_preset(preset: str | Path = DEFAULT_PRESET, *,

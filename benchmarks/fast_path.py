@@ -37,7 +37,7 @@ def built_with(variant):
 
     def attention_sublayer(layer, name):
         return attention(layer.num_heads, blocks.head_size(layer.d_model, layer.num_heads),
-                         dropout=layer.attention_dropout, name=name, dtype=layer.dtype_policy)
+                         name=name, dtype=layer.dtype_policy)
 
     def feed_forward_init(self, d_model, dff, **kwargs):
         keras.layers.Layer.__init__(self, **kwargs)

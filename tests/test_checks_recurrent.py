@@ -21,8 +21,7 @@ class CoupledLSTMCell(RecurrentCell):
 
     def build(self, input_shape):
         super().build(input_shape)
-        for gate in "fog":
-            self.add_gate(gate)
+        self.add_gates("f", "o", "g")
 
     def input_gate(self, f):
         return 1.0 - f
@@ -53,7 +52,7 @@ class NoTanhOnTheOutput(CoupledLSTMCell):
 class KeepsItsInputGateWeights(CoupledLSTMCell):
     def build(self, input_shape):
         super().build(input_shape)
-        self.add_gate("i")
+        self.add_gates("i")
 
 
 class ForgetsTheLongTermState(CoupledLSTMCell):
@@ -81,8 +80,7 @@ class GRUCellWithoutResetGate(RecurrentCell):
 
     def build(self, input_shape):
         super().build(input_shape)
-        for gate in "zg":
-            self.add_gate(gate)
+        self.add_gates("z", "g")
 
     def mix(self, z, h_previous, g):
         return z * h_previous + (1.0 - z) * g

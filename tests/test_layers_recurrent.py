@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from seqlab.layers import (
     GRUCell,
     LSTMCell,
-    RecurrentCell,
     SimpleRNNCell,
     copy_keras_cell_weights,
 )
@@ -290,27 +289,6 @@ def test_a_fresh_cells_gates_start_different(cell_class, gates, seed):
         net = {gate: np.asarray(cell.net_input(gate, x, h)) for gate in gates}
         for a, b in itertools.combinations(gates, 2):
             assert np.abs(net[a] - net[b]).max() > 1e-3, f"{a}(t) and {b}(t) start alike"
-
-
-def test_gates_added_one_by_one_start_different_too():
-    """The exercises' template: build() calls add_gate once per gate."""
-    class CoupledGates(RecurrentCell):
-        def __init__(self, units, **kwargs):
-            super().__init__(units, **kwargs)
-            self.state_size = self.output_size = units
-
-        def build(self, input_shape):
-            super().build(input_shape)
-            for gate in ("f", "o", "g"):
-                self.add_gate(gate, bias_initializer="ones" if gate == "f" else None)
-
-    cell = CoupledGates(UNITS)
-    cell.build((None, FEATURES))
-    for kind in ("W_x", "W_h"):
-        first, *others = (np.asarray(getattr(cell, kind + gate)) for gate in "fog")
-        assert all(not np.array_equal(first, other) for other in others)
-    np.testing.assert_array_equal(cell.b_f, np.ones(UNITS))
-    np.testing.assert_array_equal(cell.b_o, np.zeros(UNITS))
 
 
 # ------------------------------------------------------------------------ the RNN wrapper

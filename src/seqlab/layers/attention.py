@@ -1,7 +1,6 @@
 """Attention for encoder-decoder RNNs, the slides' eqs. (12)-(14): score ``e_ti`` (Luong *dot*
 ``h_t . y_i``, Luong *general* ``h_t^T W y_i``, Bahdanau *concat* ``v^T tanh(W [h_t; y_i])``),
-weights ``alpha_ti = softmax_i(e_ti)`` (padding masked by
-:func:`seqlab.layers.masking.masked_softmax`) and context ``h~_t = sum_i alpha_ti y_i``.
+weights ``alpha_ti = softmax_i(e_ti)`` and context ``h~_t = sum_i alpha_ti y_i``.
 """
 
 from __future__ import annotations
@@ -13,25 +12,14 @@ from seqlab.layers.masking import masked_softmax
 
 
 class _SourceAttention(keras.layers.Layer):
-    """Shared plumbing of the two layers: query rank, masks, eqs. (13)-(14).
-
-    Subclasses implement eq. (12) in :meth:`score`.
-    """
+    """What the two layers share: query rank, masks, eqs. (13)-(14). Subclasses implement eq.
+    (12), ``score(query (batch, Tq, dq), keys (batch, Tv, dk)) -> (batch, Tq, Tv)``, and
+    ``project_values``: the values -> the keys the score compares the query with."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         # Accepts the source mask; the outputs carry none (see compute_mask).
         self.supports_masking = True
-
-    def project_values(self, values):
-        """The keys eq. (12) compares the query with, ``(batch, Tv, dk)``: the values or their
-        projection (a decoder computes them once and passes them in as ``keys``)."""
-        return values
-
-    def score(self, query, values, keys=None):
-        """Eq. (12): queries ``(batch, Tq, dq)``, values ``(batch, Tv, dv)`` -> scores
-        ``(batch, Tq, Tv)``."""
-        raise NotImplementedError
 
     def call(self, query, values, padding_mask=None, return_attention_scores=False,
              values_mask=None, keys=None):
@@ -40,29 +28,20 @@ class _SourceAttention(keras.layers.Layer):
         if single_step:
             query = ops.expand_dims(query, 1)  # (batch, 1, dq)
         mask = values_mask if padding_mask is None else padding_mask  # (batch, Tv) or None
-        scores = self.score(query, values, keys)  # eq. (12): (batch, Tq, Tv)
+        if keys is None:  # a decoder projects the values once and passes them in
+            keys = self.project_values(values)  # (batch, Tv, dk)
+        scores = self.score(query, keys)  # eq. (12): (batch, Tq, Tv)
         if mask is not None:
             mask = ops.expand_dims(mask, 1)  # (batch, 1, Tv)
         weights = masked_softmax(scores, mask)  # eq. (13): (batch, Tq, Tv)
         context = ops.matmul(weights, ops.cast(values, weights.dtype))  # eq. (14): (batch, Tq, dv)
         if single_step:
-            # Axis 1 is the step axis added above: statically of size 1.
             context = ops.squeeze(context, axis=1)  # (batch, dv)
             weights = ops.squeeze(weights, axis=1)  # (batch, Tv)
         return (context, weights) if return_attention_scores else context
 
     def compute_mask(self, *args, **kwargs):
         return None  # the context carries no mask
-
-    def compute_output_spec(self, query, values, padding_mask=None, return_attention_scores=False,
-                            values_mask=None, keys=None):
-        context = keras.KerasTensor(tuple(query.shape[:-1]) + (values.shape[-1],),
-                                    dtype=self.compute_dtype)  # (batch, [Tq,] dv)
-        if not return_attention_scores:
-            return context
-        weights = keras.KerasTensor(tuple(query.shape[:-1]) + (values.shape[1],),
-                                    dtype=self.compute_dtype)  # (batch, [Tq,] Tv)
-        return context, weights
 
 
 @keras.saving.register_keras_serializable(package="seqlab")
@@ -71,12 +50,9 @@ class BahdanauAttention(_SourceAttention):
     then eqs. (13)-(14).
 
     ``W [h; y]`` is computed as ``W_q h + W_v y``, projecting the values once per sequence.
-    The product with ``v`` is a sum over ``units``, not a ``Dense(1)``: that one-column product
-    of a rank-4 tensor segfaults TensorFlow 2.19's oneDNN CPU kernel for some shapes.
 
     Args:
         units: rows of ``W`` (the size of the hidden layer of the "alignment model").
-        **kwargs: standard layer arguments (``name``, ``dtype``, ...).
 
     Call arguments:
         query: decoder state(s) ``h``, ``(batch, query_dim)`` or ``(batch, Tq, query_dim)``.
@@ -119,12 +95,11 @@ class BahdanauAttention(_SourceAttention):
         """``W_v y``: ``(batch, Tv, value_dim)`` -> ``(batch, Tv, units)``."""
         return self.value_projection(values)
 
-    def score(self, query, values, keys=None):
-        if keys is None:
-            keys = self.project_values(values)  # (batch, Tv, units)
+    def score(self, query, keys):
         query = ops.expand_dims(self.query_projection(query), 2)  # (batch, Tq, 1, units)
         keys = ops.expand_dims(keys, 1)  # (batch, 1, Tv, units)
         hidden = ops.tanh(query + keys)  # (batch, Tq, Tv, units)
+        # A sum, not a Dense(1): TensorFlow 2.19's oneDNN CPU kernel segfaults on that product.
         return ops.sum(hidden * ops.cast(self.v, hidden.dtype), axis=-1)  # (batch, Tq, Tv)
 
     def get_config(self):
@@ -138,7 +113,6 @@ class LuongAttention(_SourceAttention):
 
     Args:
         score: ``"dot"`` (needs ``query_dim == value_dim``) or ``"general"``.
-        **kwargs: standard layer arguments (``name``, ``dtype``, ...).
 
     Call arguments and returns: as :class:`BahdanauAttention`.
 
@@ -174,9 +148,7 @@ class LuongAttention(_SourceAttention):
         """``"dot"``: the values; ``"general"``: ``W y``, ``(batch, Tv, query_dim)``."""
         return values if self.value_projection is None else self.value_projection(values)
 
-    def score(self, query, values, keys=None):
-        if keys is None:
-            keys = self.project_values(values)
+    def score(self, query, keys):
         keys = ops.cast(keys, query.dtype)  # (batch, Tv, dq)
         return ops.matmul(query, ops.transpose(keys, (0, 2, 1)))  # (batch, Tq, Tv)
 

@@ -1,9 +1,6 @@
-"""Bahdanau et al.'s attention decoder: the previous state queries, the context enters the RNN.
-
-Bahdanau, Cho and Bengio (2015), "Neural Machine Translation by Jointly Learning to Align and
-Translate", section 3.1 and appendix A.2.2, in the slides' notation (deck 000, "The Math of
-Attention Mechanisms", eqs. (12)-(14)). Unlike Luong et al.'s decoder, the context of step
-``t`` needs the state of step ``t-1``, so the target is a loop over time, in training too.
+"""Bahdanau et al.'s attention decoder (2015, section 3.1 and appendix A.2.2; the slides' eqs.
+(12)-(14)): the previous state queries and the context enters the RNN, so the target is a loop
+over time, in training too.
 """
 
 from __future__ import annotations
@@ -13,30 +10,23 @@ from keras import ops
 
 from seqlab.layers.attention import BahdanauAttention
 
-RNN_KINDS = ("gru", "lstm")
-
 
 @keras.saving.register_keras_serializable(package="seqlab")
 class BahdanauDecoder(keras.layers.Layer):
     """Bahdanau et al. (2015)'s decoder: query ``h_(t-1)``, eqs. (12)-(14), then the recurrent
     cell reads ``[embedding(w_(t-1)); c_t]`` (their appendix A: ``s_i = f(s_{i-1}, y_{i-1}, c_i)``).
 
-    The score is :class:`seqlab.layers.BahdanauAttention`'s ``v^T tanh(W [h; y])`` (eq. (12),
-    *concat*); the step's output is ``[h_t; c_t]``, what the output layer reads (their eq. (4)
-    without the ``y_{i-1}`` term).
+    The score is :class:`seqlab.layers.BahdanauAttention`'s ``v^T tanh(W [h; y])`` (eq. (12));
+    the step's output ``[h_t; c_t]`` is what the output layer reads.
 
     Args:
         units: size of the recurrent state ``h`` (GRU: ``[h]``; LSTM: ``[h, c]``, ``h`` queries).
         attention_units: rows of the score's ``W`` (default ``units``).
-        rnn: ``"gru"`` or ``"lstm"``: a ``keras.layers.GRUCell`` / ``LSTMCell`` with Keras's
-            defaults.
-        dropout: dropout on the cell's input ``[embedding; context]`` in training (a fresh mask
-            per step).
-        **kwargs: standard layer arguments (``name``, ``dtype``, ...).
+        rnn: ``"gru"`` or ``"lstm"``: Keras's ``GRUCell`` / ``LSTMCell`` with its defaults.
+        dropout: dropout on the cell's input ``[embedding; context]`` (a fresh mask per step).
 
     Call arguments:
-        target_embeddings: ``(batch, T, embedding_dim)``, the embedded target shifted right
-            (teacher forcing).
+        target_embeddings: ``(batch, T, embedding_dim)``, the embedded shifted target.
         encoder_outputs: ``(batch, Tv, value_dim)``.
         initial_state: list of ``(batch, units)`` tensors (one for a GRU, two for an LSTM),
             e.g. the encoder's final states.
@@ -67,8 +57,8 @@ class BahdanauDecoder(keras.layers.Layer):
     def __init__(self, units: int, attention_units: int | None = None, rnn: str = "gru",
                  dropout: float = 0.0, **kwargs):
         super().__init__(**kwargs)
-        if rnn not in RNN_KINDS:
-            raise ValueError(f"rnn must be one of {RNN_KINDS}; got {rnn!r}")
+        if rnn not in ("gru", "lstm"):
+            raise ValueError(f"rnn must be 'gru' or 'lstm'; got {rnn!r}")
         self.units, self.attention_units = int(units), attention_units
         self.rnn_kind, self.dropout = rnn, float(dropout)
         self.attention = BahdanauAttention(attention_units or self.units, name="attention")
@@ -76,11 +66,6 @@ class BahdanauDecoder(keras.layers.Layer):
         self.cell = cell(self.units, name=f"{rnn}_cell")
         self.input_dropout = keras.layers.Dropout(self.dropout)
         self.supports_masking = True
-
-    @property
-    def state_count(self) -> int:
-        """1 for a GRU's ``[h]``, 2 for an LSTM's ``[h, c]``."""
-        return 2 if self.rnn_kind == "lstm" else 1
 
     def build(self, target_embeddings_shape, encoder_outputs_shape=None, *args, **kwargs):
         if encoder_outputs_shape is None:
@@ -93,9 +78,10 @@ class BahdanauDecoder(keras.layers.Layer):
         self.built = True
 
     def step(self, embedded_word, state, encoder_outputs, encoder_padding_mask=None,
-             training=None):
-        """One decoder step, arguments as :meth:`call` but one word ``(batch, embedding_dim)``
-        and the previous state list (``h_(t-1)`` first).
+             training=None, keys=None):
+        """One decoder step: arguments as :meth:`call`, but one word ``(batch, embedding_dim)``
+        and the previous state list (``h_(t-1)`` first); ``keys``, the attention's
+        ``project_values(encoder_outputs)``, may be computed once beforehand.
 
         Returns:
             ``(output, new_state, weights)``: ``[h_t; c_t]`` ``(batch, units + value_dim)``, the
@@ -103,11 +89,8 @@ class BahdanauDecoder(keras.layers.Layer):
         """
         if not self.built:  # step before any call, e.g. a decoding loop on a fresh layer
             self.build((None, None, embedded_word.shape[-1]), encoder_outputs.shape)
-        keys = self.attention.project_values(encoder_outputs)  # W_v y: (batch, Tv, attention_units)
-        return self._step(embedded_word, state, encoder_outputs, keys, encoder_padding_mask,
-                          training)
-
-    def _step(self, embedded_word, state, encoder_outputs, keys, encoder_padding_mask, training):
+        if keys is None:
+            keys = self.attention.project_values(encoder_outputs)  # (batch, Tv, attention_units)
         state = [ops.cast(s, self.compute_dtype) for s in state]  # each (batch, units)
         # Eqs. (12)-(14) with the previous state h_(t-1) as the query.
         context, weights = self.attention(state[0], encoder_outputs,
@@ -126,38 +109,24 @@ class BahdanauDecoder(keras.layers.Layer):
     def call(self, target_embeddings, encoder_outputs, initial_state, encoder_padding_mask=None,
              return_attention_scores=False, return_state=False, padding_mask=None,
              training=None):
-        keys = self.attention.project_values(encoder_outputs)  # once: (batch, Tv, attention_units)
-        state = [ops.cast(s, self.compute_dtype) for s in initial_state]
-        outputs, weights, state = self._scanned(target_embeddings, state, encoder_outputs, keys,
-                                                encoder_padding_mask, padding_mask, training)
-        results = [outputs]  # (batch, T, units + value_dim)
-        if return_attention_scores:
-            results.append(weights)  # (batch, T, Tv)
-        if return_state:
-            results.append(state)
-        return results[0] if len(results) == 1 else tuple(results)
-
-    def _scanned(self, embedded, state, values, keys, encoder_padding_mask, padding_mask,
-                 training):
-        """``ops.scan`` of :meth:`_step` over the time-major target (each step emits its carry,
-        ``(state, output, weights)``, as TensorFlow's ``ops.scan`` needs)."""
         dtype = self.compute_dtype
+        keys = self.attention.project_values(encoder_outputs)  # once: (batch, Tv, attention_units)
         if padding_mask is None:
-            padding_mask = ops.ones(ops.shape(embedded)[:2], dtype="bool")  # (batch, T)
-        # One sequence to scan over: the padding mask rides along as a last 0/1 feature (the
+            padding_mask = ops.ones(ops.shape(target_embeddings)[:2], dtype="bool")  # (batch, T)
+        # ops.scan over one sequence: the padding mask rides along as a last 0/1 feature (the
         # TensorFlow ops.scan of Keras 3.13 fails on several inputs of unknown length).
-        steps = ops.concatenate([ops.cast(embedded, dtype),
+        steps = ops.concatenate([ops.cast(target_embeddings, dtype),
                                  ops.cast(padding_mask, dtype)[:, :, None]], axis=-1)
         steps = ops.transpose(steps, (1, 0, 2))  # (T, batch, embedding_dim + 1)
-        batch = ops.shape(embedded)[0]
-        init = (tuple(state),
-                ops.zeros((batch, self.units + values.shape[-1]), dtype),
-                ops.zeros((batch, ops.shape(values)[1]), dtype))
+        batch = ops.shape(target_embeddings)[0]
+        init = (tuple(ops.cast(s, dtype) for s in initial_state),
+                ops.zeros((batch, self.units + encoder_outputs.shape[-1]), dtype),
+                ops.zeros((batch, ops.shape(encoder_outputs)[1]), dtype))
 
-        def body(carry, inputs):
+        def body(carry, inputs):  # emits its carry (state, output, weights), as TF's scan needs
             word, keep = inputs[:, :-1], inputs[:, -1:] > 0  # (batch, embedding_dim), (batch, 1)
-            output, new_state, w = self._step(word, list(carry[0]), values, keys,
-                                              encoder_padding_mask, training)
+            output, new_state, w = self.step(word, list(carry[0]), encoder_outputs,
+                                             encoder_padding_mask, training, keys)
             # At a padded target step the state stays as it was.
             new_state = [ops.where(keep, new, old)
                          for new, old in zip(new_state, carry[0], strict=True)]
@@ -165,27 +134,15 @@ class BahdanauDecoder(keras.layers.Layer):
             return new_carry, new_carry
 
         (state, _, _), (_, outputs, weights) = ops.scan(body, init, steps)
-        # outputs (T, batch, d_out), weights (T, batch, Tv) -> batch-major
-        return (ops.transpose(outputs, (1, 0, 2)), ops.transpose(weights, (1, 0, 2)),
-                list(state))
+        results = [ops.transpose(outputs, (1, 0, 2))]  # (T, batch, ...) -> (batch, T, units + dv)
+        if return_attention_scores:
+            results.append(ops.transpose(weights, (1, 0, 2)))  # (batch, T, Tv)
+        if return_state:
+            results.append(list(state))
+        return results[0] if len(results) == 1 else tuple(results)
 
     def compute_mask(self, *args, **kwargs):
         return None
-
-    def compute_output_spec(self, target_embeddings, encoder_outputs, initial_state,
-                            encoder_padding_mask=None, return_attention_scores=False,
-                            return_state=False, padding_mask=None, training=None):
-        batch, length = target_embeddings.shape[0], target_embeddings.shape[1]
-        dtype = self.compute_dtype
-        results = [keras.KerasTensor((batch, length, self.units + encoder_outputs.shape[-1]),
-                                     dtype=dtype)]
-        if return_attention_scores:
-            results.append(keras.KerasTensor((batch, length, encoder_outputs.shape[1]),
-                                             dtype=dtype))
-        if return_state:
-            results.append([keras.KerasTensor((batch, self.units), dtype=dtype)
-                            for _ in range(self.state_count)])
-        return results[0] if len(results) == 1 else tuple(results)
 
     def get_config(self):
         return {**super().get_config(), "units": self.units,

@@ -1,9 +1,6 @@
-"""``Dense`` through a 2-D view (:class:`FlatDense`), a single ``MatMul`` on TensorFlow's CPU
-kernels instead of a broadcasting batched product, and :class:`FastMultiHeadAttention` built on it.
-
-Named siblings of ``keras.layers.Dense`` and :class:`seqlab.layers.MultiHeadAttention`, the
-layers the notebooks show and the Transformer blocks build; kept because a same-run benchmark
-measured them faster on a CPU (``benchmarks/README.md``, "The fast path beside the plain layers").
+"""``Dense`` through a 2-D view (:class:`FlatDense`: one ``MatMul`` on TensorFlow's CPU kernels,
+not a batched product) and :class:`FastMultiHeadAttention` built on it: named siblings of the
+plain layers (``benchmarks/fast_path.py`` compares them).
 """
 
 from __future__ import annotations
@@ -11,7 +8,6 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from seqlab.layers.initializers import clone_initializer
 from seqlab.layers.multi_head_attention import MultiHeadAttention
 
 
@@ -47,7 +43,4 @@ class FastMultiHeadAttention(MultiHeadAttention):
     """
 
     def _projection(self, units, name):
-        return FlatDense(units, use_bias=self.use_bias,
-                         kernel_initializer=clone_initializer(self.kernel_initializer),
-                         bias_initializer=clone_initializer(self.bias_initializer), name=name,
-                         dtype=self.dtype_policy)
+        return FlatDense(units, name=name, dtype=self.dtype_policy)

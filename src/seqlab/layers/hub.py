@@ -16,50 +16,43 @@ import tensorflow as tf
 
 #: The case study's pretrained sentence embedding: 50 numbers per review, 48,190,600 weights.
 NNLM_EN_DIM50 = "https://tfhub.dev/google/nnlm-en-dim50/2"
-
 #: The project's offline stand-in for nnlm-en-dim50, built on first use by
-#: :func:`seqlab.data.standin.build_standin_text_embedding` (imported only then).
+#: :func:`seqlab.data.standin.build_standin_text_embedding`.
 STANDIN_HANDLE = "seqlab:standin-text-embedding"
-
 #: Hosts and path prefixes whose modules safe mode loads: Google's own TF-Hub / Kaggle models.
-TRUSTED_PUBLISHERS = (
-    ("tfhub.dev", "/google/"),
-    ("www.kaggle.com", "/models/google/"),
-    ("kaggle.com", "/models/google/"),
-)
+TRUSTED_PUBLISHERS = (("tfhub.dev", "/google/"), ("www.kaggle.com", "/models/google/"),
+                      ("kaggle.com", "/models/google/"))
 
 STANDIN_ADVICE = (
     "To work offline, use FAST mode (environment variable SEQLAB_FAST=1, or FAST = True in "
     f"the notebook's parameters cell): it uses HubTextEmbedding({STANDIN_HANDLE!r}), a small "
-    "stand-in module this project builds locally from its sample reviews."
-)
+    "stand-in module this project builds locally from its sample reviews.")
+
+
+def _local_path(handle: str) -> Path | None:
+    """The resolved folder a handle names, or None for a URL or a path that does not resolve."""
+    if urlparse(handle).scheme:
+        return None
+    try:
+        return Path(handle).expanduser().resolve()
+    except (OSError, RuntimeError):
+        return None
 
 
 def is_trusted_handle(handle: str) -> bool:
-    """True for the stand-in and for modules published by Google on tfhub.dev or Kaggle.
-
-    These are the handles :meth:`HubTextEmbedding.from_config` loads in safe mode.
-    """
+    """True for the stand-in and for modules published by Google on tfhub.dev or Kaggle: the
+    handles :meth:`HubTextEmbedding.from_config` loads in safe mode."""
     if handle == STANDIN_HANDLE:
         return True
     from seqlab.data.standin import standin_path
 
     parsed = urlparse(handle)
     if parsed.scheme in ("http", "https"):
-        segments = parsed.path.split("/")
-        return (parsed.scheme == "https" and ".." not in segments
+        return (parsed.scheme == "https" and ".." not in parsed.path.split("/")
                 and any(parsed.netloc == host and parsed.path.startswith(prefix)
                         for host, prefix in TRUSTED_PUBLISHERS))
-    try:
-        return Path(handle).expanduser().resolve() == standin_path().resolve()
-    except (OSError, RuntimeError):
-        return False
-
-
-#: The pip command that makes ``tensorflow_hub`` 0.16 importable (it imports ``pkg_resources``).
-HUB_FIX = 'pip install "setuptools<82"'
-#: The deprecation warning setuptools 67-81 gives when ``tensorflow_hub`` imports it.
-_PKG_RESOURCES_WARNING = r"pkg_resources is deprecated as an API"
+    path = _local_path(handle)
+    return path is not None and path == standin_path().resolve()
 
 
 def import_tensorflow_hub():
@@ -67,9 +60,7 @@ def import_tensorflow_hub():
     :class:`seqlab.data.download.BrokenInstallError` naming the pip command that fixes it."""
     try:
         with warnings.catch_warnings():
-            for category in (UserWarning, DeprecationWarning):
-                warnings.filterwarnings("ignore", message=_PKG_RESOURCES_WARNING,
-                                        category=category)
+            warnings.filterwarnings("ignore", message="pkg_resources is deprecated as an API")
             import tensorflow_hub
     except ImportError as error:
         from seqlab.data.download import BrokenInstallError
@@ -77,7 +68,7 @@ def import_tensorflow_hub():
         if "pkg_resources" in (error.name or "") or "pkg_resources" in str(error):
             problem = ("it imports pkg_resources, which this environment lacks (setuptools "
                        "82 removed it; a fresh Python >= 3.12 venv has no setuptools at all)")
-            fix = HUB_FIX
+            fix = 'pip install "setuptools<82"'
         elif (error.name or "").split(".")[0] == "tf_keras":
             # tensorflow_hub needs tf_keras (Keras 2), whose release must match TensorFlow's.
             problem = "it imports tf_keras, which is missing"
@@ -114,15 +105,8 @@ def resolve_handle(handle: str) -> str:
         raise FileNotFoundError(
             f"No SavedModel at {path} (expected {path / 'saved_model.pb'}). Pass a TF-Hub URL "
             f"such as {NNLM_EN_DIM50!r}, the stand-in handle {STANDIN_HANDLE!r}, or the folder "
-            "of a TF2 SavedModel."
-        )
+            "of a TF2 SavedModel.")
     return str(path)
-
-
-def _safe_variable_name(variable: tf.Variable) -> str:
-    # Keras variable names may not contain "/" or ":" ("embeddings/part_0:0").
-    name = variable.name.removesuffix(":0")
-    return name.replace("/", "_").replace(":", "_")
 
 
 class _ModuleVariable(keras.Variable):
@@ -134,17 +118,14 @@ class _ModuleVariable(keras.Variable):
 
     def __init__(self, variable: tf.Variable, *, trainable: bool):
         self._module_variable = variable
-        super().__init__(initializer=_never_called, shape=tuple(variable.shape),
-                         dtype=variable.dtype.name, trainable=trainable,
-                         name=_safe_variable_name(variable))
+        # Keras variable names may not contain "/" or ":" ("embeddings/part_0:0").
+        name = variable.name.removesuffix(":0").replace("/", "_").replace(":", "_")
+        super().__init__(initializer=lambda shape, dtype=None: None, shape=tuple(variable.shape),
+                         dtype=variable.dtype.name, trainable=trainable, name=name)
 
     def _initialize(self, value):
         del value  # nothing to copy: adopt the module's variable
         self._value = self._module_variable
-
-
-def _never_called(shape, dtype=None):
-    return None
 
 
 def _no_sharing_message() -> str:
@@ -154,8 +135,7 @@ def _no_sharing_message() -> str:
         f"This Keras ({keras.__version__}) no longer lets HubTextEmbedding share the TF-Hub "
         "module's variables (it relies on keras.Variable's initialisation hook), so the module "
         "can be used frozen but not fine-tuned. Use Keras "
-        f"{config.TESTED_FLOOR['keras']} to {config.TESTED_NEWEST['keras']}.x to fine-tune it."
-    )
+        f"{config.TESTED_FLOOR['keras']} to {config.TESTED_NEWEST['keras']}.x to fine-tune it.")
 
 
 def share_module_variables(module, trainable_ids=frozenset()) -> list | None:
@@ -166,9 +146,8 @@ def share_module_variables(module, trainable_ids=frozenset()) -> list | None:
         weights = [_ModuleVariable(v, trainable=id(v) in trainable_ids) for v in variables]
     except (TypeError, ValueError, AttributeError, NotImplementedError):
         return None
-    if any(w.value is not v for w, v in zip(weights, variables, strict=True)):
-        return None
-    return weights
+    shared = all(w.value is v for w, v in zip(weights, variables, strict=True))
+    return weights if shared else None
 
 
 @keras.saving.register_keras_serializable(package="seqlab")
@@ -209,10 +188,8 @@ class HubTextEmbedding(keras.layers.Layer):
         self.supports_jit = False  # XLA cannot compile the module's string and hash-table ops
         self._module = tf.saved_model.load(resolve_handle(self.handle))
         if not callable(self._module) or getattr(self._module, "variables", None) is None:
-            raise ValueError(
-                f"{self.handle} is not a TF-Hub text-embedding SavedModel: it needs a "
-                "__call__ on a batch of strings and a `variables` list."
-            )
+            raise ValueError(f"{self.handle} is not a TF-Hub text-embedding SavedModel: it needs "
+                             "a __call__ on a batch of strings and a `variables` list.")
         trainable_ids = {id(v) for v in getattr(self._module, "trainable_variables", [])}
         # The module's variables become the layer's weights, trainable by the module's own flag.
         shared = share_module_variables(self._module, trainable_ids)
@@ -229,8 +206,7 @@ class HubTextEmbedding(keras.layers.Layer):
         self.built = True
 
     def _find_output_dim(self) -> int:
-        # Tracing, not running: under a tf.distribute strategy's scope the module's mirrored
-        # variables cannot be read outside a replica.
+        # Traced, not run: a strategy's mirrored variables cannot be read outside a replica.
         signature = tf.TensorSpec([None], tf.string)
         output = self._module.__call__.get_concrete_function(signature).structured_outputs
         shape = getattr(output, "shape", None)
@@ -257,14 +233,13 @@ class HubTextEmbedding(keras.layers.Layer):
         return self._module
 
     def _check_input(self, dtype, shape) -> None:
-        rank = None if shape is None else len(shape)
-        if keras.backend.standardize_dtype(dtype) != "string" or rank not in (1, None):
+        dtype = keras.backend.standardize_dtype(dtype)
+        if dtype != "string" or (shape is not None and len(shape) != 1):
             raise ValueError(
                 f"{type(self).__name__} expects a batch of strings: a string tensor of shape "
                 "(batch,), e.g. keras.Input(shape=(), dtype=\"string\") in a model or "
                 "tf.constant([\"a review\", \"another review\"]) when calling it; got dtype "
-                f"{keras.backend.standardize_dtype(dtype)} and shape {tuple(shape) if shape is not None else None}."
-            )
+                f"{dtype} and shape {None if shape is None else tuple(shape)}.")
 
     def compute_output_spec(self, inputs):
         self._check_input(inputs.dtype, inputs.shape)
@@ -289,10 +264,8 @@ class HubTextEmbedding(keras.layers.Layer):
                 "loading a SavedModel runs its TensorFlow graph, so (like Keras's safe mode) "
                 "only Google's TF-Hub modules and this project's stand-in load from files. "
                 "Rebuild the model in code with the handle you trust and restore the numbers "
-                "with model.load_weights('....weights.h5'). Only if you made this file "
-                "yourself: with seqlab.layers.trusted_handles(handle): "
-                "keras.models.load_model(path)."
-            )
+                "with model.load_weights('....weights.h5'). Only if you made this file yourself: "
+                "with seqlab.layers.trusted_handles(handle): keras.models.load_model(path).")
         return cls(**config)
 
 
@@ -302,10 +275,8 @@ _vouched: list[str] = []
 
 @contextlib.contextmanager
 def trusted_handles(*handles: str):
-    """Let :meth:`HubTextEmbedding.from_config` load these handles while the block runs.
-
-    For files you made yourself: ``with trusted_handles("/my/module"): load_model(...)``.
-    """
+    """Let :meth:`HubTextEmbedding.from_config` load these handles while the block runs, for
+    files you made yourself: ``with trusted_handles("/my/module"): load_model(...)``."""
     added = [str(handle) for handle in handles]
     _vouched.extend(added)
     try:
@@ -316,13 +287,5 @@ def trusted_handles(*handles: str):
 
 
 def _vouched_for(handle: str) -> bool:
-    if handle in _vouched:
-        return True
-    if urlparse(handle).scheme:
-        return False
-    try:
-        target = Path(handle).expanduser().resolve()
-        return any(not urlparse(v).scheme and Path(v).expanduser().resolve() == target
-                   for v in _vouched)
-    except (OSError, RuntimeError):
-        return False
+    path = _local_path(handle)
+    return handle in _vouched or (path is not None and path in map(_local_path, _vouched))

@@ -1,8 +1,6 @@
-"""Every weight its own initial values: :func:`clone_initializer` and :func:`column_blocks`.
-
-A Keras 3 initializer made without a seed picks one when it is made and draws the same values
-at every call, so two weights given the same instance start equal (``W^Q = W^K``, or all four
-LSTM gates alike). Keras's own layers clone the initializer for every weight; so do ours.
+"""Every weight its own initial values: a Keras 3 initializer made without a seed draws the same
+values at every call, so two weights given one instance would start equal (all LSTM gates
+alike). Keras's layers clone the initializer for every weight; so do ours.
 """
 
 from __future__ import annotations
@@ -12,11 +10,9 @@ from keras import ops
 
 
 def clone_initializer(initializer):
-    """A new instance of a random ``initializer`` (an instance, a name or a config), with a
-    seed of its own unless the original was given one explicitly (then it draws the same values,
-    as in Keras); an initializer without a seed (a constant, the identity) as it is: its values
-    need no seed, and its config may not hold them all (Keras 3.13's ``Identity`` leaves out its
-    ``gain``).
+    """A new instance of a random ``initializer`` (an instance, a name or a config) with a seed
+    of its own, unless the original was seeded explicitly (then it draws the same values, as in
+    Keras); one without a seed (a constant, the identity) as it is.
 
     Example:
         >>> shared = keras.initializers.GlorotUniform()
@@ -34,12 +30,9 @@ def clone_initializer(initializer):
 
 def column_blocks(initializer, shape, blocks, dtype=None):
     """``blocks`` initializers, one per column block of a single draw of ``initializer`` at
-    ``(*shape[:-1], blocks * shape[-1])``: what the blocks of a fused kernel start with.
-
-    Keras's LSTM and GRU keep all gates in one kernel ``(d, k·u)``: Glorot's limit then counts
-    ``fan_out = k·u``, and an orthogonal ``(u, k·u)`` has orthonormal rows, not ``k``
-    orthogonal ``(u, u)`` blocks. Per-gate weights cut from one such draw start as their blocks
-    of the Keras layer's kernel do.
+    ``(*shape[:-1], blocks * shape[-1])``: what the gates of Keras's fused LSTM/GRU kernel
+    ``(d, k·u)`` start with (Glorot counts ``fan_out = k·u``; an orthogonal ``(u, k·u)`` has
+    orthonormal rows, not ``k`` orthogonal blocks).
 
     Args:
         initializer: an initializer (instance, name or config); a fresh clone of it draws.

@@ -16,23 +16,18 @@ from __future__ import annotations
 
 from keras import ops
 
-#: Masked scores inside the float32 softmax (``exp(-1e9 - max)`` is exactly 0).
-MASKED_SCORE = -1e9
-
 
 def masked_softmax(scores, attention_mask=None, axis=-1):
     """Softmax of ``scores`` over ``axis`` with masked positions at exactly zero weight.
 
     Args:
-        scores: attention scores of any float dtype, e.g. ``(batch, Tq, Tv)`` or
-            ``(batch, heads, Tq, Tv)``.
-        attention_mask: ``None`` or a boolean / 0-1 tensor broadcastable to ``scores``; true
-            (1) marks a position that may be attended to.
+        scores: attention scores of any float dtype, e.g. ``(batch, Tq, Tv)``.
+        attention_mask: ``None`` or a boolean / 0-1 tensor broadcastable to ``scores``, true
+            where a position may be attended to.
         axis: the axis the weights sum to one over (the keys).
 
     Returns:
-        Weights with the shape and dtype of ``scores``. Each row sums to 1 over its unmasked
-        positions, or is all zeros when it has none.
+        Weights with the shape and dtype of ``scores``; a row with no unmasked position is 0.
 
     Example:
         >>> import numpy as np
@@ -46,7 +41,7 @@ def masked_softmax(scores, attention_mask=None, axis=-1):
     if attention_mask is None:
         return ops.cast(ops.softmax(scores32, axis=axis), dtype)
     keep = ops.broadcast_to(ops.cast(attention_mask, "bool"), ops.shape(scores32))
-    weights = ops.softmax(ops.where(keep, scores32, MASKED_SCORE), axis=axis)
+    weights = ops.softmax(ops.where(keep, scores32, -1e9), axis=axis)  # exp(-1e9 - max) is 0
     weights = ops.where(keep, weights, 0.0)
     return ops.cast(weights, dtype)
 

@@ -1,6 +1,5 @@
 """Scaled dot-product and multi-head attention (slides' "Attention is All You Need", eq. 16 and
-fig. 18), and beside it :class:`CachedMultiHeadAttention`, the same layer with a key/value cache
-for step-by-step decoding (keras-hub's pattern).
+fig. 18), and :class:`CachedMultiHeadAttention`, the same with a key/value cache.
 
 Shape letters in the comments: ``B`` batch, ``T`` query length, ``S`` key/value length, ``H``
 heads, ``dk``/``dv`` key/value size per head, ``d`` model size, ``L`` decoding cache length.
@@ -9,12 +8,12 @@ heads, ``dk``/``dv`` key/value size per head, ``d`` model size, ``L`` decoding c
 from __future__ import annotations
 
 import warnings
+from functools import partial, reduce
 
 import keras
 import numpy as np
 from keras import ops
 
-from seqlab.layers.initializers import clone_initializer
 from seqlab.layers.masking import causal_mask, masked_softmax
 
 
@@ -26,11 +25,10 @@ def scaled_dot_product_attention(q, k, v, attention_mask=None, dropout=None):
         k: ``(..., S, dk)`` keys.
         v: ``(..., S, dv)`` values.
         attention_mask: optional, broadcastable to ``(..., T, S)``; True (or 1) where a query
-            may attend to a key. Masked keys get exactly zero weight
-            (:func:`seqlab.layers.masking.masked_softmax`); a query with no visible key gets
-            all-zero weights and a zero output.
+            may attend to a key. Masked keys get zero weight; a query with no visible key gets
+            zero weights and a zero output.
         dropout: optional callable applied to the weights before they mix the values (the
-            returned weights are the ones before dropout).
+            weights returned are those before dropout).
 
     Returns:
         ``output`` ``(..., T, dv)`` and ``weights`` ``(..., T, S)``.
@@ -49,8 +47,7 @@ def scaled_dot_product_attention(q, k, v, attention_mask=None, dropout=None):
     with warnings.catch_warnings():  # one key (a 1-token prefix) is legitimate, not a mistake
         warnings.filterwarnings("ignore", message=".*softmax over axis -1.*size 1")
         weights = masked_softmax(scores, attention_mask, axis=-1)  # (..., T, S), rows sum to 1
-    mixing = dropout(weights) if dropout is not None else weights
-    output = ops.matmul(mixing, v)  # (..., T, dv)
+    output = ops.matmul(weights if dropout is None else dropout(weights), v)  # (..., T, dv)
     return output, weights
 
 
@@ -68,10 +65,6 @@ class MultiHeadAttention(keras.layers.Layer):
         key_dim: ``dk``, size of each head's queries and keys.
         value_dim: ``dv``, size of each head's values (defaults to ``key_dim``).
         dropout: dropout rate on the attention weights.
-        use_bias: whether the four projections have biases.
-        output_shape: ``d_out`` (defaults to the query's last dimension).
-        kernel_initializer, bias_initializer: of the four projections, each drawing from its
-            own copy (:func:`seqlab.layers.initializers.clone_initializer`).
 
     Call arguments:
         query: ``(B, T, d_q)``.
@@ -85,7 +78,7 @@ class MultiHeadAttention(keras.layers.Layer):
         training: enables the attention dropout.
 
     Returns:
-        ``output`` ``(B, T, d_out)``, or ``(output, weights)`` with ``return_attention_scores``.
+        ``output`` ``(B, T, d_q)``, or ``(output, weights)`` with ``return_attention_scores``.
 
     Example:
         >>> import numpy as np
@@ -96,39 +89,25 @@ class MultiHeadAttention(keras.layers.Layer):
         ((1, 3, 8), (1, 2, 3, 3), [1.0, 0.0, 0.0])
     """
 
-    def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, use_bias=True,
-                 output_shape=None, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", **kwargs):
+    def __init__(self, num_heads, key_dim, value_dim=None, dropout=0.0, **kwargs):
         super().__init__(**kwargs)
         self.num_heads = int(num_heads)
         self.key_dim = int(key_dim)
         self.value_dim = int(value_dim) if value_dim else self.key_dim
         self.dropout = float(dropout)
-        self.use_bias = bool(use_bias)
-        self.output_dim = int(output_shape) if output_shape else None
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
         self.query_dense = self._projection(self.num_heads * self.key_dim, "query")
         self.key_dense = self._projection(self.num_heads * self.key_dim, "key")
         self.value_dense = self._projection(self.num_heads * self.value_dim, "value")
-        self.output_dense = None  # its size is the query's unless output_shape says: see build
+        self.output_dense = None  # as wide as the query: see build
         self.attention_dropout = keras.layers.Dropout(self.dropout, dtype=self.dtype_policy)
         self.supports_masking = True  # the output keeps the query's Keras mask, as in Keras
 
     def _projection(self, units, name):
-        # A clone of the initializers for each projection, as Keras clones them: one instance
-        # would start W^Q = W^K = W^V = W^O (:mod:`seqlab.layers.initializers`).
-        return keras.layers.Dense(
-            units, use_bias=self.use_bias,
-            kernel_initializer=clone_initializer(self.kernel_initializer),
-            bias_initializer=clone_initializer(self.bias_initializer), name=name,
-            dtype=self.dtype_policy,
-        )
+        return keras.layers.Dense(units, name=name, dtype=self.dtype_policy)
 
     def build(self, query_shape, value_shape, key_shape=None):
         key_shape = value_shape if key_shape is None else key_shape
-        self.output_dense = self._projection(self.output_dim or query_shape[-1],
-                                             "attention_output")
+        self.output_dense = self._projection(query_shape[-1], "attention_output")
         self.query_dense.build(query_shape)
         self.key_dense.build(key_shape)
         self.value_dense.build(value_shape)
@@ -145,55 +124,43 @@ class MultiHeadAttention(keras.layers.Layer):
         batch, length = ops.shape(x)[0], ops.shape(x)[1]
         return ops.reshape(x, (batch, length, self.num_heads * self.value_dim))  # (B, T, H·dv)
 
+    def project_key_value(self, value, key=None):
+        """Every head's keys and values, ``(B, S, d) -> ((B, H, S, dk), (B, H, S, dv))``: what
+        a :class:`CachedMultiHeadAttention` cache holds."""
+        key = value if key is None else key
+        keys = self._split_heads(self.key_dense(key), self.key_dim)  # (B, H, S, dk)
+        values = self._split_heads(self.value_dense(value), self.value_dim)  # (B, H, S, dv)
+        return keys, values
+
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
              attention_mask=None, use_causal_mask=False, return_attention_scores=False,
              training=None):
-        key = value if key is None else key
         q = self._split_heads(self.query_dense(query), self.key_dim)  # (B, H, T, dk)
-        k = self._split_heads(self.key_dense(key), self.key_dim)  # (B, H, S, dk)
-        v = self._split_heads(self.value_dense(value), self.value_dim)  # (B, H, S, dv)
+        k, v = self.project_key_value(value, key)  # (B, H, S, dk), (B, H, S, dv)
         mask = combine_attention_masks(
             query_mask, value_mask, key_mask, attention_mask, use_causal_mask,
             query_length=ops.shape(q)[2], key_length=ops.shape(k)[2],
         )  # broadcastable to (B, H, T, S), or None
-
-        def dropout(weights):
-            return self.attention_dropout(weights, training=training)
-
-        heads, weights = scaled_dot_product_attention(
-            q, k, v, mask, dropout=dropout if self.dropout > 0 else None
-        )  # (B, H, T, dv), (B, H, T, S)
-        output = self.output_dense(self._merge_heads(heads))  # (B, T, d_out)
+        dropout = partial(self.attention_dropout, training=training) if self.dropout else None
+        heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout=dropout)  # eq. 16
+        output = self.output_dense(self._merge_heads(heads))  # (B, H, T, dv) -> (B, T, d_q)
         return (output, weights) if return_attention_scores else output
 
     def get_config(self):
-        return {
-            **super().get_config(),
-            "num_heads": self.num_heads,
-            "key_dim": self.key_dim,
-            "value_dim": self.value_dim,
-            "dropout": self.dropout,
-            "use_bias": self.use_bias,
-            "output_shape": self.output_dim,
-            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-            "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-        }
+        return {**super().get_config(), "num_heads": self.num_heads, "key_dim": self.key_dim,
+                "value_dim": self.value_dim, "dropout": self.dropout}
 
 
 @keras.saving.register_keras_serializable(package="seqlab")
 class CachedMultiHeadAttention(MultiHeadAttention):
-    """:class:`MultiHeadAttention` with a key/value cache, for decoding one position at a time
-    (keras-hub's ``CachedMultiHeadAttention`` pattern): the same weights, the same outputs.
+    """:class:`MultiHeadAttention` with a key/value cache for decoding one position at a time
+    (keras-hub's pattern): the same weights, the same outputs. The cache has a fixed length
+    ``L`` and is returned updated, never kept in the layer.
 
-    A decoder's earlier positions keep their keys and values (the causal mask hides the later
-    ones), so each step projects only the new position and attends to the cache. The cache has
-    a fixed length ``L`` (room for every step) and is returned updated, never kept in the layer.
-
-    Args: as :class:`MultiHeadAttention`. :meth:`sharing` makes one that computes with a
-    trained :class:`MultiHeadAttention`'s variables.
+    Args: as :class:`MultiHeadAttention`; :meth:`sharing` makes one that computes with a built
+    :class:`MultiHeadAttention`'s variables.
 
     Call arguments: those of :class:`MultiHeadAttention`, and
-
         cache: optional ``(keys (B, H, L, dk), values (B, H, L, dv))``, already projected
             (:meth:`project_key_value`). Without ``cache_update_index`` they replace
             ``key``/``value`` (cross-attention to a memory projected once); with it, ``key``/
@@ -203,7 +170,7 @@ class CachedMultiHeadAttention(MultiHeadAttention):
             with ``use_causal_mask`` the query at it sees the cache positions ``<=`` it.
 
     Returns:
-        ``output`` ``(B, T, d_out)``; then the weights if ``return_attention_scores``; then the
+        ``output`` ``(B, T, d_q)``; then the weights if ``return_attention_scores``; then the
         (updated) cache if ``cache`` was given — a tuple when there is more than one.
 
     Example:
@@ -220,9 +187,8 @@ class CachedMultiHeadAttention(MultiHeadAttention):
 
     @classmethod
     def sharing(cls, layer):
-        """A :class:`CachedMultiHeadAttention` computing with ``layer``'s projections: the same
-        variables, not copies, so a trained built :class:`MultiHeadAttention` decodes step by
-        step."""
+        """A :class:`CachedMultiHeadAttention` computing with the built ``layer``'s projections
+        (the same variables, not copies)."""
         if not layer.built:
             raise ValueError(f"Build {layer.name!r} first: its projections do not exist yet.")
         twin = cls.from_config(layer.get_config())
@@ -230,16 +196,6 @@ class CachedMultiHeadAttention(MultiHeadAttention):
             setattr(twin, name, getattr(layer, name))
         twin.built = True
         return twin
-
-    def project_key_value(self, value, key=None):
-        """The keys and values of every head: ``(B, S, d) -> ((B, H, S, dk), (B, H, S, dv))``.
-
-        What a ``cache`` holds; a decoder computes it once for the encoder output.
-        """
-        key = value if key is None else key
-        keys = self._split_heads(self.key_dense(key), self.key_dim)  # (B, H, S, dk)
-        values = self._split_heads(self.value_dense(value), self.value_dim)
-        return keys, values  # values: (B, H, S, dv)
 
     def call(self, query, value, key=None, query_mask=None, value_mask=None, key_mask=None,
              attention_mask=None, use_causal_mask=False, return_attention_scores=False,
@@ -258,17 +214,10 @@ class CachedMultiHeadAttention(MultiHeadAttention):
             query_length=ops.shape(q)[2], key_length=ops.shape(k)[2],
             query_start=0 if cache_update_index is None else cache_update_index,
         )  # broadcastable to (B, H, T, L), or None
-
-        def dropout(weights):
-            return self.attention_dropout(weights, training=training)
-
-        heads, weights = scaled_dot_product_attention(
-            q, k, v, mask, dropout=dropout if self.dropout > 0 else None
-        )  # (B, H, T, dv), (B, H, T, L)
-        output = self.output_dense(self._merge_heads(heads))  # (B, T, d_out)
-        results = (output,)
-        if return_attention_scores:
-            results += (weights,)
+        dropout = partial(self.attention_dropout, training=training) if self.dropout else None
+        heads, weights = scaled_dot_product_attention(q, k, v, mask, dropout=dropout)
+        output = self.output_dense(self._merge_heads(heads))  # (B, H, T, dv) -> (B, T, d_q)
+        results = (output, weights) if return_attention_scores else (output,)
         if cache is not None:
             results += ((k, v),)
         return results if len(results) > 1 else output
@@ -276,10 +225,8 @@ class CachedMultiHeadAttention(MultiHeadAttention):
 
 def write_into_cache(cache, update, index):
     """``cache`` ``(B, H, L, depth)`` with positions ``index … index + T − 1`` replaced by
-    ``update`` ``(B, H, T, depth)``.
-
-    A gather and a ``where`` rather than ``ops.slice_update``, which TensorFlow runs as an
-    XLA-compiled op at every step.
+    ``update`` ``(B, H, T, depth)`` (a gather and a ``where``: TensorFlow would XLA-compile
+    ``ops.slice_update`` at every step).
 
     Example:
         >>> cache = np.zeros((1, 1, 4, 2), "float32")
@@ -323,26 +270,15 @@ def combine_attention_masks(query_mask=None, value_mask=None, key_mask=None,
         if len(attention_mask.shape) == 3:
             attention_mask = attention_mask[:, None]  # (B, T, S) -> (B, 1, T, S)
         parts.append(attention_mask)
-    if not parts:
-        return None
-    mask = parts[0]
-    for part in parts[1:]:
-        mask = ops.logical_and(mask, part)
-    return mask
+    return reduce(ops.logical_and, parts) if parts else None
 
 
 def copy_keras_attention_weights(source, target):
-    """Copy a built ``keras.layers.MultiHeadAttention``'s weights into our built layer.
+    """Copy a built ``keras.layers.MultiHeadAttention``'s weights into our built layer, with the
+    same heads and sizes; returns ``target``.
 
     Keras's ``EinsumDense`` kernels have one axis per head (``(d, H, dk)``, output
     ``(H, dv, d)``); a C-order reshape gives ours (``(d, H·dk)``, ``(H·dv, d)``).
-
-    Args:
-        source: a built ``keras.layers.MultiHeadAttention``.
-        target: a built :class:`MultiHeadAttention` with the same heads and sizes.
-
-    Returns:
-        ``target``, for chaining.
 
     Example:
         >>> x = np.random.default_rng(0).normal(size=(1, 3, 8)).astype("float32")
@@ -353,18 +289,10 @@ def copy_keras_attention_weights(source, target):
         True
     """
     if source.num_heads != target.num_heads or source.key_dim != target.key_dim:
-        raise ValueError(
-            f"Heads/key_dim differ: Keras has {source.num_heads}×{source.key_dim}, ours "
-            f"{target.num_heads}×{target.key_dim}."
-        )
-    pairs = (
-        (source.query_dense, target.query_dense),
-        (source.key_dense, target.key_dense),
-        (source.value_dense, target.value_dense),
-        (source.output_dense, target.output_dense),
-    )
-    for keras_layer, our_layer in pairs:
-        values = [np.asarray(w) for w in keras_layer.get_weights()]
-        shapes = [tuple(w.shape) for w in our_layer.weights]
-        our_layer.set_weights([w.reshape(shape) for w, shape in zip(values, shapes, strict=True)])
+        raise ValueError(f"Heads/key_dim differ: Keras has {source.num_heads}×{source.key_dim}, "
+                         f"ours {target.num_heads}×{target.key_dim}.")
+    for name in ("query_dense", "key_dense", "value_dense", "output_dense"):
+        ours, values = getattr(target, name), getattr(source, name).get_weights()
+        ours.set_weights([np.asarray(value).reshape(tuple(weight.shape))
+                          for value, weight in zip(values, ours.weights, strict=True)])
     return target

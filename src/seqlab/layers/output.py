@@ -1,7 +1,5 @@
-"""The decoder's output layer, computed at the real tokens only (:class:`RealTokenDense`).
-
-The slides' output layer is time-distributed (main deck, "Transformer: Other Components"), so a
-padded position's logits never affect another position and the masked loss ignores them.
+"""The decoder's output layer, computed at the real tokens only (:class:`RealTokenDense`): the
+slides' output layer is time-distributed, and the masked loss ignores padded positions.
 """
 
 from __future__ import annotations
@@ -14,9 +12,8 @@ from keras import ops
 class RealTokenDense(keras.layers.Dense):
     """``keras.layers.Dense`` that computes its outputs at the real positions of a batch only.
 
-    At the real positions the output equals ``keras.layers.Dense`` with the same weights, so a
-    loss masked to the real tokens gets the same value and gradients; padded positions get
-    zeros. The gathered rows have no fixed shape: use ``skip_padding=False`` under XLA or TPUs.
+    At the real positions the output equals ``keras.layers.Dense``'s, so a loss masked to the
+    real tokens gets the same value and gradients; padded positions get zeros.
 
     Args:
         units: the output size (the target vocabulary, for logits).

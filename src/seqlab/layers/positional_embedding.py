@@ -11,24 +11,19 @@ import keras
 from keras import ops
 
 
-def positional_encoding(length, depth, dtype="float32"):
-    """The sinusoidal positional encodings of eq. 15, a ``(length, depth)`` tensor.
+def positional_encoding(length, depth):
+    """The sinusoidal positional encodings of eq. 15, a float32 ``(length, depth)`` tensor.
 
     For position ``p`` and dimension ``i`` (both counted from 0), with ``d = depth``::
 
         PE[p, i] = sin(p / 10000^(i / d))          if i is even
         PE[p, i] = cos(p / 10000^((i - 1) / d))    if i is odd
 
-    Sine and cosine of each frequency are interleaved, as on the slides (not the
-    sin-block/cos-block concatenation some tutorials use).
+    Sine and cosine of each frequency are interleaved, as on the slides.
 
     Args:
         length: number of positions (an int, or a scalar tensor inside a traced function).
         depth: size ``d`` of each encoding.
-        dtype: dtype of the result.
-
-    Returns:
-        ``(length, depth)`` tensor.
 
     Example:
         >>> encoding = positional_encoding(50, 16)
@@ -42,8 +37,7 @@ def positional_encoding(length, depth, dtype="float32"):
     odd = ops.mod(i, 2.0)  # 0 on even i, 1 on odd i
     exponent = (i - odd) / float(depth)  # i/d for even i, (i-1)/d for odd i
     angles = positions / ops.power(10000.0, exponent)  # (length, depth)
-    encoding = ops.where(ops.equal(odd, 0.0), ops.sin(angles), ops.cos(angles))
-    return ops.cast(encoding, dtype)
+    return ops.where(ops.equal(odd, 0.0), ops.sin(angles), ops.cos(angles))
 
 
 @keras.saving.register_keras_serializable(package="seqlab")
@@ -57,7 +51,6 @@ class PositionalEmbedding(keras.layers.Layer):
         vocab_size: number of token ids.
         d_model: embedding size ``d``.
         mask_zero: whether id 0 is padding (masked).
-        embeddings_initializer: initializer of the ``(vocab_size, d)`` table.
 
     Call arguments:
         token_ids: ``(B, T)`` int ids.
@@ -76,17 +69,13 @@ class PositionalEmbedding(keras.layers.Layer):
         [[True, True, True, False]]
     """
 
-    def __init__(self, vocab_size, d_model, mask_zero=True, embeddings_initializer="uniform",
-                 **kwargs):
+    def __init__(self, vocab_size, d_model, mask_zero=True, **kwargs):
         super().__init__(**kwargs)
         self.vocab_size = int(vocab_size)
         self.d_model = int(d_model)
         self.mask_zero = bool(mask_zero)
-        self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
-        self.embedding = keras.layers.Embedding(
-            self.vocab_size, self.d_model, embeddings_initializer=self.embeddings_initializer,
-            name="token_embedding", dtype=self.dtype_policy,
-        )
+        self.embedding = keras.layers.Embedding(self.vocab_size, self.d_model,
+                                                name="token_embedding", dtype=self.dtype_policy)
         self.supports_masking = True
 
     def build(self, input_shape):
@@ -105,14 +94,6 @@ class PositionalEmbedding(keras.layers.Layer):
             return None
         return ops.not_equal(token_ids, 0)  # (B, T) True on real tokens
 
-    def compute_output_shape(self, input_shape):
-        return (*input_shape, self.d_model)
-
     def get_config(self):
-        return {
-            **super().get_config(),
-            "vocab_size": self.vocab_size,
-            "d_model": self.d_model,
-            "mask_zero": self.mask_zero,
-            "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
-        }
+        return {**super().get_config(), "vocab_size": self.vocab_size, "d_model": self.d_model,
+                "mask_zero": self.mask_zero}

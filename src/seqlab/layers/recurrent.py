@@ -1,10 +1,8 @@
 """Recurrent cells written from the slide equations (1)–(11), one time step each.
 
-``cell(x_t, states) -> (y_t, new_states)`` with ``x_t`` of shape ``(batch, features)``; wrap a
-cell in ``keras.layers.RNN`` to run it over ``(batch, time, features)``. One weight per symbol
-on the slides (``cell.W_xf`` is eq. (3)'s ``W_xf``), stored ``(d, u)`` for row vectors, the
-transpose of the slides' ``W_x``. For understanding: train with Keras's fused layers and copy
-their weights in with :func:`seqlab.layers.recurrent_weights.copy_keras_cell_weights`.
+``cell(x_t, states) -> (y_t, new_states)``, ``x_t`` ``(batch, features)``; ``keras.layers.RNN``
+runs a cell over ``(batch, time, features)``. One weight per slide symbol (``cell.W_xf`` is
+eq. (3)'s ``W_xf``), stored ``(d, u)`` for row vectors: the transpose of the slides' ``W_x``.
 """
 
 from __future__ import annotations
@@ -14,13 +12,6 @@ from keras import ops
 
 from seqlab.layers.initializers import clone_initializer, column_blocks
 
-__all__ = [
-    "GRUCell",
-    "LSTMCell",
-    "RecurrentCell",
-    "SimpleRNNCell",
-]
-
 
 @keras.saving.register_keras_serializable(package="seqlab")
 class RecurrentCell(keras.layers.Layer):
@@ -28,7 +19,7 @@ class RecurrentCell(keras.layers.Layer):
 
     A gate ``k`` is a fully connected layer on ``x(t)`` and the previous state: its net input
     is ``x(t) W_xk + h(t-1) W_hk + b_k`` (:meth:`net_input`); :meth:`add_gates` creates
-    their weights. Subclasses set ``state_size`` and ``output_size`` and write ``call``.
+    their weights. Subclasses write ``call`` (and set ``state_size`` if not ``units``).
 
     Args:
         units: size of the state ``h(t)`` (and of the output), a positive integer.
@@ -46,35 +37,33 @@ class RecurrentCell(keras.layers.Layer):
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.recurrent_initializer = keras.initializers.get(recurrent_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.state_size = self.output_size = units
         self.input_dim: int | None = None
 
     def build(self, input_shape):
         input_shape = tuple(input_shape)
         if len(input_shape) != 2:
             raise ValueError(
-                f"{type(self).__name__} computes one time step and expects inputs of rank 2, "
-                f"(batch, features); got shape {input_shape}. Run it over sequences of shape "
-                "(batch, time, features) with keras.layers.RNN(cell); a (batch, features) "
-                "tensor given to RNN has no time axis: add one, e.g. x[:, None, :]."
+                f"{type(self).__name__} computes one time step: inputs of rank 2, (batch, "
+                f"features); got {input_shape}. Run it over (batch, time, features) with "
+                "keras.layers.RNN(cell); a (batch, features) tensor needs a time axis, x[:, None]."
             )
         if input_shape[-1] is None:
-            raise ValueError(
-                f"{type(self).__name__} needs the number of input features; got shape "
-                f"{input_shape}. Give the last axis a size, e.g. keras.Input((None, 8))."
-            )
+            raise ValueError(f"{type(self).__name__} needs the number of input features; got "
+                             f"{input_shape}. Give the last axis a size: keras.Input((None, 8)).")
         self.input_dim = int(input_shape[-1])
 
     def add_gates(self, *gates: str, state: str = "h", bias_initializers=None) -> None:
         """Create ``W_x<k> (d, u)``, ``W_<state><k> (u, u)`` and ``b_<k> (u,)`` as attributes
         for every gate ``k`` (``gate=""``, ``state="y"``: eq. (1)'s ``W_x``, ``W_y``, ``b``).
 
-        Each gate starts with values of its own, drawn as Keras draws its fused layer: one
-        ``(d, k·u)`` input kernel, one ``(u, k·u)`` recurrent kernel and one ``(k·u,)`` bias,
-        cut into one block per gate in the order given (Keras's LSTM ``i, f, g, o``, GRU
-        ``z, r, g``). ``bias_initializers`` maps a gate to its own bias initializer.
+        The gates start as the column blocks, in the order given, of one draw of Keras's fused
+        kernels ``(d, k·u)``, ``(u, k·u)`` and bias ``(k·u,)`` (LSTM ``i, f, g, o``, GRU
+        ``z, r, g``). ``bias_initializers`` maps a gate to its own bias initializer. Call it in
+        ``build``, after ``super().build(input_shape)``.
         """
         if self.input_dim is None:
-            raise RuntimeError("add_gates needs the input size: call it from build(), after "
+            raise RuntimeError("add_gates needs the input size: call it in build(), after "
                                "super().build(input_shape).")
         shapes = ((self.input_dim, self.units), (self.units, self.units), (self.units,))
         initializers = (self.kernel_initializer, self.recurrent_initializer,
@@ -92,19 +81,13 @@ class RecurrentCell(keras.layers.Layer):
                                                     name=name))
             self._gates = {**getattr(self, "_gates", {}), gate: names}
 
-    def add_gate(self, gate: str, *, state: str = "h", bias_initializer=None) -> None:
-        """:meth:`add_gates` for one gate (its weights drawn at their own shapes)."""
-        self.add_gates(gate, state=state,
-                       bias_initializers=None if bias_initializer is None
-                       else {gate: bias_initializer})
-
     def net_input(self, gate: str, x, state):
         """``x W_x<gate> + state W_h<gate> + b_<gate>``: ``(batch, d), (batch, u) -> (batch, u)``."""
         input_weights, recurrent_weights, bias = (getattr(self, n) for n in self._gates[gate])
         return ops.matmul(x, input_weights) + ops.matmul(state, recurrent_weights) + bias
 
     def check_step_input(self, inputs):
-        """Raise a ValueError that says what to do when a step input is not ``(batch, d)``."""
+        """A ValueError saying what to do when a step input is not ``(batch, d)``."""
         shape = tuple(inputs.shape)
         if len(shape) != 2 or (shape[-1] is not None and shape[-1] != self.input_dim):
             raise ValueError(
@@ -114,13 +97,9 @@ class RecurrentCell(keras.layers.Layer):
             )
 
     def get_config(self):
-        return {
-            **super().get_config(),
-            "units": self.units,
-            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-            "recurrent_initializer": keras.initializers.serialize(self.recurrent_initializer),
-            "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-        }
+        names = ("kernel_initializer", "recurrent_initializer", "bias_initializer")
+        return {**super().get_config(), "units": self.units,
+                **{name: keras.initializers.serialize(getattr(self, name)) for name in names}}
 
 
 @keras.saving.register_keras_serializable(package="seqlab")
@@ -141,7 +120,7 @@ class SimpleRNNCell(RecurrentCell):
         states: ``[y(t-1)]``, ``(batch, u)``.
 
     Returns:
-        ``(y(t), [y(t)])``: the output and the new state, ``(batch, u)`` each.
+        ``(y(t), [y(t)])``, the output and the new state, ``(batch, u)`` each.
 
     Example:
         >>> import numpy as np
@@ -153,8 +132,6 @@ class SimpleRNNCell(RecurrentCell):
     def __init__(self, units: int, activation="tanh", **kwargs):
         super().__init__(units, **kwargs)
         self.activation = keras.activations.get(activation)
-        self.state_size = units
-        self.output_size = units
 
     def build(self, input_shape):
         super().build(input_shape)
@@ -183,9 +160,8 @@ class LSTMCell(RecurrentCell):
         \mathbf{c}_{(t)} &= \mathbf{f}_{(t)} \otimes \mathbf{c}_{(t-1)} + \mathbf{i}_{(t)} \otimes \mathbf{g}_{(t)} \quad (6)\\
         \mathbf{y}_{(t)} = \mathbf{h}_{(t)} &= \mathbf{o}_{(t)} \otimes \tanh(\mathbf{c}_{(t)}) \quad (7)
 
-    With ``peephole=True`` (Gers & Schmidhuber, 2000), ``p_i ⊙ c(t-1)`` is added inside
-    eq. (2), ``p_f ⊙ c(t-1)`` inside eq. (3) and ``p_o ⊙ c(t)`` inside eq. (4), each ``p``
-    a ``(u,)`` vector.
+    With ``peephole=True`` (Gers & Schmidhuber, 2000), eqs. (2), (3), (4) add ``p_i ⊙ c(t-1)``,
+    ``p_f ⊙ c(t-1)`` and ``p_o ⊙ c(t)``, each ``p`` a ``(u,)`` vector.
 
     Args:
         units: size ``u`` of both states ``h(t)`` and ``c(t)``.
@@ -193,7 +169,7 @@ class LSTMCell(RecurrentCell):
         unit_forget_bias: start ``b_f`` at one so the cell remembers by default (as Keras).
 
     Call arguments:
-        inputs: ``x(t)``, ``(batch, d)``: one time step (``keras.layers.RNN`` loops over time).
+        inputs: ``x(t)``, ``(batch, d)``.
         states: ``[h(t-1), c(t-1)]``, ``(batch, u)`` each.
 
     Returns:
@@ -214,12 +190,10 @@ class LSTMCell(RecurrentCell):
         super().__init__(units, **kwargs)
         self.peephole = bool(peephole)
         self.unit_forget_bias = bool(unit_forget_bias)
-        self.state_size = [units, units]
-        self.output_size = units
+        self.state_size = [units, units]  # h and c
 
     def build(self, input_shape):
         super().build(input_shape)
-        # b_f = 1 with unit_forget_bias: the cell remembers at the start (Keras does the same)
         self.add_gates(*self.GATES, bias_initializers={"f": "ones"} if self.unit_forget_bias
                        else None)
         if self.peephole:
@@ -262,14 +236,14 @@ class GRUCell(RecurrentCell):
         \mathbf{g}_{(t)} &= \tanh(\mathbf{W}_{xg}\mathbf{x}_{(t)} + \mathbf{W}_{hg}(\mathbf{r}_{(t)} \otimes \mathbf{h}_{(t-1)}) + \mathbf{b}_g) \quad (10)\\
         \mathbf{y}_{(t)} = \mathbf{h}_{(t)} &= \mathbf{z}_{(t)} \otimes \mathbf{h}_{(t-1)} + (1 - \mathbf{z}_{(t)}) \otimes \mathbf{g}_{(t)} \quad (11)
 
-    The reset gate acts on ``h(t-1)`` before ``W_hg``: Keras's ``GRU(reset_after=False)``.
-    ``z`` keeps the old state (Keras's convention too; some texts swap ``z`` and ``1 - z``).
+    The reset gate acts on ``h(t-1)`` before ``W_hg``, as Keras's ``GRU(reset_after=False)``;
+    ``z`` keeps the old state (Keras's convention too).
 
     Args:
         units: size ``u`` of the state ``h(t)``.
 
     Call arguments:
-        inputs: ``x(t)``, ``(batch, d)``: one time step (``keras.layers.RNN`` loops over time).
+        inputs: ``x(t)``, ``(batch, d)``.
         states: ``[h(t-1)]``, ``(batch, u)``.
 
     Returns:
@@ -283,11 +257,6 @@ class GRUCell(RecurrentCell):
     """
 
     GATES = ("z", "r", "g")
-
-    def __init__(self, units: int, **kwargs):
-        super().__init__(units, **kwargs)
-        self.state_size = units
-        self.output_size = units
 
     def build(self, input_shape):
         super().build(input_shape)

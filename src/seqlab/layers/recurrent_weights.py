@@ -9,18 +9,12 @@ from keras import ops
 
 from seqlab.layers.recurrent import GRUCell, LSTMCell, SimpleRNNCell
 
-__all__ = ["copy_keras_cell_weights"]
-
 #: Our cell class -> (Keras cell class, our gates in the order of Keras's column blocks).
 _KERAS_TWINS = {
     SimpleRNNCell: (keras.layers.SimpleRNNCell, ("",)),
     LSTMCell: (keras.layers.LSTMCell, ("i", "f", "g", "o")),
     GRUCell: (keras.layers.GRUCell, ("z", "r", "g")),
 }
-
-
-def _cell_of(layer):
-    return layer.cell if isinstance(layer, keras.layers.RNN) else layer
 
 
 def copy_keras_cell_weights(source, target):
@@ -53,7 +47,7 @@ def copy_keras_cell_weights(source, target):
         copy_keras_cell_weights(source.backward_layer, target.backward_layer)
         return target
 
-    ours, theirs = _cell_of(target), _cell_of(source)
+    ours, theirs = (getattr(layer, "cell", layer) for layer in (target, source))
     if type(ours) not in _KERAS_TWINS:
         raise ValueError(f"copy_keras_cell_weights: target must hold a seqlab SimpleRNNCell, "
                          f"LSTMCell or GRUCell; got {type(ours).__name__}.")
@@ -71,7 +65,15 @@ def copy_keras_cell_weights(source, target):
             "which applies the reset gate after W_hg: r * (h W_hg + b_hg). The slides' eq. (10) "
             "applies it before, W_hg (r * h): use keras.layers.GRU(units, reset_after=False)."
         )
-    _check_same_activations(ours, theirs)
+    activations = {"activation": getattr(ours, "activation", keras.activations.tanh)}
+    if not isinstance(ours, SimpleRNNCell):
+        activations["recurrent_activation"] = keras.activations.sigmoid
+    for attribute, activation in activations.items():
+        theirs_name, ours_name = (keras.activations.serialize(a)
+                                  for a in (getattr(theirs, attribute), activation))
+        if theirs_name != ours_name:
+            raise ValueError(f"copy_keras_cell_weights: the Keras layer's {attribute} is "
+                             f"{theirs_name!r}, our {type(ours).__name__} uses {ours_name!r}.")
     input_dim, units = int(theirs.kernel.shape[0]), int(theirs.units)
     if ours.units != units:
         raise ValueError(f"copy_keras_cell_weights: Keras layer has {units} units, "
@@ -94,16 +96,3 @@ def copy_keras_cell_weights(source, target):
         for name in ("p_i", "p_f", "p_o"):
             getattr(ours, name).assign(np.zeros(units, kernel.dtype))
     return target
-
-
-def _check_same_activations(ours, theirs) -> None:
-    expected = {"activation": getattr(ours, "activation", keras.activations.tanh)}
-    if not isinstance(ours, SimpleRNNCell):
-        expected["recurrent_activation"] = keras.activations.sigmoid
-    for attribute, activation in expected.items():
-        name = keras.activations.serialize(getattr(theirs, attribute))
-        if name != keras.activations.serialize(activation):
-            raise ValueError(
-                f"copy_keras_cell_weights: the Keras layer's {attribute} is {name!r}, our "
-                f"{type(ours).__name__} uses {keras.activations.serialize(activation)!r}."
-            )

@@ -1,6 +1,5 @@
-"""The Transformer's decoder layer and the feed-forward network (slides' "Transformer: Other
-Components"): post-norm residual sub-layers, as in the paper. Notebook 05 writes the encoder
-layer itself (:class:`seqlab.lessons.nb05.TransformerEncoderLayer`).
+"""The Transformer's decoder layer and feed-forward network (slides' "Transformer: Other
+Components"), post-norm as in the paper; notebook 05 writes the encoder layer.
 
 Shape letters in the comments: ``B`` batch, ``T`` target length, ``S`` source length, ``H``
 heads, ``d`` model size, ``dff`` feed-forward size.
@@ -52,9 +51,6 @@ class PositionwiseFeedForward(keras.layers.Layer):
         hidden = self.inner_dense(x)  # (B, T, dff)
         return self.outer_dense(hidden)  # (B, T, d)
 
-    def compute_output_shape(self, input_shape):
-        return (*input_shape[:-1], self.d_model)
-
     def get_config(self):
         return {**super().get_config(), "d_model": self.d_model, "dff": self.dff}
 
@@ -71,43 +67,10 @@ def head_size(d_model, num_heads):
     return d_model // num_heads
 
 
-def residual_parts(layer, name):
-    """The Dropout and LayerNormalization of ``LN(x + Dropout(Sublayer(x)))`` for ``layer``."""
-    dropout = keras.layers.Dropout(layer.dropout, dtype=layer.dtype_policy)
-    norm = keras.layers.LayerNormalization(epsilon=layer.layer_norm_epsilon, name=f"{name}_norm",
-                                           dtype=layer.dtype_policy)
-    return dropout, norm
-
-
 def attention_sublayer(layer, name):
-    """A :class:`MultiHeadAttention` with ``layer``'s heads, dropout and dtype."""
+    """A :class:`MultiHeadAttention` with ``layer``'s heads and dtype."""
     return MultiHeadAttention(layer.num_heads, head_size(layer.d_model, layer.num_heads),
-                              dropout=layer.attention_dropout, name=name,
-                              dtype=layer.dtype_policy)
-
-
-def store_hyperparameters(layer, d_model, num_heads, dff, dropout, attention_dropout,
-                          layer_norm_epsilon):
-    """Keep the constructor arguments the encoder and decoder layers share on ``layer``."""
-    layer.d_model = int(d_model)
-    layer.num_heads = int(num_heads)
-    layer.dff = int(dff)
-    layer.dropout = float(dropout)
-    layer.attention_dropout = float(attention_dropout)
-    layer.layer_norm_epsilon = float(layer_norm_epsilon)
-    head_size(layer.d_model, layer.num_heads)
-
-
-def layer_hyperparameters(layer):
-    """The constructor arguments the encoder and decoder layers share, for ``get_config``."""
-    return {
-        "d_model": layer.d_model,
-        "num_heads": layer.num_heads,
-        "dff": layer.dff,
-        "dropout": layer.dropout,
-        "attention_dropout": layer.attention_dropout,
-        "layer_norm_epsilon": layer.layer_norm_epsilon,
-    }
+                              name=name, dtype=layer.dtype_policy)
 
 
 @keras.saving.register_keras_serializable(package="seqlab")
@@ -120,24 +83,21 @@ class TransformerDecoderLayer(keras.layers.Layer):
         x = LayerNorm(x + Dropout(CrossAttention(x, context, context)))   # queries from x
         x = LayerNorm(x + Dropout(FeedForward(x)))
 
-    The causal mask also hides the trailing target padding, so no target padding mask is
-    needed.
+    The causal mask also hides the trailing target padding: no target padding mask is needed.
 
     Args:
         d_model: ``d``, the size of every position's vector.
         num_heads: ``H``; ``d_model`` must be a multiple of it.
         dff: inner size of the feed-forward network.
         dropout: rate of the residual dropout after each sub-layer.
-        attention_dropout: dropout rate on the attention weights (0 in the paper).
-        layer_norm_epsilon: the normalisations' epsilon.
 
     Call arguments:
         x: ``(B, T, d)``, the target prefix.
         context: ``(B, S, d)``, the encoder output.
         encoder_padding_mask: optional ``(B, S)`` padding mask of ``context``, True on real
             source tokens (keras-hub's ``TransformerDecoder`` name).
-        use_causal_mask: hide the target positions after each position (True). False is
-            notebook 05's exercise, never a model to use.
+        use_causal_mask: hide the target positions after each position (True; False only
+            for notebook 05's exercise).
         return_attention_scores: also return the weights, a dict with ``"self_attention"``
             ``(B, H, T, T)`` and ``"cross_attention"`` ``(B, H, T, S)``.
         training: enables dropout.
@@ -146,9 +106,6 @@ class TransformerDecoderLayer(keras.layers.Layer):
 
     Returns:
         ``(B, T, d)``, or ``(output, scores)`` with ``return_attention_scores=True``.
-        Decoding one position at a time with a key/value cache reuses this layer's
-        sub-layers with :class:`seqlab.layers.CachedMultiHeadAttention` (notebook 05's
-        ``decode_step``).
 
     Example:
         >>> import numpy as np
@@ -159,20 +116,25 @@ class TransformerDecoderLayer(keras.layers.Layer):
         ((2, 4, 16), (2, 2, 4, 6))
     """
 
-    def __init__(self, d_model, num_heads, dff, dropout=0.1, attention_dropout=0.0,
-                 layer_norm_epsilon=1e-6, **kwargs):
+    def __init__(self, d_model, num_heads, dff, dropout=0.1, **kwargs):
         super().__init__(**kwargs)
-        store_hyperparameters(self, d_model, num_heads, dff, dropout, attention_dropout,
-                              layer_norm_epsilon)
+        self.d_model = int(d_model)
+        self.num_heads = int(num_heads)
+        self.dff = int(dff)
+        self.dropout = float(dropout)
         self.self_attention = attention_sublayer(self, "masked_self_attention")
-        self.self_attention_dropout, self.self_attention_norm = residual_parts(
-            self, "self_attention")
+        self.self_attention_dropout, self.self_attention_norm = self._residual("self_attention")
         self.cross_attention = attention_sublayer(self, "cross_attention")
-        self.cross_attention_dropout, self.cross_attention_norm = residual_parts(
-            self, "cross_attention")
+        self.cross_attention_dropout, self.cross_attention_norm = self._residual("cross_attention")
         self.feed_forward = PositionwiseFeedForward(self.d_model, self.dff, name="feed_forward",
                                                     dtype=self.dtype_policy)
-        self.feed_forward_dropout, self.feed_forward_norm = residual_parts(self, "feed_forward")
+        self.feed_forward_dropout, self.feed_forward_norm = self._residual("feed_forward")
+
+    def _residual(self, name):
+        """The Dropout and LayerNormalization of ``LN(x + Dropout(Sublayer(x)))``."""
+        return (keras.layers.Dropout(self.dropout, dtype=self.dtype_policy),
+                keras.layers.LayerNormalization(epsilon=1e-6, name=f"{name}_norm",
+                                                dtype=self.dtype_policy))
 
     def build(self, x_shape, context_shape=None):
         context_shape = x_shape if context_shape is None else context_shape
@@ -211,4 +173,5 @@ class TransformerDecoderLayer(keras.layers.Layer):
         return (x, scores) if return_attention_scores else x  # (B, T, d)
 
     def get_config(self):
-        return {**super().get_config(), **layer_hyperparameters(self)}
+        return {**super().get_config(), "d_model": self.d_model, "num_heads": self.num_heads,
+                "dff": self.dff, "dropout": self.dropout}

@@ -2,17 +2,9 @@
 presets); the taught models are in :mod:`seqlab.lessons`.
 """
 
-from seqlab.models import (
-    bert,  # keras-hub's BERT, used as a namespace: bert.masked_lm_from_preset(...)
-)
+from seqlab.models import bert  # a namespace: bert.masked_lm_from_preset(...)
 from seqlab.models.language_model import ResetStatesCallback, perplexity, reset_states
-from seqlab.models.word2vec import (
-    analogy,
-    analogy_rank,
-    nearest_neighbours,
-    normalize_rows,
-    pca_2d,
-)
+from seqlab.models.word2vec import analogy, analogy_rank, nearest_neighbours, normalize_rows, pca_2d
 
 __all__ = [
     "bert",

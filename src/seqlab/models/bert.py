@@ -1,7 +1,5 @@
 """keras-hub's BERT presets for notebook 08: loading one (with one clear offline error) and
-reading its masked LM's guesses.
-
-keras-hub is imported inside the functions, so ``import seqlab.models`` never needs it.
+reading its masked LM's guesses. keras-hub is imported inside the functions only.
 """
 
 from __future__ import annotations
@@ -19,26 +17,11 @@ from seqlab.data.wordpiece import import_keras_hub
 DEFAULT_PRESET = "bert_tiny_en_uncased"
 #: Where keras-hub's built-in presets (``kaggle://keras/bert/...``) download from.
 KAGGLE_HOST = "www.kaggle.com"
-HUGGING_FACE_HOST = "huggingface.co"
 MASK_TOKEN = "[MASK]"
-
 PRESET_ADVICE = (
     "To work offline, use FAST mode: set SEQLAB_FAST=1 (or FAST = True in the notebook's "
     "parameters cell), which pre-trains a tiny BERT on the project's own reviews instead of "
-    "downloading one; or pass PRESET = a local preset directory (keras-hub's save_to_preset)."
-)
-
-
-def is_local_preset(preset: str | Path) -> bool:
-    """True when ``preset`` is a directory on disk (what ``save_to_preset`` writes)."""
-    return Path(str(preset)).expanduser().is_dir()
-
-
-def preset_host(preset: str) -> str | None:
-    """The server a preset downloads from (``None`` for a local directory)."""
-    if is_local_preset(preset):
-        return None
-    return HUGGING_FACE_HOST if str(preset).startswith("hf://") else KAGGLE_HOST
+    "downloading one; or pass PRESET = a local preset directory (keras-hub's save_to_preset).")
 
 
 def masked_lm_from_preset(preset: str | Path = DEFAULT_PRESET, *,
@@ -61,7 +44,7 @@ def masked_lm_from_preset(preset: str | Path = DEFAULT_PRESET, *,
     """
     keras_hub = import_keras_hub()
     name = str(preset)
-    local = is_local_preset(name)
+    local = Path(name).expanduser().is_dir()  # what save_to_preset writes
     known = name in keras_hub.models.BertMaskedLM.presets or "://" in name
     if not local and not known:
         raise ValueError(
@@ -69,8 +52,8 @@ def masked_lm_from_preset(preset: str | Path = DEFAULT_PRESET, *,
             f"{', '.join(sorted(keras_hub.models.BertMaskedLM.presets)[:4])}, ...), a "
             "kaggle:// or hf:// handle, or an existing local preset directory.")
     try:
-        if not local:
-            socket.getaddrinfo(preset_host(name), 443)  # offline: fail in milliseconds
+        if not local:  # offline: fail in milliseconds
+            socket.getaddrinfo("huggingface.co" if name.startswith("hf://") else KAGGLE_HOST, 443)
         masked_lm = keras_hub.models.BertMaskedLM.from_preset(
             str(Path(name).expanduser()) if local else name)
     except OSError as error:  # socket.gaierror, requests' ConnectionError, missing files
@@ -138,63 +121,48 @@ def fill_masks(masked_lm, sentences: Sequence[str], top_k: int = 3) -> list[list
         logits = np.asarray(masked_lm(inputs, training=False), "float64")[0]  # (blanks, V)
         probabilities = np.exp(logits - logits.max(-1, keepdims=True))
         probabilities /= probabilities.sum(-1, keepdims=True)
-        blanks = []
-        for row in probabilities:
-            best = np.argsort(-row)[:top_k]
-            blanks.append([(tokenizer.id_to_token(int(i)), float(row[i])) for i in best])
-        results.append(blanks)
+        results.append([[(tokenizer.id_to_token(int(i)), float(row[i]))
+                         for i in np.argsort(-row)[:top_k]] for row in probabilities])
     return results
 
 
 # ------------------------------------------------------------- keras-hub vs notebook 05's layer
 
-#: keras-hub ``TransformerEncoder`` weight -> notebook 05's ``TransformerEncoderLayer``
-#: (:class:`seqlab.lessons.nb05.TransformerEncoderLayer`) weight, by the last two parts of each variable's path.
-ENCODER_WEIGHT_NAMES = {
-    "query/kernel": "query/kernel", "query/bias": "query/bias",
-    "key/kernel": "key/kernel", "key/bias": "key/bias",
-    "value/kernel": "value/kernel", "value/bias": "value/bias",
-    "attention_output/kernel": "attention_output/kernel",
-    "attention_output/bias": "attention_output/bias",
-    "self_attention_layer_norm/gamma": "self_attention_norm/gamma",
-    "self_attention_layer_norm/beta": "self_attention_norm/beta",
-    "feedforward_intermediate_dense/kernel": "inner/kernel",
-    "feedforward_intermediate_dense/bias": "inner/bias",
-    "feedforward_output_dense/kernel": "outer/kernel",
-    "feedforward_output_dense/bias": "outer/bias",
-    "feedforward_layer_norm/gamma": "feed_forward_norm/gamma",
-    "feedforward_layer_norm/beta": "feed_forward_norm/beta",
+#: keras-hub ``TransformerEncoder`` sublayer -> notebook 05's ``TransformerEncoderLayer`` one,
+#: where the names differ (each weight is matched by its path's last two parts).
+ENCODER_SUBLAYER_NAMES = {
+    "self_attention_layer_norm": "self_attention_norm",
+    "feedforward_intermediate_dense": "inner",
+    "feedforward_output_dense": "outer",
+    "feedforward_layer_norm": "feed_forward_norm",
 }
 
 
-def _short_path(variable) -> str:
-    return "/".join(variable.path.split("/")[-2:])
+def _short_path(variable, renames=None) -> str:
+    layer, weight = variable.path.split("/")[-2:]
+    return f"{(renames or {}).get(layer, layer)}/{weight}"
 
 
 def copy_encoder_weights(source, target):
     """Copy a built keras-hub ``TransformerEncoder``'s weights into a built
-    :class:`seqlab.lessons.nb05.TransformerEncoderLayer`, matched by :data:`ENCODER_WEIGHT_NAMES`.
-
-    The two compute the same only when configured alike: keras-hub's with
-    ``activation="relu"``, the same ``layer_norm_epsilon``, and no dropout.
-
-    Returns:
-        ``target``.
+    :class:`seqlab.lessons.nb05.TransformerEncoderLayer` and return it. The two compute the
+    same when configured alike: keras-hub's with ``activation="relu"``, the same
+    ``layer_norm_epsilon``, and no dropout.
 
     Raises:
         ValueError: when a weight has no counterpart or the sizes differ.
     """
-    theirs = {_short_path(v): v for v in source.weights}
+    theirs = {_short_path(v, ENCODER_SUBLAYER_NAMES): v for v in source.weights}
     ours = {_short_path(v): v for v in target.weights}
-    if set(theirs) != set(ENCODER_WEIGHT_NAMES) or set(ours) != set(ENCODER_WEIGHT_NAMES.values()):
+    if set(theirs) != set(ours):
         raise ValueError(
             "copy_encoder_weights expects a built keras_hub.layers.TransformerEncoder and a "
-            f"built notebook 05 TransformerEncoderLayer; got weights {sorted(theirs)} and {sorted(ours)}.")
-    for their_name, our_name in ENCODER_WEIGHT_NAMES.items():
-        value = np.asarray(theirs[their_name])
-        variable = ours[our_name]
+            f"built notebook 05 TransformerEncoderLayer; got weights {sorted(theirs)} and "
+            f"{sorted(ours)}.")
+    for name, variable in ours.items():
+        value = np.asarray(theirs[name])
         if value.size != int(np.prod(variable.shape)):
-            raise ValueError(f"{their_name} has {value.size} numbers, {our_name} "
-                             f"{int(np.prod(variable.shape))}: are the sizes the same?")
+            raise ValueError(f"{name} has {value.size} numbers in keras-hub's layer, "
+                             f"{int(np.prod(variable.shape))} in ours: are the sizes the same?")
         variable.assign(value.reshape(tuple(variable.shape)))
     return target

@@ -22,6 +22,12 @@ def _index(vocabulary, word):
         raise KeyError(f"{word!r} is not in the vocabulary ({len(vocabulary)} words).") from None
 
 
+def _best(cosines, vocabulary, excluded, k, skip):
+    cosines[:skip] = -np.inf
+    cosines[excluded] = -np.inf
+    return [(vocabulary[j], float(cosines[j])) for j in np.argsort(-cosines)[:k]]
+
+
 def nearest_neighbours(vectors, vocabulary, word: str, k: int = 5, skip: int = 2):
     """The ``k`` words whose vectors have the largest cosine with ``word``'s, as (word, cosine).
 
@@ -29,11 +35,7 @@ def nearest_neighbours(vectors, vocabulary, word: str, k: int = 5, skip: int = 2
     """
     unit = normalize_rows(vectors)
     i = _index(vocabulary, word)
-    cosines = unit @ unit[i]
-    cosines[:skip] = -np.inf
-    cosines[i] = -np.inf
-    best = np.argsort(-cosines)[:k]
-    return [(vocabulary[j], float(cosines[j])) for j in best]
+    return _best(unit @ unit[i], vocabulary, [i], k, skip)
 
 
 def analogy(vectors, vocabulary, a: str, b: str, c: str, k: int = 5, skip: int = 2):
@@ -44,11 +46,7 @@ def analogy(vectors, vocabulary, a: str, b: str, c: str, k: int = 5, skip: int =
     unit = normalize_rows(vectors)
     ia, ib, ic = (_index(vocabulary, w) for w in (a, b, c))
     target = normalize_rows(unit[ib] - unit[ia] + unit[ic])
-    cosines = unit @ target
-    cosines[:skip] = -np.inf
-    cosines[[ia, ib, ic]] = -np.inf
-    best = np.argsort(-cosines)[:k]
-    return [(vocabulary[j], float(cosines[j])) for j in best]
+    return _best(unit @ target, vocabulary, [ia, ib, ic], k, skip)
 
 
 def analogy_rank(vectors, vocabulary, a: str, b: str, c: str, expected: str, skip: int = 2) -> int:

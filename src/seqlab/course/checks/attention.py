@@ -1,11 +1,5 @@
-"""Checks for notebook 04's exercises: the general score's scale and the loss-mask experiment.
-
-* Exercise 1 — with ``W = s I`` the general score of eq. (12) is ``s`` times the dot score:
-  the student predicts whether ``s = 4`` makes the weights of eq. (13) ``"sharper"`` or
-  ``"flatter"``, then writes ``attention_entropy(scale)``.
-* Exercise 2 — ``unmasked_loss(labels, logits)``, the mean cross-entropy over *all* target
-  positions, and ``compare_loss_masks()``, one translator trained with each loss.
-"""
+"""Checks for notebook 04's exercises: the general score's scale (``W = s I``) and the
+loss-mask experiment."""
 
 from __future__ import annotations
 
@@ -48,9 +42,8 @@ def attention_entropy_reference(h, y, mask, scale):
 
 
 def check_general_score_scale(prediction, attention_entropy, h, y, mask) -> None:
-    """Exercise 1: measure ``attention_entropy`` at :data:`SCALES`, then grade ``prediction``.
-
-    A wrong prediction passes, reported as wrong beside the measured numbers.
+    """Exercise 1: check ``attention_entropy`` at :data:`SCALES`; report ``prediction`` as right
+    or wrong (a wrong one passes).
 
     Args:
         prediction: ``"sharper"`` or ``"flatter"``, or the student's ``predict()`` returning it.
@@ -117,10 +110,7 @@ def _is_number(value) -> bool:
 
 
 def check_loss_mask_experiment(unmasked_loss, comparison) -> None:
-    """Exercise 2: the unmasked loss, then the two runs' numbers.
-
-    Each model's unmasked loss must be at least ``(1 - padding share)`` times its masked loss:
-    the padded positions' cross-entropy is never negative.
+    """Exercise 2: the unmasked loss, then the two runs' numbers, consistent with each other.
 
     Args:
         unmasked_loss: the student's ``unmasked_loss(labels, logits)``.

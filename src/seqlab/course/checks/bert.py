@@ -1,16 +1,5 @@
-"""Checks for notebook 08's exercises: BERT's 80/10/10 masking rule, the masked-LM loss, a probe.
-
-* Exercise 1 — ``apply_masking(token_ids, chosen, draws, random_ids, mask_id)``: of the
-  ``chosen`` positions, ``mask_id`` where ``draws < 0.8``, ``random_ids`` where it is in
-  ``[0.8, 0.9)``, else unchanged. Then ``predict_shares(vocabulary_size)``: with the random
-  token drawn from all ``V`` ids (keras-hub's ``MaskedLMMaskGenerator``), ``0.8 + 0.1/V``,
-  ``0.1 − 0.2/V`` and ``0.1 + 0.1/V``.
-* Exercise 2 — ``masked_lm_loss(logits, labels, weights)``: ``Σ w·CE / Σ w``. keras-hub's
-  default loss divides ``Σ w·CE`` by all ``B·P`` slots, so the logged loss is the masked mean
-  times ``Σ w / (B·P)``.
-* Exercise 3 — ``build_probes()``: two classifiers on a **frozen** BERT backbone, one
-  MLM-pretrained and one with random weights.
-"""
+"""Checks for notebook 08's exercises: BERT's 80/10/10 masking rule and the shares it gives,
+the masked-LM loss ``Σ w·CE / Σ w``, and two classifiers on a frozen BERT backbone."""
 
 from __future__ import annotations
 

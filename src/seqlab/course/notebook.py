@@ -142,7 +142,6 @@ def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | 
     import matplotlib
     import matplotlib.pyplot as plt
 
-    mixed_precision = resolve_mixed_precision(mixed_precision)
     use_xla = resolve_jit_compile(jit_compile)
     keras.utils.set_random_seed(seed)
     # Keras warns on every fit with a tf.data pipeline that `shuffle` is ignored.
@@ -153,8 +152,7 @@ def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | 
                          "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False})
     replicas = chosen_strategy.num_replicas_in_sync
     policy, policy_reason = choose_precision(devices, mixed_precision)
-    if policy != keras.config.dtype_policy().name:
-        keras.config.set_dtype_policy(policy)
+    keras.config.set_dtype_policy(policy)
     xla_reason = f"requested; {NOT_MEASURED}" if use_xla else "off (opt-in: SEQLAB_XLA=1)"
     xla_off_for_replicas = use_xla and replicas > 1  # XLA's steps fail under MirroredStrategy
     if xla_off_for_replicas:
@@ -238,7 +236,7 @@ def describe_versions(versions: dict) -> str:
             tested += ", the version Colab's runtime ships"
         parts.append(f"{label} {versions[name]} is {status} ({tested})")
     line = "Versions: " + "; ".join(parts) + "."
-    if any(version_status(n, versions[n]) == BELOW_FLOOR for n in ("tensorflow", "keras")):
+    if any(BELOW_FLOOR in part for part in parts):
         floor = config.TESTED_FLOOR
         line += (f" Below the floor seqlab is known to fail: install keras>={floor['keras']} and "
                  f"tensorflow>={floor['tensorflow']}.")

@@ -8,7 +8,6 @@ import math
 import numpy as np
 
 from seqlab.course.checks.core import (
-    CheckFailed,
     assert_close,
     check_entries,
     log_softmax,
@@ -58,10 +57,10 @@ def check_general_score_scale(prediction, attention_entropy, h, y, mask) -> None
     measured = {scale: one_number(exercise, run_student_code(exercise, attention_entropy, scale),
                                   f"attention_entropy({scale})") for scale in SCALES}
     expected = {scale: attention_entropy_reference(h, y, mask, scale) for scale in SCALES}
-    if math.isclose(measured[1.0], measured[4.0], rel_tol=1e-4) and not math.isclose(
-            expected[1.0], expected[4.0], rel_tol=1e-4):
-        raise CheckFailed(exercise, "the entropy does not change with the scale: set the layer's "
-                          "W to scale * I (layer.set_weights) after it is built, then call it.")
+    require(exercise, not math.isclose(measured[1.0], measured[4.0], rel_tol=1e-4)
+            or math.isclose(expected[1.0], expected[4.0], rel_tol=1e-4), "the entropy does not "
+            "change with the scale: set the layer's W to scale * I (layer.set_weights) after it "
+            "is built, then call it.")
     for scale in SCALES:
         assert_close(exercise, measured[scale], expected[scale],
                      what=f"your entropy at scale {scale}", atol=1e-4, rtol=1e-4)
@@ -114,8 +113,8 @@ def check_loss_mask_experiment(unmasked_loss, comparison) -> None:
 
     Args:
         unmasked_loss: the student's ``unmasked_loss(labels, logits)``.
-        comparison: ``compare_loss_masks`` (called here without arguments) or its result:
-            ``{"masked": {...}, "unmasked": {...}}`` with the :data:`LOSS_MASK_FIELDS`.
+        comparison: ``compare_loss_masks`` or its result, :data:`LOSS_MASK_RUNS` of
+            :data:`LOSS_MASK_FIELDS`.
     """
     exercise = LOSS_MASK
     _check_unmasked_loss(unmasked_loss)

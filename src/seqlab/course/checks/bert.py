@@ -55,8 +55,8 @@ def _masking_case(seed, length=400, mask_id=4, vocabulary_size=50):
 
 
 def predict_shares_reference(vocabulary_size):
-    """What exercise 1 asks to predict: the fate of a chosen token when the random token is drawn
-    from all ``vocabulary_size`` ids (the token itself and ``[MASK]`` included)."""
+    """What exercise 1 asks to predict: the fate of a chosen token, the random token drawn from
+    all ``vocabulary_size`` ids."""
     return {"[MASK]": MASK_SHARE + RANDOM_SHARE / vocabulary_size,
             "another token": RANDOM_SHARE * (1 - 2 / vocabulary_size),
             "unchanged": 1 - MASK_SHARE - RANDOM_SHARE + RANDOM_SHARE / vocabulary_size}
@@ -180,9 +180,7 @@ def check_masked_lm_loss(masked_lm_loss, masked_lm=None, preprocessor=None,
     Args:
         masked_lm_loss: the student's function.
         masked_lm, preprocessor, reviews: optional; the notebook's ``BertMaskedLM``, its
-            ``BertMaskedLMPreprocessor`` and a few review strings. With them the check prints,
-            for one batch masked as in pre-training, the student's masked mean, the loss ``fit``
-            logs and their ratio.
+            preprocessor and a few review strings, for one batch masked as in pre-training.
     """
     refuse_package_calls(LOSS, masked_lm_loss, ("masked_lm_loss_reference",))
     for seed in (0, 1):

@@ -22,8 +22,6 @@ from seqlab.course.checks.transcript import observe
 SHUFFLED_WORDS = "Exercise 1: shuffled words into the frozen classifier"
 ACCURACY_FUNCTION = "Exercise 2: accuracy from predicted probabilities"
 LEARNING_RATE_COMPARISON = "Exercise 1: fine-tuning at the original learning rate"
-
-
 PROBE_REVIEWS = ["one", "The plot is dull, but the cast is wonderful.",
                  "A tedious\tscript, a flat\ncast  and two spaces .",
                  "Not bad at all: the acting is clever , although the pacing is a bit slow and "

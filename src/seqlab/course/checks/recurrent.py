@@ -38,11 +38,8 @@ def _sigmoid(a):
 
 
 def coupled_lstm_reference(w: Mapping[str, np.ndarray], x: np.ndarray):
-    """Eqs. (3)-(7) with the input gate coupled to the forget gate, i = 1 - f.
-
-    Returns ``(outputs (batch, time, units), [h, c])`` for the weights ``w`` (slide names) and
-    inputs ``x`` ``(batch, time, features)``.
-    """
+    """Eqs. (3)-(7) with i = 1 - f: ``(outputs (batch, time, units), [h, c])`` for the weights
+    ``w`` (slide names) and inputs ``x`` ``(batch, time, features)``."""
     h = c = np.zeros((x.shape[0], UNITS))
     outputs = []
     for t in range(x.shape[1]):
@@ -140,13 +137,8 @@ def check_gru_without_reset_gate(cell_class) -> None:
 
 
 def check_reset_gate_comparison(comparison) -> None:
-    """Exercise 2b: both GRUs trained the same way, with their parameters and accuracy.
-
-    Args:
-        comparison: the student's function (called here, without arguments) or its result: a
-            mapping from ``"with reset gate"`` and ``"without reset gate"`` to dicts holding at
-            least ``cell_parameters``, ``val_accuracy`` and ``epochs``.
-    """
+    """Exercise 2b: ``comparison`` (or the function returning it) maps ``"with reset gate"`` and
+    ``"without reset gate"`` to ``cell_parameters``, ``val_accuracy`` and ``epochs``."""
     exercise = RESET_GATE_COMPARISON
     comparison = value_of(exercise, comparison)
     expected_keys = ("with reset gate", "without reset gate")
@@ -179,12 +171,8 @@ def _float_or_nan(value) -> float:
 
 def check_gradient_ratios(table) -> None:
     """Exercise 3: ``||dL/dx(0)|| / ||dL/dx(10)||`` through an RNN whose ``W_y = scale * I``;
-    the linear row must be ``scale ** 10``, the others are printed.
-
-    Args:
-        table: the student's function (called here, without arguments) or its result, a mapping
-            ``{activation: {scale: ratio}}`` for every :data:`ACTIVATIONS` and :data:`SCALES`.
-    """
+    the linear row must be ``scale ** 10``. ``table`` (or the function returning it) maps each
+    of :data:`ACTIVATIONS` to ``{scale: ratio}`` for :data:`SCALES`."""
     exercise = GRADIENT_RATIOS
     table = value_of(exercise, table)
     require(exercise, isinstance(table, Mapping) and set(table) == set(ACTIVATIONS), f"the table "

@@ -65,11 +65,7 @@ def encode(value: Any, depth: int = 0) -> Any:
 
 
 def decode(data: Any, depth: int = 0) -> Any:
-    """The inverse of :func:`encode` for data read from an untrusted file.
-
-    Raises:
-        ValueError: for anything :func:`encode` does not write.
-    """
+    """The inverse of :func:`encode` for untrusted data; ValueError for what it never writes."""
     if depth > _MAX_DEPTH + 1:
         raise ValueError("nested too deeply")
     if data is None or isinstance(data, (bool, str, int, float)):
@@ -105,11 +101,6 @@ def call_key(name: str, args: tuple, kwargs: dict) -> str:
     return f"call {name} {hashlib.sha256(text.encode()).hexdigest()[:20]}"
 
 
-def _encode_error(error: BaseException) -> dict:
-    message = error.message if isinstance(error, CheckFailed) else str(error)
-    return {"__raised__": type(error).__name__, "message": message}
-
-
 def _raise_recorded(exercise: str, entry: dict):
     name, message = str(entry.get("__raised__")), str(entry.get("message", ""))
     if name == "CheckFailed":
@@ -137,7 +128,8 @@ class Transcript:
         try:
             value = compute()
         except BaseException as error:
-            self.entries[key] = _encode_error(error)
+            message = error.message if isinstance(error, CheckFailed) else str(error)
+            self.entries[key] = {"__raised__": type(error).__name__, "message": message}
             raise
         self.entries[key] = {"value": encode(value)}
         return value

@@ -45,8 +45,7 @@ def check_softmax_gradients(softmax_jacobian_norm, prediction) -> None:
 
     Args:
         softmax_jacobian_norm: the student's ``(d_k, scaled) -> float``.
-        prediction: ``"smaller"``, ``"same"`` or ``"larger"`` (or the student's function
-            returning it), for the unscaled Jacobian at d_k = 512 against the scaled one.
+        prediction: ``"smaller"``, ``"same"`` or ``"larger"`` (or a function returning it).
     """
     exercise = SOFTMAX_GRADIENTS
     prediction = value_of(exercise, prediction)
@@ -123,9 +122,8 @@ def check_causal_mask_experiment(experiment, test_batch, lesson_parameters: int)
     """Exercise 2: the translator trained without the decoder's causal mask.
 
     Args:
-        experiment: the student's function (called here, without arguments) or its result: a
-            mapping with ``"model"`` (``(source_ids, target_in) -> logits``),
-            ``"teacher_forced_accuracy"`` and ``"greedy_exact_match"``, both in [0, 1].
+        experiment: the student's function or its result, a dict with ``"model"``,
+            ``"teacher_forced_accuracy"`` and ``"greedy_exact_match"``.
         test_batch: ``(source_ids, target_in, target_out)`` of the lesson's test sentences.
         lesson_parameters: the lesson's (masked) model's parameter count.
     """

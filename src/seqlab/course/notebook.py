@@ -236,7 +236,7 @@ def describe_versions(versions: dict) -> str:
             tested += ", the version Colab's runtime ships"
         parts.append(f"{label} {versions[name]} is {status} ({tested})")
     line = "Versions: " + "; ".join(parts) + "."
-    if any(BELOW_FLOOR in part for part in parts):
+    if any(version_status(n, versions[n]) == BELOW_FLOOR for n in ("tensorflow", "keras")):
         floor = config.TESTED_FLOOR
         line += (f" Below the floor seqlab is known to fail: install keras>={floor['keras']} and "
                  f"tensorflow>={floor['tensorflow']}.")

@@ -48,7 +48,6 @@ LIBRARY = {
 COURSE_ORDER = (
     "seqlab.course",                      # the package's docstring: imports nothing
     "seqlab.course.tensorflow_startup",   # TensorFlow's start-up lines held back
-    "seqlab.course.gpu_choices",          # dtype policy and XLA for the devices
     "seqlab.course.notebook",             # setup() in the kernel, the Colab check
     "seqlab.course.checks",               # the exercises' checks
     # the instructor's tools
@@ -317,7 +316,7 @@ def test_the_check_catches_seqlab_importing_the_instructor_tools(tmp_path, impor
     ("seqlab_instructor/notebook_files.py",
      "from seqlab_instructor.homework.tags import has_tag\n"),
     ("seqlab_instructor/cells.py", "def f():\n    from seqlab_instructor import site\n"),
-    ("seqlab/course/gpu_choices.py", "from seqlab.course.notebook import setup\n"),
+    ("seqlab/course/notebook.py", "from seqlab.course.checks import passed\n"),
     ("seqlab_instructor/homework/grade.py", "from ..site import build_site\n"),
 ])
 def test_the_check_catches_an_upward_import_inside_the_course_tools(tmp_path, importer, source):

@@ -14,28 +14,62 @@ from typing import Any
 
 import seqlab
 from seqlab import config, sizes
-from seqlab.course.gpu_choices import (
-    NOT_MEASURED,
-    choose_precision,
-    resolve_jit_compile,
-    resolve_mixed_precision,
-)
 from seqlab.course.tensorflow_startup import TENSORFLOW_LOG_LEVEL, hide_tensorflow_startup_lines
 
 #: Notebooks whose models read raw text: Keras 3.10-3.15 starts ``fit`` under several replicas by
 #: averaging the first batch, which fails for strings, so they train on one device.
 RAW_TEXT_NOTEBOOKS = ("01", "02", "06")
+MIXED_PRECISION_CHOICES = ("off", "float16", "bfloat16")
+NOT_MEASURED = "not measured by this project"
+
+
+def resolve_mixed_precision(requested: str | None) -> str:
+    """``requested`` checked, or ``$SEQLAB_MIXED_PRECISION`` (default ``"off"``) when None.
+
+    >>> resolve_mixed_precision("mixed_bfloat16")
+    'bfloat16'
+    """
+    source = "mixed_precision"
+    if requested is None:
+        requested = os.environ.get("SEQLAB_MIXED_PRECISION", "off")
+        source = "SEQLAB_MIXED_PRECISION"
+    value = str(requested).strip().lower().removeprefix("mixed_")
+    if value not in MIXED_PRECISION_CHOICES:
+        raise ValueError(f"{source} must be one of {MIXED_PRECISION_CHOICES}; got {requested!r}.")
+    return value
+
+
+def choose_precision(devices: list[dict], mixed_precision: str | None = "off") -> tuple[str, str]:
+    """The dtype policy asked for and why, ``(policy, reason)``; ``devices`` holds one
+    ``tf.config.experimental.get_device_details`` dict per visible GPU.
+
+    >>> choose_precision([], "off")[0], choose_precision([], "bfloat16")[0]
+    ('float32', 'mixed_bfloat16')
+    """
+    mixed_precision = resolve_mixed_precision(mixed_precision)
+    if mixed_precision == "off":
+        return "float32", "off (opt-in: SEQLAB_MIXED_PRECISION=bfloat16 or float16)"
+    where = (", ".join(sorted({d.get("device_name", "GPU") for d in devices})) if devices
+             else "a CPU (slower there: for testing only)")
+    return f"mixed_{mixed_precision}", f"requested on {where}; {NOT_MEASURED}"
+
+
+def resolve_jit_compile(requested: bool | None) -> bool:
+    """``requested``, or ``$SEQLAB_XLA`` (``1``/``true`` turns XLA on; default off) when None."""
+    if requested is None:
+        value = os.environ.get("SEQLAB_XLA", "0").strip().lower()
+        if value not in ("0", "1", "true", "false", ""):
+            raise ValueError(f"SEQLAB_XLA must be 1 or 0; got {value!r}.")
+        return value in ("1", "true")
+    if not isinstance(requested, bool):
+        raise ValueError(f"jit_compile must be True, False or None; got {requested!r}.")
+    return requested
 
 
 @dataclass(frozen=True)
 class RunSettings:
-    """A run's settings, resolved once by :func:`setup` (the setup cell's ``RUN``).
-
-    ``versions``: each package against the tested range; ``reasons``: why each choice was made;
-    ``fixed_shapes``: every batch must keep one shape (XLA); ``speed``: the CPU's idle GFLOP/s
-    (:func:`seqlab.sizes.probe_speed`) or None; ``settings``: this notebook's numbers at this size
-    (:func:`seqlab.sizes.settings`), None when no notebook is named.
-    """
+    """A run's settings, resolved once by :func:`setup` (the setup cell's ``RUN``); ``speed`` is
+    the CPU's idle GFLOP/s or None, ``settings`` the notebook's numbers at this size or None."""
 
     fast: bool
     size: str
@@ -57,13 +91,8 @@ class RunSettings:
 def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | None = None,
           seed: int = config.SEED, quiet: bool = False, mixed_precision: str | None = None,
           jit_compile: bool | None = None) -> RunSettings:
-    """Resolve a run's settings once and prepare the session.
-
-    Sets the seeds, the plot style, the dtype policy, XLA and the ``tf.distribute`` strategy of
-    ``$SEQLAB_STRATEGY`` (made current with several replicas, except in
-    :data:`RAW_TEXT_NOTEBOOKS`); prints the versions, FAST mode, the GPUs and each choice that
-    changes the run, and on a CPU outside FAST mode the speed probe's plan. Writes
-    ``SEQLAB_FAST`` back so :func:`seqlab.config.is_fast` agrees.
+    """Resolve a run's settings once; set the seeds, plot style, dtype policy, XLA and the
+    strategy of ``$SEQLAB_STRATEGY``; print the versions and each choice that changes the run.
 
     Args:
         fast: FAST mode; ``None`` reads ``SEQLAB_FAST``, else off.
@@ -73,14 +102,13 @@ def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | 
         quiet: print nothing.
         mixed_precision: ``"off"``, ``"float16"`` or ``"bfloat16"``; ``None`` reads
             ``SEQLAB_MIXED_PRECISION``, else ``"off"``.
-        jit_compile: XLA for the notebooks' ``compile`` calls; ``None`` reads ``SEQLAB_XLA``.
+        jit_compile: XLA for ``compile``; ``None`` reads ``SEQLAB_XLA``.
 
     Returns:
         The resolved :class:`RunSettings`.
 
     Raises:
-        ValueError: for a ``fast``, ``size`` or environment variable that is not one of its
-            choices.
+        ValueError: for a ``fast``, ``size`` or environment variable outside its choices.
     """
     if fast not in (None, True, False):  # a parameter typed "yes" must not start a long run
         raise ValueError(f"FAST must be True, False or None ($SEQLAB_FAST, else False); got "
@@ -100,8 +128,6 @@ def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | 
         chosen_strategy = choose_strategy(quiet=True)   # initialises the devices
         several = chosen_strategy.num_replicas_in_sync > 1
         one_device = several and notebook in RAW_TEXT_NOTEBOOKS
-        # Every model the notebook builds is built, compiled and trained under it: no scope in
-        # the lesson's cells.
         tf.distribute.experimental_set_strategy(chosen_strategy if several and not one_device
                                                 else None)
         chosen_strategy = tf.distribute.get_strategy()
@@ -116,7 +142,6 @@ def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | 
     import matplotlib
     import matplotlib.pyplot as plt
 
-    mixed_precision = resolve_mixed_precision(mixed_precision)
     use_xla = resolve_jit_compile(jit_compile)
     keras.utils.set_random_seed(seed)
     # Keras warns on every fit with a tf.data pipeline that `shuffle` is ignored.
@@ -127,8 +152,7 @@ def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | 
                          "grid.alpha": 0.3, "axes.spines.top": False, "axes.spines.right": False})
     replicas = chosen_strategy.num_replicas_in_sync
     policy, policy_reason = choose_precision(devices, mixed_precision)
-    if policy != keras.config.dtype_policy().name:
-        keras.config.set_dtype_policy(policy)
+    keras.config.set_dtype_policy(policy)
     xla_reason = f"requested; {NOT_MEASURED}" if use_xla else "off (opt-in: SEQLAB_XLA=1)"
     xla_off_for_replicas = use_xla and replicas > 1  # XLA's steps fail under MirroredStrategy
     if xla_off_for_replicas:
@@ -144,7 +168,6 @@ def setup(*, fast: bool | None = None, size: str | None = None, notebook: str | 
         if not gpus:
             hint = "Runtime > Change runtime type > GPU" if colab else "a CUDA TensorFlow build"
             print(f"No GPU visible: FAST mode is fine on a CPU; for full runs use {hint}.")
-        # The defaults of one CPU or GPU go unsaid; a choice that changes the run is named.
         if replicas > 1:
             print(f"Strategy: {describe_strategy(chosen_strategy)}")
         if one_device:
@@ -193,10 +216,8 @@ def parse_version(version: str) -> tuple[int, int, int]:
 
 
 def version_status(package: str, version: str) -> str:
-    """``"tested"``, ``"below floor"`` or ``"newer than tested"`` for ``tensorflow`` / ``keras``.
-
-    A patch release of :data:`seqlab.config.TESTED_NEWEST`'s minor version counts as tested.
-    """
+    """``"tested"``, ``"below floor"`` or ``"newer than tested"`` for ``tensorflow`` / ``keras``
+    (a patch release of :data:`seqlab.config.TESTED_NEWEST`'s minor version is tested)."""
     current = parse_version(version)
     if current < parse_version(config.TESTED_FLOOR[package]):
         return BELOW_FLOOR
@@ -208,9 +229,8 @@ def version_status(package: str, version: str) -> str:
 def describe_versions(versions: dict) -> str:
     """One line: each package's version against the tested range."""
     parts = []
-    for name in ("tensorflow", "keras"):
+    for name, label in (("tensorflow", "TensorFlow"), ("keras", "Keras")):
         status = version_status(name, versions[name])
-        label = {"tensorflow": "TensorFlow", "keras": "Keras"}[name]
         tested = f"{config.TESTED_FLOOR[name]} to {config.TESTED_NEWEST[name]}.x"
         if parse_version(versions[name]) == parse_version(config.TESTED_COLAB[name]):
             tested += ", the version Colab's runtime ships"
@@ -234,12 +254,8 @@ def installed_version(name: str) -> str | None:
 def prepare_colab(checkout: str = "seqlab", *, commit: str | None = None,
                   versions: dict | None = None, run=subprocess.run,
                   imported: set | None = None) -> None:
-    """Make a Colab runtime fit for seqlab, never reinstalling TensorFlow. Called by the setup cell.
-
-    Stops with a message for a ``checkout`` of another commit than the notebook's, or a
-    TensorFlow missing or below the floor (reinstalling it can break the GPU build); upgrades a
-    Keras below the floor alone; installs seqlab from ``checkout`` once, with the running
-    TensorFlow pinned. pip's output is shown only when it fails.
+    """Make a Colab runtime fit for seqlab: upgrade a Keras below the floor, install seqlab from
+    ``checkout`` once, never reinstall TensorFlow.
 
     Args:
         checkout: the folder the setup cell fetched the repository into.

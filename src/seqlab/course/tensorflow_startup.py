@@ -30,10 +30,8 @@ NO_GPU_NOISE = re.compile(r"\] failed call to cuInit: ")
 
 
 def is_startup_noise(line: str, *, nvidia_device: bool | None = None) -> bool:
-    """True for one of the lines TensorFlow prints while loading on a healthy machine.
-
-    ``nvidia_device``: whether the machine has one (default: whether ``/dev/nvidiactl`` exists).
-    """
+    """True for a line TensorFlow prints while loading on a healthy machine; ``nvidia_device``
+    defaults to whether ``/dev/nvidiactl`` exists."""
     if STARTUP_NOISE.search(line):
         return True
     if nvidia_device is None:
@@ -48,11 +46,7 @@ def hide_tensorflow_startup_lines():
     if os.environ.get("TF_CPP_MIN_LOG_LEVEL") == "0":
         yield
         return
-    try:
-        saved = os.dup(2)
-    except OSError:  # no stderr at all (e.g. pythonw on Windows): nothing to hold back
-        yield
-        return
+    saved = os.dup(2)
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     with tempfile.TemporaryFile() as held:

@@ -1,9 +1,5 @@
-"""Automatic feedback for the notebooks' exercises.
-
-Each ``check_*`` function runs a student's answer on small inputs against a reference and
-prints a verdict, or raises :class:`CheckFailed` saying what differs. Notebooks call
-``from seqlab.course import checks; checks.check_coupled_lstm_cell(MyCell)``.
-"""
+"""Automatic feedback for the notebooks' exercises: each ``check_*`` runs a student's answer
+against a reference and prints a verdict, or raises :class:`CheckFailed` saying what differs."""
 
 from seqlab.course.checks.attention import check_general_score_scale, check_loss_mask_experiment
 from seqlab.course.checks.bert import check_frozen_probe, check_masked_lm_loss, check_masking_rule
@@ -28,18 +24,10 @@ from seqlab.course.checks.transformer import (
 )
 
 __all__ = ["CheckFailed", "assert_close", "passed", "run_student_code",
-           # notebooks 01 and 02
            "check_accuracy_function", "check_learning_rate_comparison", "check_shuffled_words",
-           # notebook 03
            "check_coupled_lstm_cell", "check_gradient_ratios", "check_gru_without_reset_gate",
-           "check_reset_gate_comparison",
-           # notebook 04
-           "check_loss_mask_experiment", "check_general_score_scale",
-           # notebook 05
-           "check_causal_mask_experiment", "check_one_head", "check_softmax_gradients",
-           # notebook 06
-           "check_cbow_probabilities", "check_subsampling_share",
-           # notebook 07
-           "check_loss_by_position", "check_perplexity",
-           # notebook 08
-           "check_frozen_probe", "check_masked_lm_loss", "check_masking_rule"]
+           "check_reset_gate_comparison", "check_loss_mask_experiment",
+           "check_general_score_scale", "check_causal_mask_experiment", "check_one_head",
+           "check_softmax_gradients", "check_cbow_probabilities", "check_subsampling_share",
+           "check_loss_by_position", "check_perplexity", "check_frozen_probe",
+           "check_masked_lm_loss", "check_masking_rule"]

@@ -1,11 +1,5 @@
-"""Checks for notebook 04's exercises: the general score's scale and the loss-mask experiment.
-
-* Exercise 1 — with ``W = s I`` the general score of eq. (12) is ``s`` times the dot score:
-  the student predicts whether ``s = 4`` makes the weights of eq. (13) ``"sharper"`` or
-  ``"flatter"``, then writes ``attention_entropy(scale)``.
-* Exercise 2 — ``unmasked_loss(labels, logits)``, the mean cross-entropy over *all* target
-  positions, and ``compare_loss_masks()``, one translator trained with each loss.
-"""
+"""Checks for notebook 04's exercises: the general score's scale (``W = s I``) and the
+loss-mask experiment."""
 
 from __future__ import annotations
 
@@ -14,7 +8,6 @@ import math
 import numpy as np
 
 from seqlab.course.checks.core import (
-    CheckFailed,
     assert_close,
     check_entries,
     log_softmax,
@@ -48,9 +41,8 @@ def attention_entropy_reference(h, y, mask, scale):
 
 
 def check_general_score_scale(prediction, attention_entropy, h, y, mask) -> None:
-    """Exercise 1: measure ``attention_entropy`` at :data:`SCALES`, then grade ``prediction``.
-
-    A wrong prediction passes, reported as wrong beside the measured numbers.
+    """Exercise 1: check ``attention_entropy`` at :data:`SCALES`; report ``prediction`` as right
+    or wrong (a wrong one passes).
 
     Args:
         prediction: ``"sharper"`` or ``"flatter"``, or the student's ``predict()`` returning it.
@@ -65,10 +57,10 @@ def check_general_score_scale(prediction, attention_entropy, h, y, mask) -> None
     measured = {scale: one_number(exercise, run_student_code(exercise, attention_entropy, scale),
                                   f"attention_entropy({scale})") for scale in SCALES}
     expected = {scale: attention_entropy_reference(h, y, mask, scale) for scale in SCALES}
-    if math.isclose(measured[1.0], measured[4.0], rel_tol=1e-4) and not math.isclose(
-            expected[1.0], expected[4.0], rel_tol=1e-4):
-        raise CheckFailed(exercise, "the entropy does not change with the scale: set the layer's "
-                          "W to scale * I (layer.set_weights) after it is built, then call it.")
+    require(exercise, not math.isclose(measured[1.0], measured[4.0], rel_tol=1e-4)
+            or math.isclose(expected[1.0], expected[4.0], rel_tol=1e-4), "the entropy does not "
+            "change with the scale: set the layer's W to scale * I (layer.set_weights) after it "
+            "is built, then call it.")
     for scale in SCALES:
         assert_close(exercise, measured[scale], expected[scale],
                      what=f"your entropy at scale {scale}", atol=1e-4, rtol=1e-4)
@@ -117,15 +109,12 @@ def _is_number(value) -> bool:
 
 
 def check_loss_mask_experiment(unmasked_loss, comparison) -> None:
-    """Exercise 2: the unmasked loss, then the two runs' numbers.
-
-    Each model's unmasked loss must be at least ``(1 - padding share)`` times its masked loss:
-    the padded positions' cross-entropy is never negative.
+    """Exercise 2: the unmasked loss, then the two runs' numbers, consistent with each other.
 
     Args:
         unmasked_loss: the student's ``unmasked_loss(labels, logits)``.
-        comparison: ``compare_loss_masks`` (called here without arguments) or its result:
-            ``{"masked": {...}, "unmasked": {...}}`` with the :data:`LOSS_MASK_FIELDS`.
+        comparison: ``compare_loss_masks`` or its result, :data:`LOSS_MASK_RUNS` of
+            :data:`LOSS_MASK_FIELDS`.
     """
     exercise = LOSS_MASK
     _check_unmasked_loss(unmasked_loss)

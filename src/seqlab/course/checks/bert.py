@@ -1,16 +1,5 @@
-"""Checks for notebook 08's exercises: BERT's 80/10/10 masking rule, the masked-LM loss, a probe.
-
-* Exercise 1 — ``apply_masking(token_ids, chosen, draws, random_ids, mask_id)``: of the
-  ``chosen`` positions, ``mask_id`` where ``draws < 0.8``, ``random_ids`` where it is in
-  ``[0.8, 0.9)``, else unchanged. Then ``predict_shares(vocabulary_size)``: with the random
-  token drawn from all ``V`` ids (keras-hub's ``MaskedLMMaskGenerator``), ``0.8 + 0.1/V``,
-  ``0.1 − 0.2/V`` and ``0.1 + 0.1/V``.
-* Exercise 2 — ``masked_lm_loss(logits, labels, weights)``: ``Σ w·CE / Σ w``. keras-hub's
-  default loss divides ``Σ w·CE`` by all ``B·P`` slots, so the logged loss is the masked mean
-  times ``Σ w / (B·P)``.
-* Exercise 3 — ``build_probes()``: two classifiers on a **frozen** BERT backbone, one
-  MLM-pretrained and one with random weights.
-"""
+"""Checks for notebook 08's exercises: BERT's 80/10/10 masking rule and the shares it gives,
+the masked-LM loss ``Σ w·CE / Σ w``, and two classifiers on a frozen BERT backbone."""
 
 from __future__ import annotations
 
@@ -66,8 +55,8 @@ def _masking_case(seed, length=400, mask_id=4, vocabulary_size=50):
 
 
 def predict_shares_reference(vocabulary_size):
-    """What exercise 1 asks to predict: the fate of a chosen token when the random token is drawn
-    from all ``vocabulary_size`` ids (the token itself and ``[MASK]`` included)."""
+    """What exercise 1 asks to predict: the fate of a chosen token, the random token drawn from
+    all ``vocabulary_size`` ids."""
     return {"[MASK]": MASK_SHARE + RANDOM_SHARE / vocabulary_size,
             "another token": RANDOM_SHARE * (1 - 2 / vocabulary_size),
             "unchanged": 1 - MASK_SHARE - RANDOM_SHARE + RANDOM_SHARE / vocabulary_size}
@@ -191,9 +180,7 @@ def check_masked_lm_loss(masked_lm_loss, masked_lm=None, preprocessor=None,
     Args:
         masked_lm_loss: the student's function.
         masked_lm, preprocessor, reviews: optional; the notebook's ``BertMaskedLM``, its
-            ``BertMaskedLMPreprocessor`` and a few review strings. With them the check prints,
-            for one batch masked as in pre-training, the student's masked mean, the loss ``fit``
-            logs and their ratio.
+            preprocessor and a few review strings, for one batch masked as in pre-training.
     """
     refuse_package_calls(LOSS, masked_lm_loss, ("masked_lm_loss_reference",))
     for seed in (0, 1):

@@ -9,11 +9,8 @@ import numpy as np
 
 
 class CheckFailed(AssertionError):
-    """An exercise answer is missing or differs from the reference.
-
-    IPython calls ``_render_traceback_`` instead of printing a traceback, so a student sees
-    one short message that says what to fix.
-    """
+    """An exercise answer is missing or differs from the reference; IPython shows its
+    ``_render_traceback_``, one short line, instead of a traceback."""
 
     def __init__(self, exercise: str, message: str):
         self.exercise = exercise
@@ -58,8 +55,7 @@ def value_of(exercise: str, answer) -> Any:
 
 def check_entries(exercise: str, value, entries: Sequence[str], fields: Sequence[str], *,
                   what: str) -> None:
-    """Raise :class:`CheckFailed` unless ``value`` maps exactly ``entries`` to mappings with
-    at least ``fields``."""
+    """Raise :class:`CheckFailed` unless ``value`` maps exactly ``entries`` to ``fields``."""
     if not isinstance(value, Mapping) or set(value) != set(entries):
         found = sorted(value) if isinstance(value, Mapping) else type(value).__name__
         raise CheckFailed(exercise, f"{what} must have the entries {list(entries)} "
@@ -89,11 +85,8 @@ def one_number(exercise: str, value, what: str) -> float:
 
 def assert_close(exercise: str, got, expected, *, what: str = "output", atol: float = 1e-5,
                  rtol: float = 1e-5, mistakes: Sequence[tuple[Any, str]] = ()) -> None:
-    """Compare arrays; on mismatch say whether the shape or which value differs.
-
-    ``mistakes`` are ``(value, message)`` pairs: a ``got`` close to one of those values fails
-    with its message, which says what was done wrong.
-    """
+    """Compare arrays; on mismatch say whether the shape or which value differs, or give the
+    message of the first ``(value, message)`` of ``mistakes`` that ``got`` is close to."""
     got = np.asarray(got)
     expected = np.asarray(expected)
     require(exercise, got.shape == expected.shape,
@@ -138,13 +131,8 @@ def _global_names(code) -> set[str]:
 
 def refuse_package_calls(exercise: str, function: Callable[..., Any],
                          forbidden: Sequence[str]) -> None:
-    """Raise :class:`CheckFailed` if ``function`` hands the exercise to a package function.
-
-    Reads the names looked up by ``function``, its nested code and the helpers it calls from the
-    same namespace, and refuses ``function`` itself, a name that resolves to a ``seqlab`` object
-    whose ``__name__`` is in ``forbidden``, or an attribute access named in ``forbidden``. A name
-    the student defined is read, not refused.
-    """
+    """Raise :class:`CheckFailed` if ``function``, its nested code or the helpers it calls from
+    its namespace use a ``seqlab`` object or an attribute named in ``forbidden``."""
     forbidden = set(forbidden)
 
     def refuse_package_object(value) -> None:

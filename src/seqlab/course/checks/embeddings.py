@@ -1,13 +1,6 @@
-"""Checks for notebook 06's exercises: subsampling sized for a corpus, and CBOW.
-
-* Exercise 1 — ``dropped_share(counts, threshold)``, the expected share of a corpus's tokens
-  that the paper's subsampling discards, :math:`\\sum_w f(w) \\max(0, 1 - \\sqrt{t / f(w)})`
-  (Mikolov et al., 2013, "Distributed Representations of Words and Phrases and their
-  Compositionality", §2.3), and ``threshold_for(counts, share)``, the threshold that drops
-  ``share`` of them.
-* Exercise 2 — ``cbow_probabilities(W, U, context_ids)``: the slides' "Continuous Bag of Words
-  Model (CBOW)", ``softmax(U v̄)`` with ``v̄`` the mean of the context rows of ``W``.
-"""
+"""Checks for notebook 06's exercises: the share of tokens subsampling drops,
+``sum_w f(w) max(0, 1 - sqrt(t / f(w)))`` (Mikolov et al., 2013, §2.3), and CBOW's
+``softmax(U v̄)``."""
 
 from __future__ import annotations
 
@@ -26,8 +19,7 @@ from seqlab.course.checks.core import (
 
 SUBSAMPLING = "Exercise 1: subsampling sized for our corpus"
 CBOW = "Exercise 2: the CBOW prediction"
-#: How close ``threshold_for``'s threshold must bring the expected dropped share to the target:
-#: half a percentage point, far coarser than any bisection or root finder stops at.
+#: How close ``threshold_for``'s threshold must bring the dropped share to the target.
 SHARE_TOLERANCE = 0.005
 
 

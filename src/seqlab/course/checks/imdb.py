@@ -22,8 +22,6 @@ from seqlab.course.checks.transcript import observe
 SHUFFLED_WORDS = "Exercise 1: shuffled words into the frozen classifier"
 ACCURACY_FUNCTION = "Exercise 2: accuracy from predicted probabilities"
 LEARNING_RATE_COMPARISON = "Exercise 1: fine-tuning at the original learning rate"
-
-
 PROBE_REVIEWS = ["one", "The plot is dull, but the cast is wonderful.",
                  "A tedious\tscript, a flat\ncast  and two spaces .",
                  "Not bad at all: the acting is clever , although the pacing is a bit slow and "
@@ -31,22 +29,16 @@ PROBE_REVIEWS = ["one", "The plot is dull, but the cast is wonderful.",
 
 
 def module_tokens(text: str) -> list[str]:
-    """The tokens nnlm-en-dim50 reads: split on the space character only, empty strings skipped.
-
-    Its TF-Hub card: the module "preprocesses its input by splitting on spaces".
-    """
+    """The tokens nnlm-en-dim50 reads: split on the space character only, empty strings skipped."""
     return [token for token in text.split(" ") if token]
 
 
 def check_shuffled_words(shuffle_words: Callable, accuracy_with_shuffled_words: Callable,
                          predict: Callable, texts, labels, seed: int = 0,
                          limit: int = 2000) -> None:
-    """Exercise 1 (01): shuffle each review's words, then measure the frozen classifier again.
-
-    ``shuffle_words(review, rng)`` must return the review's :func:`module_tokens` in a random order
-    drawn from ``rng``; ``accuracy_with_shuffled_words(texts, labels, seed)`` the model's accuracy
-    on the shuffled texts. ``predict(texts)`` (P(positive) of each text) lets the check recompute
-    that number. At most ``limit`` texts are used, so the values a grader records stay small.
+    """Exercise 1 (01): ``shuffle_words(review, rng)`` reorders the review's
+    :func:`module_tokens` with ``rng``; ``accuracy_with_shuffled_words(texts, labels, seed)``
+    matches ``predict(texts)`` (P(positive)) on the shuffled texts, the first ``limit`` of them.
     """
     exercise = SHUFFLED_WORDS
     facts = observe(exercise, _describe_shuffling, shuffle_words, accuracy_with_shuffled_words,
@@ -108,10 +100,8 @@ def _describe_shuffling(shuffle_words: Callable, accuracy_with_shuffled_words: C
 
 
 def check_accuracy_function(accuracy_from_probabilities: Callable) -> None:
-    """Exercise 2 (01): ``accuracy_from_probabilities(probabilities, labels) -> float``.
-
-    Positive above 0.5, as Keras's ``accuracy``; probabilities may be ``(n, 1)`` or ``(n,)``.
-    """
+    """Exercise 2 (01): ``accuracy_from_probabilities(probabilities, labels) -> float``, positive
+    above 0.5; probabilities ``(n, 1)`` or ``(n,)``."""
     exercise = ACCURACY_FUNCTION
     rng = np.random.default_rng(7)
     cases = [
@@ -129,11 +119,8 @@ def check_accuracy_function(accuracy_from_probabilities: Callable) -> None:
 
 
 def check_learning_rate_comparison(runs: Mapping[str, Mapping] | Callable[[], Mapping]) -> None:
-    """Exercise 1 (02): fine-tuning at the original rate vs one tenth of it, from the same start.
-
-    ``runs`` (or the function returning it) maps ``"one tenth"`` and ``"original"`` to dicts with
-    ``learning_rate``, ``val_accuracy`` (one value per epoch) and ``embedding_change``.
-    """
+    """Exercise 1 (02): ``runs`` (or the function returning it) maps ``"one tenth"`` and
+    ``"original"`` to ``learning_rate``, ``val_accuracy`` (per epoch) and ``embedding_change``."""
     exercise = LEARNING_RATE_COMPARISON
     runs = value_of(exercise, runs)
     check_entries(exercise, runs, ("one tenth", "original"),

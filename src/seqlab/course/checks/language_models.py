@@ -1,11 +1,4 @@
-"""Checks for notebook 07's exercises: how surprised a model is by a text, position by position.
-
-* Exercise 1 — ``sample_perplexity(logits, ids, start)``: row ``t`` of ``logits`` ``(L, V)``
-  scores the token at ``t + 1``; the perplexity of ``ids[start:]`` is
-  ``exp(−mean over t ≥ start of log softmax(logits[t − 1])[ids[t]])``.
-* Exercise 2 — ``loss_by_position(logits, targets)``: the mean cross-entropy at each position
-  of the window, ``(T,)``.
-"""
+"""Checks for notebook 07's exercises: a sample's perplexity and the loss at each position."""
 
 from __future__ import annotations
 

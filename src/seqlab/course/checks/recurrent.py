@@ -1,10 +1,5 @@
-"""Checks for notebook 03's exercises: two recurrent cells, the reset-gate comparison and the
-gradient through ten steps.
-
-A student's cell subclasses :class:`seqlab.layers.RecurrentCell` and names its weights as the
-slides do (``W_xf``, ``W_hf``, ``b_f``, ...); a check runs it in ``keras.layers.RNN`` with
-random weights against a NumPy version of the equations.
-"""
+"""Checks for notebook 03's exercises: two recurrent cells (weights named as on the slides,
+``W_xf``, ``W_hf``, ``b_f``), the reset-gate comparison and the gradient through ten steps."""
 
 from __future__ import annotations
 
@@ -43,11 +38,8 @@ def _sigmoid(a):
 
 
 def coupled_lstm_reference(w: Mapping[str, np.ndarray], x: np.ndarray):
-    """Eqs. (3)-(7) with the input gate coupled to the forget gate, i = 1 - f.
-
-    Returns ``(outputs (batch, time, units), [h, c])`` for the weights ``w`` (slide names) and
-    inputs ``x`` ``(batch, time, features)``.
-    """
+    """Eqs. (3)-(7) with i = 1 - f: ``(outputs (batch, time, units), [h, c])`` for the weights
+    ``w`` (slide names) and inputs ``x`` ``(batch, time, features)``."""
     h = c = np.zeros((x.shape[0], UNITS))
     outputs = []
     for t in range(x.shape[1]):
@@ -125,11 +117,8 @@ def _block_parameters(blocks: int) -> int:
 
 
 def check_coupled_lstm_cell(cell_class) -> None:
-    """Exercise 1: an LSTM whose input gate is ``i = 1 - f`` (the "simplified LSTM").
-
-    ``cell_class(units)`` must build the gates ``f``, ``o``, ``g`` (no input-gate weights),
-    keep the states ``[h, c]`` and compute eqs. (3)-(7) with ``i = 1 - f`` in eq. (6).
-    """
+    """Exercise 1: ``cell_class(units)`` builds the gates ``f``, ``o``, ``g``, keeps ``[h, c]``
+    and computes eqs. (3)-(7) with ``i = 1 - f``."""
     parameters = _check_cell(COUPLED_LSTM, cell_class, gates="fog", absent_gate="i", why="a "
                              "coupled cell has no input gate of its own; i(t) = 1 - f(t) needs "
                              "no weights.", reference=coupled_lstm_reference,
@@ -148,13 +137,8 @@ def check_gru_without_reset_gate(cell_class) -> None:
 
 
 def check_reset_gate_comparison(comparison) -> None:
-    """Exercise 2b: both GRUs trained the same way, with their parameters and accuracy.
-
-    Args:
-        comparison: the student's function (called here, without arguments) or its result: a
-            mapping from ``"with reset gate"`` and ``"without reset gate"`` to dicts holding at
-            least ``cell_parameters``, ``val_accuracy`` and ``epochs``.
-    """
+    """Exercise 2b: ``comparison`` (or the function returning it) maps ``"with reset gate"`` and
+    ``"without reset gate"`` to ``cell_parameters``, ``val_accuracy`` and ``epochs``."""
     exercise = RESET_GATE_COMPARISON
     comparison = value_of(exercise, comparison)
     expected_keys = ("with reset gate", "without reset gate")
@@ -186,15 +170,9 @@ def _float_or_nan(value) -> float:
 
 
 def check_gradient_ratios(table) -> None:
-    """Exercise 3: ``||dL/dx(0)|| / ||dL/dx(10)||`` through an RNN whose ``W_y = scale * I``.
-
-    The linear row must be exactly ``scale ** 10``, the diagonal of the slide's ``Lambda ** 10``;
-    the tanh and ReLU rows depend on the input weights and are only printed.
-
-    Args:
-        table: the student's function (called here, without arguments) or its result, a mapping
-            ``{activation: {scale: ratio}}`` for every :data:`ACTIVATIONS` and :data:`SCALES`.
-    """
+    """Exercise 3: ``||dL/dx(0)|| / ||dL/dx(10)||`` through an RNN whose ``W_y = scale * I``;
+    the linear row must be ``scale ** 10``. ``table`` (or the function returning it) maps each
+    of :data:`ACTIVATIONS` to ``{scale: ratio}`` for :data:`SCALES`."""
     exercise = GRADIENT_RATIOS
     table = value_of(exercise, table)
     require(exercise, isinstance(table, Mapping) and set(table) == set(ACTIVATIONS), f"the table "

@@ -1,11 +1,5 @@
-"""Facts about a student's answer, computed where the student's code runs and judged elsewhere.
-
-While grading, a :class:`Transcript` in *record* mode stores, in the student's sandboxed
-kernel, every value a check obtains from student code; the grader's own process runs the check
-again in *replay* mode on those values and computes the verdict itself, so nothing the
-submission does to its kernel reaches the verdict. Values cross as JSON (:func:`encode` /
-:func:`decode`).
-"""
+"""Facts about a student's answer, recorded in the student's kernel and replayed as JSON in the
+grader's process, which computes the verdict itself."""
 
 from __future__ import annotations
 
@@ -30,8 +24,7 @@ _BUILTIN_ERRORS = {error.__name__: error for error in (
     TimeoutError, TypeError, ValueError, ZeroDivisionError)}
 _ARRAY_KINDS = "biufU"
 _MAX_DEPTH = 32
-#: Bytes per array element at most (strings of up to 256 characters): decoding an untrusted
-#: dtype such as "<U100000000" would otherwise allocate gigabytes for one element.
+#: Bytes per array element at most: an untrusted dtype "<U100000000" would take gigabytes.
 _MAX_ITEMSIZE = 1024
 
 
@@ -72,11 +65,7 @@ def encode(value: Any, depth: int = 0) -> Any:
 
 
 def decode(data: Any, depth: int = 0) -> Any:
-    """The inverse of :func:`encode` for data read from an untrusted file.
-
-    Raises:
-        ValueError: for anything :func:`encode` does not write.
-    """
+    """The inverse of :func:`encode` for untrusted data; ValueError for what it never writes."""
     if depth > _MAX_DEPTH + 1:
         raise ValueError("nested too deeply")
     if data is None or isinstance(data, (bool, str, int, float)):
@@ -112,11 +101,6 @@ def call_key(name: str, args: tuple, kwargs: dict) -> str:
     return f"call {name} {hashlib.sha256(text.encode()).hexdigest()[:20]}"
 
 
-def _encode_error(error: BaseException) -> dict:
-    message = error.message if isinstance(error, CheckFailed) else str(error)
-    return {"__raised__": type(error).__name__, "message": message}
-
-
 def _raise_recorded(exercise: str, entry: dict):
     name, message = str(entry.get("__raised__")), str(entry.get("message", ""))
     if name == "CheckFailed":
@@ -144,7 +128,8 @@ class Transcript:
         try:
             value = compute()
         except BaseException as error:
-            self.entries[key] = _encode_error(error)
+            message = error.message if isinstance(error, CheckFailed) else str(error)
+            self.entries[key] = {"__raised__": type(error).__name__, "message": message}
             raise
         self.entries[key] = {"value": encode(value)}
         return value
@@ -164,7 +149,6 @@ class Transcript:
                                         f"({error}).") from None
 
 
-
 @contextlib.contextmanager
 def using(transcript: Transcript):
     """Run checks recording to, or replaying from, ``transcript``."""
@@ -176,11 +160,8 @@ def using(transcript: Transcript):
 
 
 def observe(exercise: str, describe: Callable[..., Any], *args) -> Any:
-    """``describe(*args)``: plain facts (numbers, arrays, strings) about a student's answer.
-
-    While grading, it runs next to the student's code and the check gets the recorded facts back,
-    so ``describe`` must return data :func:`encode` keeps.
-    """
+    """``describe(*args)``: plain facts (numbers, arrays, strings) about a student's answer, which
+    :func:`encode` keeps; while grading, the facts recorded next to the student's code."""
     transcript = _ACTIVE.get()
     if transcript is None:
         return describe(*args)

@@ -1,10 +1,5 @@
-"""Checks for notebook 05's exercises.
-
-* Exercise 1 — ``softmax_jacobian_norm(d_k, scaled)`` and a prediction: does 1/sqrt(d_k) keep
-  the softmax's gradients alive?
-* Exercise 2 — the lesson's translator trained without the decoder's causal mask.
-* Exercise 3 — one attention head of the full width d_model instead of four.
-"""
+"""Checks for notebook 05's exercises: the softmax Jacobian with and without 1/sqrt(d_k), the
+translator without its causal mask, and one attention head instead of four."""
 
 from __future__ import annotations
 
@@ -50,8 +45,7 @@ def check_softmax_gradients(softmax_jacobian_norm, prediction) -> None:
 
     Args:
         softmax_jacobian_norm: the student's ``(d_k, scaled) -> float``.
-        prediction: ``"smaller"``, ``"same"`` or ``"larger"`` (or the student's function
-            returning it), for the unscaled Jacobian at d_k = 512 against the scaled one.
+        prediction: ``"smaller"``, ``"same"`` or ``"larger"`` (or a function returning it).
     """
     exercise = SOFTMAX_GRADIENTS
     prediction = value_of(exercise, prediction)
@@ -90,11 +84,8 @@ def _masked_accuracy(logits: np.ndarray, target_out: np.ndarray) -> float:
 
 
 def report_lesson_model(model, test_batch, *, greedy_exact_match: float) -> None:
-    """Print the lesson's model's teacher-forced accuracy on ``test_batch`` and its greedy exact
-    match.
-
-    The accuracy is computed here, out of sight: measuring it is part of Exercise 2.
-    """
+    """Print the lesson's model's teacher-forced accuracy on ``test_batch`` (computed out of
+    sight: measuring it is Exercise 2) and its greedy exact match."""
     source_ids, target_in, target_out = (np.asarray(part) for part in test_batch)
     logits = np.asarray(model((source_ids, target_in), training=False), "float32")
     print(f"the lesson's model on the {len(source_ids)} test sentences: teacher-forced accuracy "
@@ -131,9 +122,8 @@ def check_causal_mask_experiment(experiment, test_batch, lesson_parameters: int)
     """Exercise 2: the translator trained without the decoder's causal mask.
 
     Args:
-        experiment: the student's function (called here, without arguments) or its result: a
-            mapping with ``"model"`` (``(source_ids, target_in) -> logits``),
-            ``"teacher_forced_accuracy"`` and ``"greedy_exact_match"``, both in [0, 1].
+        experiment: the student's function or its result, a dict with ``"model"``,
+            ``"teacher_forced_accuracy"`` and ``"greedy_exact_match"``.
         test_batch: ``(source_ids, target_in, target_out)`` of the lesson's test sentences.
         lesson_parameters: the lesson's (masked) model's parameter count.
     """

@@ -1,11 +1,5 @@
-"""Training past one device: the ``tf.distribute`` strategy for the runtime.
-
-The lessons never name it: :func:`seqlab.course.notebook.setup` reads ``$SEQLAB_STRATEGY``
-(default ``"auto"``) and, with several replicas, makes the strategy current for the whole
-session (``tf.distribute.experimental_set_strategy``), so every model the notebook builds holds
-a copy of its weights on each device and ``fit`` splits each batch among them. A notebook's
-``BATCH_SIZE`` is the global batch; its learning rate is the one tuned for that batch.
-"""
+"""The ``tf.distribute`` strategy for the runtime, which :func:`seqlab.course.notebook.setup`
+makes current for the session (``$SEQLAB_STRATEGY``, default ``"auto"``)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""The results files notebooks hand to each other (``models/imdb_results.json`` from notebooks
-01/02, ``models/nmt_results.json`` from notebook 04): a JSON object with the ``"size"`` its
-numbers were measured at and entries below it. Writing an entry at another size starts the
-file afresh, so a file never compares a FAST-mode number with a full-size one.
-"""
+"""The results files notebooks hand to each other (``models/imdb_results.json``,
+``models/nmt_results.json``): JSON with the ``"size"`` its numbers were measured at; an entry at
+another size starts the file afresh."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Sampling text from a language model (notebook 07), one token at a time, with temperature and
-top-k. NumPy for the sampling, so a seeded draw is the same on every backend and device.
-"""
+"""Sampling text from a language model (notebook 07) with temperature and top-k; NumPy draws,
+so a seed gives the same text on every device."""
 
 from __future__ import annotations
 

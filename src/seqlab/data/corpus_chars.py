@@ -1,8 +1,7 @@
 """Character-level text for notebook 07: a generated play script (FAST) or tiny Shakespeare (full).
 
-The generated play, written by this project, has the layout of ``tiny_shakespeare``: a speaker's
-name in capitals and a colon on its own line, their lines below, a blank line between speeches;
-every speech ends with ``!`` or ``.`` and the next speaker is never the one who just spoke.
+The generated play has ``tiny_shakespeare``'s layout: ``NAME:`` on its own line, the speech
+below, a blank line between speeches.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """IMDB movie reviews as ``tf.data`` pipelines: the real 50K reviews (TFDS) or the offline sample.
 
-Batches are ``(text, label)``, ``(batch,)`` strings and ``(batch,)`` int64 labels (1 positive).
-As in the case study, the first 70% of TFDS's training reviews train, the remaining 30%
-validate, and TFDS's test split tests.
+Batches are ``(text, label)``, ``(batch,)`` strings and ``(batch,)`` int64 labels (1 positive);
+TFDS's training reviews split 70/30 into train/valid.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""The decoding protocol: what the decoders of :mod:`seqlab.decoding` need of a translation
-model, as :class:`typing.Protocol` types."""
+"""What the decoders of :mod:`seqlab.decoding` need of a translation model (protocols)."""
 
 from __future__ import annotations
 

@@ -30,9 +30,8 @@ def strategy_name(name: str | None = None) -> str:
 
 
 def choose_strategy(name: str | None = None, *, quiet: bool = False) -> tf.distribute.Strategy:
-    """The ``tf.distribute`` strategy for this runtime, created once per process (asking again
-    returns the same object). Call it before anything runs a TensorFlow operation when
-    ``"mirrored"`` may split the CPU (logical devices are fixed when TensorFlow starts them).
+    """The ``tf.distribute`` strategy for this runtime, created once per process; call it before
+    any TensorFlow operation when ``"mirrored"`` may split the CPU.
 
     Args:
         name: ``"auto"`` (several GPUs if present, else one device), ``"default"`` (one

@@ -38,17 +38,18 @@ def test_exact_match_ignores_only_whitespace():
     assert exact_match_accuracy(["2021-03-03", "2021-3-4"], ["2021-03-03", "2021-03-04"]) == 0.5
 
 
-def test_results_file_keeps_models_of_one_mode(tmp_path):
+def test_results_file_keeps_models_of_one_mode(tmp_path, monkeypatch):
+    from seqlab import config
     from seqlab.results import read_results, write_nmt_result
 
-    path = tmp_path / "nmt_results.json"
-    assert read_results("nmt", path) == {}
+    monkeypatch.setattr(config, "MODELS_DIR", tmp_path)
+    assert read_results("nmt") == {}
     write_nmt_result("rnn-bahdanau", {"dates": {"exact_match": 0.97, "bleu": 95}}, size="fast",
-                     details={"units": 64}, path=path)
-    both = write_nmt_result("transformer", {"dates": {"exact_match": 0.99}}, size="fast", path=path)
+                     details={"units": 64})
+    both = write_nmt_result("transformer", {"dates": {"exact_match": 0.99}}, size="fast")
     assert set(both["models"]) == {"rnn-bahdanau", "transformer"}
-    assert read_results("nmt", path)["models"]["rnn-bahdanau"]["scores"]["dates"]["bleu"] == 95.0
-    full = write_nmt_result("rnn-luong-dot", {"anki": {"bleu": 30.1}}, size="full", path=path)
+    assert read_results("nmt")["models"]["rnn-bahdanau"]["scores"]["dates"]["bleu"] == 95.0
+    full = write_nmt_result("rnn-luong-dot", {"anki": {"bleu": 30.1}}, size="full")
     assert set(full["models"]) == {"rnn-luong-dot"} and full["size"] == "full"
 
 

@@ -10,6 +10,7 @@ import pytest
 import tensorflow as tf
 from layer_contract import assert_distinct_weights
 
+from seqlab import config
 from seqlab.layers import STANDIN_HANDLE, HubTextEmbedding
 from seqlab.lessons.nb01 import build_sentiment_classifier, predict_sentiment
 from seqlab.lessons.nb03 import build_recurrent_classifier
@@ -103,24 +104,25 @@ def test_the_classifier_saves_and_loads_by_registered_names(tmp_path):
                                rtol=1e-6)
 
 
-def test_results_file_keeps_both_stages_of_one_mode(tmp_path):
+def test_results_file_keeps_both_stages_of_one_mode(tmp_path, monkeypatch):
+    monkeypatch.setattr(config, "MODELS_DIR", tmp_path)
+    assert read_imdb_results() == {}
     path = tmp_path / "imdb_results.json"
     common = {"trainable_params": HEAD, "seconds_per_epoch": 0.5, "handle": STANDIN_HANDLE}
-    write_imdb_result("frozen", test_accuracy=0.7, size="fast", path=path, **common)
+    write_imdb_result("frozen", test_accuracy=0.7, size="fast", **common)
     history = {"accuracy": [np.float32(0.6), 0.7], "val_accuracy": [0.65, 0.68]}
-    write_imdb_result("fine_tuned", test_accuracy=0.8, size="fast", path=path, history=history,
+    write_imdb_result("fine_tuned", test_accuracy=0.8, size="fast", history=history,
                       **common)
-    results = read_imdb_results(path)
+    results = read_imdb_results()
     assert results["size"] == "fast"
     assert results["frozen"]["test_accuracy"] == 0.7 and results["fine_tuned"]["test_accuracy"] == 0.8
     assert set(results["frozen"]) >= {"test_accuracy", "trainable_params", "seconds_per_epoch"}
     assert results["fine_tuned"]["history"]["accuracy"] == pytest.approx([0.6, 0.7])
     # A full-mode run replaces FAST results instead of mixing with them.
-    write_imdb_result("frozen", test_accuracy=0.75, size="full", path=path, **common)
+    write_imdb_result("frozen", test_accuracy=0.75, size="full", **common)
     assert set(json.loads(path.read_text())) == {"size", "frozen"}
     with pytest.raises(ValueError, match="stage"):
-        write_imdb_result("thawed", test_accuracy=0.7, size="fast", path=path, **common)
-    assert read_imdb_results(tmp_path / "missing.json") == {}
+        write_imdb_result("thawed", test_accuracy=0.7, size="fast", **common)
 
 
 def test_stage_weights_are_kept_apart_per_size():

@@ -9,15 +9,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-#: Where the notebooks fetch seqlab from on Colab. Each setup cell names the commit of this
-#: repository whose library it was built with (its pin: ``python -m
-#: seqlab_instructor.notebook_files sync``); Colab badges open the notebooks on this branch.
+#: Where the notebooks fetch seqlab from on Colab (each setup cell pins a commit); Colab badges
+#: open the notebooks on this branch.
 REPOSITORY_URL = "https://github.com/seqlab-course/seqlab"
 REPOSITORY_BRANCH = "main"
 
-#: The TensorFlow/Keras range CI tests, one CI half each (docs "Versions and CI"): the floor
-#: (``.ci/constraints-floor.txt``), Colab's runtime (``.ci/colab-runtime.txt``) and the newest
-#: release. tests/test_notebook.py checks those files against these values.
+#: The TensorFlow/Keras versions CI tests (docs "Versions and CI"): the floor, Colab's runtime
+#: and the newest release.
 TESTED_FLOOR = {"tensorflow": "2.19.0", "keras": "3.10.0"}
 TESTED_COLAB = {"tensorflow": "2.20.0", "keras": "3.13.2"}
 TESTED_NEWEST = {"tensorflow": "2.21", "keras": "3.15"}
@@ -51,8 +49,7 @@ def is_fast(default: bool = False) -> bool:
     """True when ``SEQLAB_FAST`` asks for FAST (offline, small) mode.
 
     Raises:
-        ValueError: if ``SEQLAB_FAST`` holds something other than a yes/no value, so a typo
-            never silently switches a class into a 30-minute full run.
+        ValueError: if ``SEQLAB_FAST`` holds something other than a yes/no value.
     """
     raw = os.environ.get("SEQLAB_FAST")
     if raw is None:

@@ -1,11 +1,5 @@
-"""Training past one device: the ``tf.distribute`` strategy for the runtime.
-
-The lessons never name it: :func:`seqlab.course.notebook.setup` reads ``$SEQLAB_STRATEGY``
-(default ``"auto"``) and, with several replicas, makes the strategy current for the whole
-session (``tf.distribute.experimental_set_strategy``), so every model the notebook builds holds
-a copy of its weights on each device and ``fit`` splits each batch among them. A notebook's
-``BATCH_SIZE`` is the global batch; its learning rate is the one tuned for that batch.
-"""
+"""The ``tf.distribute`` strategy for the runtime, which :func:`seqlab.course.notebook.setup`
+makes current for the session (``$SEQLAB_STRATEGY``, default ``"auto"``)."""
 
 from __future__ import annotations
 
@@ -36,9 +30,8 @@ def strategy_name(name: str | None = None) -> str:
 
 
 def choose_strategy(name: str | None = None, *, quiet: bool = False) -> tf.distribute.Strategy:
-    """The ``tf.distribute`` strategy for this runtime, created once per process (asking again
-    returns the same object). Call it before anything runs a TensorFlow operation when
-    ``"mirrored"`` may split the CPU (logical devices are fixed when TensorFlow starts them).
+    """The ``tf.distribute`` strategy for this runtime, created once per process; call it before
+    any TensorFlow operation when ``"mirrored"`` may split the CPU.
 
     Args:
         name: ``"auto"`` (several GPUs if present, else one device), ``"default"`` (one

@@ -22,10 +22,8 @@ def _check_pair(hypotheses, references, name: str) -> None:
 
 
 def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
-    """Corpus BLEU (0-100) of ``hypotheses``, one reference per sentence, with sacrebleu.
-
-    BLEU as Papineni et al. (2002, §2) define it, on sacrebleu's ``"13a"`` tokens (punctuation
-    split off the words as WMT's ``mteval-v13a.pl`` does); notebook 04 computes it by hand.
+    """Corpus BLEU (0-100) of ``hypotheses``, one reference per sentence, with sacrebleu
+    (Papineni et al. 2002, on ``"13a"`` tokens).
 
     Raises:
         ValueError: for no hypotheses or a length mismatch.
@@ -75,34 +73,29 @@ def format_scores(scores: Mapping[str, float]) -> str:
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
-def _is_degenerate(text: str, min_tokens: int = 4, run: int = 3) -> bool:
-    """One token said ``run`` times in a row, or one token making up half of an output of at
-    least ``min_tokens`` tokens (``"¿¿¿¿¿tom."``, ``"de de de de"``)."""
+def _is_degenerate(text: str) -> bool:
+    """One token three times in a row, or making up half of an output of at least four tokens
+    (``"¿¿¿¿¿tom."``, ``"de de de de"``)."""
     tokens = _TOKEN.findall(text)
-    if any(len(set(tokens[i:i + run])) == 1 for i in range(len(tokens) - run + 1)):
+    if any(len(set(tokens[i:i + 3])) == 1 for i in range(len(tokens) - 2)):
         return True
-    if len(tokens) < min_tokens:
+    if len(tokens) < 4:
         return False
     return Counter(tokens).most_common(1)[0][1] * 2 >= len(tokens)
 
 
 def diagnose_translations(predictions: Sequence[str], references: Sequence[str], *,
                           bleu_score: float | None = None, bleu_floor: float = 5.0,
-                          max_degenerate: float = 0.3, min_distinct: float = 0.2,
-                          max_empty: float = 0.3, epochs: int | None = None) -> str | None:
+                          epochs: int | None = None) -> str | None:
     """A message saying why these translations must not be read as a result, or ``None``.
 
-    A model that repeats one token, writes the same sentence for every input, or scores
-    near-zero BLEU is undertrained: notebooks print this message instead of conclusions.
+    Over 30 % of outputs repeating one token or empty, under 20 % distinct (from 20 sentences
+    up), or BLEU below ``bleu_floor`` mark a model undertrained.
 
     Args:
         predictions, references: decoded and reference sentences, paired one to one.
         bleu_score: their corpus BLEU if already computed (else computed here).
         bleu_floor: BLEU below which the model counts as undertrained.
-        max_degenerate: largest tolerated fraction of outputs that repeat one token (three
-            times in a row, or half of an output of four or more tokens).
-        min_distinct: smallest tolerated fraction of distinct outputs (from 20 sentences up).
-        max_empty: largest tolerated fraction of empty outputs.
         epochs: the epochs the model trained for, to suggest how many more to run.
 
     Example:
@@ -114,13 +107,13 @@ def diagnose_translations(predictions: Sequence[str], references: Sequence[str],
     score = bleu(predictions, references) if bleu_score is None else float(bleu_score)
     reasons = []
     degenerate = sum(_is_degenerate(p) for p in predictions) / n
-    if degenerate > max_degenerate:
+    if degenerate > 0.3:
         reasons.append(f"{degenerate:.0%} of the outputs repeat one token")
     empty = sum(not p.strip() for p in predictions) / n
-    if empty > max_empty:
+    if empty > 0.3:
         reasons.append(f"{empty:.0%} of the outputs are empty")
     distinct = len({" ".join(p.split()) for p in predictions}) / n
-    if n >= 20 and distinct < min_distinct:
+    if n >= 20 and distinct < 0.2:
         reasons.append(f"only {distinct:.0%} of the outputs differ from each other")
     if score < bleu_floor:
         reasons.append(f"BLEU {score:.1f} is below {bleu_floor:g}")

@@ -1,6 +1,5 @@
-"""Ship a trained :class:`seqlab.decoding.Translator` as one TensorFlow SavedModel: the
-vectorizers, the network and greedy decoding in one graph, raw strings in, translations out (no
-seqlab import to reload it)."""
+"""Ship a trained :class:`seqlab.decoding.Translator` as one TensorFlow SavedModel: vectorizers,
+network and greedy decoding in one graph (reloading needs no seqlab)."""
 
 from __future__ import annotations
 

@@ -68,26 +68,22 @@ def plot_learning_curves(histories, metrics: Sequence[str] = ("loss", "accuracy"
 
 
 def plot_attention(weights, source_tokens: Sequence[str], target_tokens: Sequence[str],
-                   *, ax=None, title: str | None = None, cmap: str = "viridis",
-                   self_attention: bool | None = None):
+                   *, ax=None, title: str | None = None):
     """Heatmap of attention weights: one row per query, one column per attended token.
 
     Args:
-        weights: array ``(target_len, source_len)``; extra rows/columns beyond the given
-            tokens (padding) are cropped.
-        self_attention: label the axes as a sequence attending to itself instead of
-            output -> source. ``None`` (the default): when the same tokens are on both axes.
+        weights: array ``(target_len, source_len)``; rows and columns past the tokens (padding)
+            are cropped. The same tokens on both axes are labelled as self-attention.
     """
     weights = np.asarray(weights)
     if weights.ndim != 2:
         raise ValueError("plot_attention expects weights of rank 2 (target, source); got shape "
                          f"{weights.shape}")
-    if self_attention is None:
-        self_attention = list(source_tokens) == list(target_tokens)
+    self_attention = list(source_tokens) == list(target_tokens)
     weights = weights[: len(target_tokens), : len(source_tokens)]
     size = (min(0.5 * len(source_tokens) + 2, 12), min(0.45 * len(target_tokens) + 1.5, 10))
     fig, ax = plt.subplots(figsize=size) if ax is None else (ax.figure, ax)
-    image = ax.imshow(weights, cmap=cmap, vmin=0.0, vmax=max(float(weights.max()), 1e-9))
+    image = ax.imshow(weights, cmap="viridis", vmin=0.0, vmax=max(float(weights.max()), 1e-9))
     for axis, tokens, rotation in ((ax.xaxis, source_tokens, 60), (ax.yaxis, target_tokens, 0)):
         positions = range(0, len(tokens), -(-len(tokens) // 24))  # at most 24 labels an axis
         axis.set_ticks(positions, labels=[_VISIBLE.get(tokens[i], tokens[i]) for i in positions])
@@ -119,8 +115,8 @@ def plot_positional_encoding(encoding, *, title: str = "Positional encodings (eq
 
 def plot_gradient_norms(curves: Mapping[str, Sequence[float]], *, xlabel: str = "time step t",
                         ylabel: str = "gradient norm", title: str | None = None,
-                        log: bool = True, ax=None):
-    """One line per curve of gradient norms, on a log scale by default.
+                        ax=None):
+    """One line per curve of gradient norms, on a log scale.
 
     Args:
         curves: name -> norms, e.g. ``{"SimpleRNN": [...], "LSTM": [...]}`` with
@@ -135,12 +131,9 @@ def plot_gradient_norms(curves: Mapping[str, Sequence[float]], *, xlabel: str = 
         if values.ndim != 1:
             raise ValueError(f"curve {name!r} must be one norm per step; got shape {values.shape}")
         ax.plot(values, label=name)
-    if log:
-        ax.set_yscale("log")
-        _label_log_axis(ax.yaxis, np.concatenate(list(curves.values()), axis=None), decades=2)
-    ax.set(xlabel=xlabel, ylabel=ylabel)
-    if title:
-        ax.set_title(title)
+    ax.set_yscale("log")
+    _label_log_axis(ax.yaxis, np.concatenate(list(curves.values()), axis=None), decades=2)
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title or "")
     ax.legend()
     return fig
 
@@ -214,8 +207,7 @@ def _overlap(box, others) -> float:
     return float(np.sum(np.clip(width, 0, None) * np.clip(height, 0, None)))
 
 
-def plot_word_map(points, groups: Mapping[str, Sequence[str]], *, title: str | None = None,
-                  xlabel: str = "PC 1", ylabel: str = "PC 2", fontsize: float = 8):
+def plot_word_map(points, groups: Mapping[str, Sequence[str]], *, title: str | None = None):
     """A scatter of 2-D word positions (e.g. PCA of word vectors), coloured by group, every word
     labelled where its label overlaps no other label and no point (else the least overlap).
 
@@ -239,9 +231,7 @@ def plot_word_map(points, groups: Mapping[str, Sequence[str]], *, title: str | N
     for name, xy in zip(groups, np.split(points, ends[:-1]), strict=True):
         ax.scatter(xy[:, 0], xy[:, 1], label=name, s=30, zorder=3)
     ax.margins(0.12)  # room for the labels of the outermost points
-    ax.set(xlabel=xlabel, ylabel=ylabel)
-    if title:
-        ax.set_title(title)
+    ax.set(xlabel="PC 1", ylabel="PC 2", title=title or "")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     # Labels are placed in pixels, after the layout has fixed where the points are drawn.
@@ -256,8 +246,7 @@ def plot_word_map(points, groups: Mapping[str, Sequence[str]], *, title: str | N
     horizontal = {-1: "right", 0: "center", 1: "left"}
     vertical = {-1: "top", 0: "center", 1: "bottom"}
     for word, point in zip(words, points, strict=True):
-        text = ax.annotate(word, point, xytext=(0, 0), textcoords="offset points",
-                           fontsize=fontsize)
+        text = ax.annotate(word, point, xytext=(0, 0), textcoords="offset points", fontsize=8)
         options = []  # (cost, offset, box); the cost: overlap, and 1e6 outside the frame
         for dx, dy in candidates:
             text.set(position=(dx, dy), ha=horizontal[np.sign(dx)], va=vertical[np.sign(dy)])

@@ -1,8 +1,6 @@
-"""The results files notebooks hand to each other (``models/imdb_results.json`` from notebooks
-01/02, ``models/nmt_results.json`` from notebook 04): a JSON object with the ``"size"`` its
-numbers were measured at and entries below it. Writing an entry at another size starts the
-file afresh, so a file never compares a FAST-mode number with a full-size one.
-"""
+"""The results files notebooks hand to each other (``models/imdb_results.json``,
+``models/nmt_results.json``): JSON with the ``"size"`` its numbers were measured at; an entry at
+another size starts the file afresh."""
 
 from __future__ import annotations
 
@@ -22,14 +20,13 @@ def results_path(kind: str) -> Path:
     return config.MODELS_DIR / f"{kind}_results.json"
 
 
-def read_results(kind: str, path: str | Path | None = None) -> dict:
-    """The content of ``path`` or ``models/{kind}_results.json``; ``{}`` if there is none."""
-    path = Path(path or results_path(kind))
+def read_results(kind: str) -> dict:
+    """The content of ``models/{kind}_results.json``; ``{}`` if there is none."""
+    path = results_path(kind)
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
-def record_result(kind: str, keys: Sequence[str], entry: Mapping, *, size: str,
-                  path: str | Path | None = None) -> dict:
+def record_result(kind: str, keys: Sequence[str], entry: Mapping, *, size: str) -> dict:
     """Store ``entry`` at ``results[keys[0]]...[keys[-1]]`` of a results file; return the file.
 
     Args:
@@ -37,11 +34,10 @@ def record_result(kind: str, keys: Sequence[str], entry: Mapping, *, size: str,
         keys: where the entry goes, e.g. ``("frozen",)`` or ``("models", "transformer")``.
         entry: a JSON-serialisable mapping (it replaces what was at that place).
         size: the notebook's ``SIZE``; another size's results in the file are dropped first.
-        path: another file (tests).
     """
     check_size(size)
-    path = Path(path or results_path(kind))
-    results = read_results(kind, path)
+    path = results_path(kind)
+    results = read_results(kind)
     if results.get("size") != size:
         results = {"size": size}
     place = results
@@ -53,15 +49,14 @@ def record_result(kind: str, keys: Sequence[str], entry: Mapping, *, size: str,
     return results
 
 
-def read_imdb_results(path: str | Path | None = None) -> dict:
+def read_imdb_results() -> dict:
     """The results notebooks 01/02 recorded in ``models/imdb_results.json`` (``{}`` if none yet)."""
-    return read_results("imdb", path)
+    return read_results("imdb")
 
 
 def write_imdb_result(stage: str, *, test_accuracy: float, trainable_params: int,
                       seconds_per_epoch: float, size: str, handle: str,
-                      history: Mapping[str, Sequence[float]] | None = None,
-                      path: str | Path | None = None) -> dict:
+                      history: Mapping[str, Sequence[float]] | None = None) -> dict:
     """Record one stage (``"frozen"`` or ``"fine_tuned"``) in ``models/imdb_results.json``.
 
     Each stage holds ``test_accuracy``, ``trainable_params``, ``seconds_per_epoch``, ``handle``
@@ -74,11 +69,11 @@ def write_imdb_result(stage: str, *, test_accuracy: float, trainable_params: int
     if history is not None:
         entry["history"] = {key: [float(v) for v in values]
                             for key, values in getattr(history, "history", history).items()}
-    return record_result("imdb", (stage,), entry, size=size, path=path)
+    return record_result("imdb", (stage,), entry, size=size)
 
 
 def write_nmt_result(name: str, scores: Mapping[str, Mapping[str, float]], *, size: str,
-                     details: Mapping | None = None, path: str | Path | None = None) -> dict:
+                     details: Mapping | None = None) -> dict:
     """Record one model's test scores in ``models/nmt_results.json``; return the whole file.
 
     Args:
@@ -92,4 +87,4 @@ def write_nmt_result(name: str, scores: Mapping[str, Mapping[str, float]], *, si
                         for task, values in scores.items()}}
     if details:
         entry["details"] = dict(details)
-    return record_result("nmt", ("models", name), entry, size=size, path=path)
+    return record_result("nmt", ("models", name), entry, size=size)

@@ -1,6 +1,5 @@
-"""Sampling text from a language model (notebook 07), one token at a time, with temperature and
-top-k. NumPy for the sampling, so a seeded draw is the same on every backend and device.
-"""
+"""Sampling text from a language model (notebook 07) with temperature and top-k; NumPy draws,
+so a seed gives the same text on every device."""
 
 from __future__ import annotations
 
@@ -84,10 +83,8 @@ def generate(model, prompt_ids, num_tokens: int, *, temperature: float = 1.0,
              top_k: int | None = None, seed: int = 0) -> np.ndarray:
     """Continue ``prompt_ids`` by ``num_tokens`` tokens sampled one at a time.
 
-    A stateful character LSTM built for batch 1 (notebook 07's ``build_char_lstm``) reads the
-    prompt once, then each new token alone. Any other model (e.g. notebook 07's ``MiniGPT``)
-    sees the last ``context_length`` tokens, padded on the right so one traced call serves every
-    step.
+    A stateful LSTM built for batch 1 reads the prompt once, then each new token alone; any other
+    model (e.g. ``MiniGPT``) sees the last ``context_length`` tokens, padded on the right.
 
     Args:
         model: a language model mapping ``(1, T)`` ids to ``(1, T, vocab)`` logits.

@@ -1,10 +1,6 @@
-"""The size a notebook trains at, chosen once, and how long the record says it takes.
-
-``"fast"`` (FAST mode: offline data, tiny models), ``"class"`` (the real data, about 15
-minutes of training on 2 CPU cores) or ``"full"`` (the notebook's full-size models). The
-minutes come from :data:`seqlab.recorded_minutes.MINUTES`, measured on the record's machine;
-:func:`probe_speed` scales them to the runtime at hand, and notebooks 04 and 05 choose their
-class size from it (:func:`plan`).
+"""The size a notebook trains at: ``"fast"`` (FAST mode: offline data, tiny models),
+``"class"`` (the real data, about 15 minutes on 2 CPU cores) or ``"full"``, and the minutes the
+record (:data:`seqlab.recorded_minutes.MINUTES`) says it takes.
 
 >>> choose("class", fast=False)
 'class'
@@ -175,8 +171,7 @@ SETTINGS: dict[str, dict[str, Any]] = {
            "class": Sizes08(sequence=128, fine_tune_epochs=1), "full": Sizes08()},
 }
 
-#: A class size's training aims at about 15 minutes: a configuration fits when the minutes
-#: expected at the runtime's speed are at most this many.
+#: The most minutes a class size's training is expected to take at the runtime's speed.
 CLASS_MINUTES = 16
 
 #: Notebooks 04 and 05's class sizes, largest first: what each changes in ``SETTINGS[n]["class"]``
@@ -200,12 +195,10 @@ def check_size(size: str) -> str:
 
 
 def settings(notebook: str, size: str, speed: float | None = None) -> Any:
-    """Notebook ``"04"``'s numbers at ``size`` (a copy of :data:`SETTINGS`' entry), read by
-    attribute: ``settings("04", "class").units``.
+    """A copy of notebook ``"04"``'s :data:`SETTINGS` at ``size``, e.g. ``.units``.
 
     Args:
-        speed: this runtime's :func:`probe_speed`; at the class size of a notebook with
-            :data:`CLASS_PLANS`, the configuration :func:`plan` chooses for it.
+        speed: this runtime's :func:`probe_speed`, for :func:`plan` at the class size.
 
     Raises:
         ValueError: for a notebook or size that has no entry, naming those that do.
@@ -219,16 +212,8 @@ def settings(notebook: str, size: str, speed: float | None = None) -> Any:
 
 
 def plan(notebook: str, speed: float | None = None) -> tuple[dict, float]:
-    """The class-size configuration of notebook ``"04"`` or ``"05"`` for a runtime, and its minutes.
-
-    The largest of :data:`CLASS_PLANS` whose expected minutes (the record's scaled by
-    ``RECORD_SPEED / speed``) are at most :data:`CLASS_MINUTES`; the smallest when none is.
-
-    Args:
-        speed: the runtime's :func:`probe_speed` in GFLOP/s; ``None``: the record's.
-
-    Returns:
-        (what the configuration changes in the class settings, its expected minutes).
+    """The largest of :data:`CLASS_PLANS` expected to train within :data:`CLASS_MINUTES` at
+    ``speed`` (GFLOP/s; ``None``: the record's), else the smallest: ``(changes, minutes)``.
 
     >>> change, minutes = plan("04"); change, round(minutes, 1)
     ({}, 10.7)
@@ -240,8 +225,7 @@ def plan(notebook: str, speed: float | None = None) -> tuple[dict, float]:
 
 
 def describe_plan(notebook: str, size: str, speed: float) -> str:
-    """The line a notebook prints before training: this runtime's speed and expected minutes,
-    and at the class size of notebook 04 or 05 the configuration :func:`plan` chose."""
+    """The line a notebook prints before training: speed, minutes, :func:`plan`'s choice."""
     ratio = speed / RECORD_SPEED
     line = (f"Speed probe: {speed:.0f} GFLOP/s of float32 matrix products, {ratio:.2f} × the "
             f"record's machine ({RECORD_SPEED:.0f} GFLOP/s, a 2-core AMD EPYC)")
@@ -266,8 +250,7 @@ def describe_plan(notebook: str, size: str, speed: float) -> str:
 
 
 def available_cpus(cgroup_root: str = "/sys/fs/cgroup", proc: str = "/proc/self/cgroup") -> float:
-    """The CPUs this process may use: its CPU affinity, lowered by a cgroup CPU quota (v2
-    ``cpu.max``, v1 ``cpu.cfs_quota_us``) where one is set.
+    """The CPUs this process may use: its CPU affinity, lowered by a cgroup v1 or v2 CPU quota.
 
     >>> available_cpus() > 0
     True
@@ -301,27 +284,22 @@ RELIABLE_CPU_SHARE = 0.8
 
 
 class SpeedReading(NamedTuple):
-    """What :func:`probe_speed` read: GFLOP/s of its best trial, and the share of the
-    :func:`available_cpus` this process had in that trial (another busy process lowers both)."""
+    """GFLOP/s of :func:`probe_speed`'s best trial and the share of the CPUs it had then."""
     gflops: float
     cpu_share: float
 
     @property
     def reliable(self) -> bool:
-        """True when the process had at least :data:`RELIABLE_CPU_SHARE` of its CPUs."""
         return self.cpu_share >= RELIABLE_CPU_SHARE
 
     @property
     def idle_gflops(self) -> float:
-        """The speed with all the CPUs: ``gflops / cpu_share`` for an unreliable reading."""
         return self.gflops if self.reliable else self.gflops / max(self.cpu_share, 0.05)
 
 
 def probe_speed(seconds: float = 1.0, n: int = 1024, trials: int = 5) -> SpeedReading:
-    """This runtime's speed: GFLOP/s of float32 ``n`` × ``n`` matrix products, the best of
-    ``trials`` trials sharing ``seconds`` (a busy moment slows some trials, never speeds one
-    up), with the share of the CPUs it had then. :func:`plan` takes a runtime half as fast in
-    this probe to train half as fast.
+    """GFLOP/s of float32 ``n`` × ``n`` matrix products, the best of ``trials`` trials sharing
+    ``seconds`` (a busy moment slows some trials, never speeds one up).
 
     >>> reading = probe_speed(0.05, 64); reading.gflops > 0 and 0 < reading.cpu_share
     True
@@ -343,8 +321,7 @@ def probe_speed(seconds: float = 1.0, n: int = 1024, trials: int = 5) -> SpeedRe
 
 
 def expected_minutes(notebook: str, size: str) -> float | None:
-    """Minutes of training the record gives notebook ``"04"`` at ``size`` on 2 CPU cores
-    (``None`` when the record has no such entry, as for FAST mode)."""
+    """The record's minutes of training of notebook ``"04"`` at ``size`` (``None``: none)."""
     return MINUTES.get(str(notebook), {}).get(size)
 
 
@@ -360,17 +337,12 @@ def choose(value: str | None = None, *, fast: bool | None = None, notebook: str 
            gpu: bool | None = None) -> str:
     """The size this run trains at: ``"fast"``, ``"class"`` or ``"full"``.
 
-    ``value`` (a notebook's ``SIZE`` parameter) wins; else ``$SEQLAB_SIZE``; else ``"fast"`` in
-    FAST mode; else ``"full"`` on a runtime with a GPU and ``"class"`` without one. With
-    ``notebook`` (e.g. ``"04"``) outside FAST mode it prints one line: the size, why, and the
-    record's minutes.
-
-    Args:
-        gpu: whether a GPU is present; ``None`` asks TensorFlow (tests pass it).
+    ``value`` (a notebook's ``SIZE``) wins; else ``$SEQLAB_SIZE``; else ``"fast"`` in FAST mode;
+    else ``"full"`` with a GPU (``gpu``; ``None`` asks TensorFlow), ``"class"`` without. With
+    ``notebook`` (e.g. ``"04"``) it prints the size, why, and the record's minutes.
 
     Raises:
-        ValueError: for anything but the three sizes (a typo must not start a long run), or
-            for ``"class"``/``"full"`` asked for in FAST mode.
+        ValueError: for anything but the three sizes, or a size that contradicts FAST mode.
     """
     fast = config.is_fast() if fast is None else bool(fast)
     raw = value if value is not None else os.environ.get("SEQLAB_SIZE")

@@ -1,7 +1,4 @@
-"""Data loaders that end in ``tf.data`` pipelines, for full runs and FAST mode (``data/``).
-
-Import from here: ``from seqlab.data import load_imdb``.
-"""
+"""Data loaders that end in ``tf.data`` pipelines, for full runs and FAST mode (``data/``)."""
 
 from seqlab.data.corpus import (
     load_review_corpus,

@@ -1,8 +1,7 @@
 """Unlabelled reviews (notebooks 06 and 08) and skip-gram pairs for word2vec (notebook 06).
 
-Skip-gram with negative sampling follows slides 001 ("Skip-Gram (SG)", "Word2vec last words");
-the noise distribution and subsampling follow Mikolov et al. (2013), "Distributed
-Representations of Words and Phrases and their Compositionality", §2.2 and §2.3.
+Skip-gram with negative sampling follows slides 001; noise and subsampling follow Mikolov et al.
+(2013), §2.2 and §2.3.
 """
 
 from __future__ import annotations
@@ -28,8 +27,7 @@ def load_review_corpus(source: str = "tfds", num_reviews: int | None = None,
 
     Args:
         source: ``"sample"`` generates reviews offline (FAST mode); ``"tfds"`` reads IMDB's
-            ``train`` and ``unsupervised`` splits (75,000 reviews). The test split is left out,
-            so notebook 06's classifier is tested on reviews the vectors never saw.
+            ``train`` and ``unsupervised`` splits (75,000 reviews; not ``test``).
         num_reviews: how many reviews (default: 3,000 generated, or all of TFDS's).
         seed: seed of the generator (``"sample"`` only).
         data_dir: TFDS's data directory (``"tfds"`` only).
@@ -64,18 +62,15 @@ def log_uniform_probabilities(vocab_size: int) -> np.ndarray:
 
 
 def unigram_noise_probabilities(counts, power: float = 0.75) -> np.ndarray:
-    """The word2vec paper's noise distribution :math:`P_n(w) = U(w)^{3/4} / Z` (§2.2).
-
-    ``counts[i]`` is how often word ``i`` occurs; returns ``counts ** power`` normalised.
-    """
+    """The noise distribution :math:`P_n(w) = U(w)^{3/4} / Z` (§2.2) of word ``i``'s ``counts[i]``."""
     weights = np.asarray(counts, dtype="float64") ** power
     return weights / weights.sum()
 
 
 def subsampling_keep_probabilities(counts, threshold: float = 1e-5) -> np.ndarray:
-    """Probability of keeping each occurrence of each word: :math:`\\min(1, \\sqrt{t / f(w)})` (§2.3).
+    """Probability of keeping each occurrence of word ``w``: :math:`\\min(1, \\sqrt{t / f(w)})` (§2.3).
 
-    :math:`f(w)` = ``counts[w] / counts.sum()``, :math:`t` = ``threshold``; a zero count gets 1.
+    :math:`f(w)` = ``counts[w] / counts.sum()``, :math:`t` = ``threshold``.
     """
     counts = np.asarray(counts, dtype="float64")
     frequencies = counts / counts.sum()
@@ -105,20 +100,16 @@ def sample_from_probabilities(shape, probabilities, seed):
 
 
 def sample_log_uniform(shape, vocab_size: int, seed):
-    """Ids in ``[0, vocab_size)`` drawn from :func:`log_uniform_probabilities`, any ``shape``.
-
-    One independent draw per entry; ``seed`` is a stateless seed pair (two ints).
-    """
+    """Ids in ``[0, vocab_size)`` drawn from :func:`log_uniform_probabilities`, any ``shape``;
+    ``seed`` is a stateless seed pair."""
     u = tf.random.stateless_uniform(shape, seed=seed, dtype=tf.float64)
     ids = tf.floor(tf.exp(u * math.log(vocab_size + 1))) - 1.0
     return tf.clip_by_value(tf.cast(ids, tf.int64), 0, vocab_size - 1)
 
 
 def vectorize_ragged(vectorizer, texts: Sequence[str], batch_size: int = 1000) -> tf.RaggedTensor:
-    """Token ids of every text as one ``(texts, None)`` int64 ``tf.RaggedTensor`` (no padding).
-
-    ``vectorizer`` is a fitted ``keras.layers.TextVectorization`` (``output_mode="int"``).
-    """
+    """Token ids of every text from a fitted ``TextVectorization``, a ``(texts, None)`` int64
+    ``tf.RaggedTensor``."""
     parts = []
     for start in range(0, len(texts), batch_size):
         ids = tf.cast(vectorizer(tf.constant(list(texts[start: start + batch_size]))), tf.int64)
@@ -167,12 +158,12 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
         vocab_size: size of the (frequency-sorted) vocabulary the ids come from.
         batch_size: pairs per batch (the remainder of an epoch is left out).
         seed: seeds the shuffles and the negative draws.
-        min_id: centre and context ids below it are dropped (default 2: padding and
-            out-of-vocabulary); negatives are drawn from ``[min_id, vocab_size)``.
-        negative_probabilities: ``(vocab_size,)`` probabilities to draw the negatives from
-            (e.g. :func:`unigram_noise_probabilities`); default :func:`sample_log_uniform`.
-        keep_probabilities: ``(vocab_size,)`` probability of keeping each occurrence of each id
-            (e.g. :func:`subsampling_keep_probabilities`), applied before pairing.
+        min_id: ids below it (padding, out-of-vocabulary) are neither centre, context nor
+            negative.
+        negative_probabilities: ``(vocab_size,)`` noise distribution of the negatives
+            (:func:`unigram_noise_probabilities`); default :func:`sample_log_uniform`.
+        keep_probabilities: ``(vocab_size,)`` subsampling before pairing
+            (:func:`subsampling_keep_probabilities`).
 
     Returns:
         A dataset of ``((centre, candidates), labels)`` with a known number of batches:
@@ -236,10 +227,8 @@ def skipgram_dataset(sequences, window_size: int, num_negatives: int, vocab_size
 
 
 def cbow_examples(token_ids: Sequence[int], window_size: int) -> tuple[np.ndarray, np.ndarray]:
-    """CBOW's (context, centre) examples of one text: ``(n, 2·window_size)`` ids and ``(n,)``.
-
-    Each row holds the ``window_size`` words before and after a centre word, 0 past the ends.
-    """
+    """CBOW's (context, centre) examples of one text: ``(n, 2·window_size)`` ids, 0 past the
+    ends, and ``(n,)``."""
     ids = np.asarray([t for t in token_ids if t > 0], dtype="int64")
     padded = np.concatenate([np.zeros(window_size, "int64"), ids, np.zeros(window_size, "int64")])
     offsets = [o for o in range(-window_size, window_size + 1) if o != 0]

@@ -1,8 +1,7 @@
 """Character-level text for notebook 07: a generated play script (FAST) or tiny Shakespeare (full).
 
-The generated play, written by this project, has the layout of ``tiny_shakespeare``: a speaker's
-name in capitals and a colon on its own line, their lines below, a blank line between speeches;
-every speech ends with ``!`` or ``.`` and the next speaker is never the one who just spoke.
+The generated play has ``tiny_shakespeare``'s layout: ``NAME:`` on its own line, the speech
+below, a blank line between speeches.
 """
 
 from __future__ import annotations
@@ -79,8 +78,7 @@ def load_char_corpus(source: str = "tfds", num_chars: int | None = None, data_di
     Args:
         source: ``"sample"`` generates the play (:func:`generate_play`, FAST mode); ``"tfds"``
             reads ``tiny_shakespeare`` (its three splits joined, about 1.1 million characters).
-        num_chars: length to generate (``"sample"``, default 120,000) or to keep from the start
-            (``"tfds"``, default all).
+        num_chars: length to generate (default 120,000) or to keep (default all).
         data_dir: TFDS's data directory (``"tfds"`` only).
 
     Raises:
@@ -131,10 +129,8 @@ def split_text(text: str, valid_fraction: float = 0.1) -> tuple[str, str]:
 def tbptt_dataset(ids, batch_size: int, steps: int) -> tf.data.Dataset:
     """Next-character ``(x, y)`` int32 batches ``(batch_size, steps)`` for truncated BPTT.
 
-    Slides 001, "Truncated Backpropagation Through Time", option 2: the ids are cut into
-    ``batch_size`` contiguous streams; batch ``j`` has ``x[i] = stream_i[j·steps : (j+1)·steps]``
-    and ``y[i]`` the same window shifted by one character. Do not shuffle it: row ``i`` of the
-    next batch continues row ``i`` of this one (for a stateful model).
+    Slides 001, "Truncated Backpropagation Through Time", option 2: row ``i`` of each batch
+    continues row ``i`` of the one before (one contiguous stream per row; do not shuffle).
     """
     ids = np.asarray(ids, dtype="int32")
     if batch_size < 1 or steps < 1:

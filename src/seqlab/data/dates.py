@@ -1,7 +1,6 @@
 """A synthetic translation task whose alignment you can see: human-readable dates -> ISO dates.
 
-``"Tuesday, 3 March 2021" -> "2021-03-03"``: each output token comes from one source word, in
-an order that depends on the format, so the attention heatmap is a permuted diagonal.
+``"Tuesday, 3 March 2021" -> "2021-03-03"``: the attention heatmap is a permuted diagonal.
 """
 
 from __future__ import annotations
@@ -52,22 +51,15 @@ def format_date(date: datetime.date, style: str) -> str:
     return writers[style]()
 
 
-def generate_date_pairs(count: int, seed: int = 42, *, first_year: int = 1970,
-                        last_year: int = 2039,
-                        styles: list[str] | None = None) -> list[tuple[str, str]]:
-    """``count`` (human-readable date, ISO date) pairs, reproducible from ``seed``.
-
-    Dates are drawn uniformly from ``first_year``-01-01 to ``last_year``-12-31, each written in a
-    style drawn from ``styles`` (default: all of :data:`DATE_FORMATS`).
-    """
+def generate_date_pairs(count: int, seed: int = 42) -> list[tuple[str, str]]:
+    """``count`` (human-readable date, ISO date) pairs, reproducible from ``seed``: dates from
+    1970 to 2039, each in a style drawn from :data:`DATE_FORMATS`."""
     if count < 0:
         raise ValueError(f"count must be >= 0, got {count}")
-    if first_year > last_year:
-        raise ValueError(f"first_year {first_year} is after last_year {last_year}")
-    styles = list(styles or DATE_FORMATS)
+    styles = list(DATE_FORMATS)
     rng = random.Random(seed)
-    start = datetime.date(first_year, 1, 1).toordinal()
-    end = datetime.date(last_year, 12, 31).toordinal()
+    start = datetime.date(1970, 1, 1).toordinal()
+    end = datetime.date(2039, 12, 31).toordinal()
     pairs = []
     for _ in range(count):
         date = datetime.date.fromordinal(rng.randint(start, end))

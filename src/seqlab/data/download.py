@@ -31,10 +31,7 @@ class BrokenInstallError(ImportError):
 
 
 def import_tensorflow_datasets():
-    """``tensorflow_datasets``, checked to have imported fully, or one :class:`BrokenInstallError`.
-
-    TFDS logs errors raised while it imports and carries on, leaving no ``tfds.builder``.
-    """
+    """``tensorflow_datasets``, checked to have imported fully, or one :class:`BrokenInstallError`."""
     try:
         import tensorflow_datasets as tfds  # only full runs pay for this import
     except ImportError as error:
@@ -57,9 +54,8 @@ def load_tfds(name: str, split, *, what: str, host: str, data_dir=None, **as_dat
     Args:
         name, split: the TFDS dataset name and what ``as_dataset`` takes (a split or a list).
         what: the words the error uses for the data ("the IMDB reviews ...").
-        host: the download host of ``name``'s files, looked up first so that a run without
-            internet stops at once instead of TFDS retrying for minutes.
-        data_dir: TFDS's data directory (default: TFDS's own, ``~/tensorflow_datasets``).
+        host: the download host, looked up first so that a run without internet stops at once.
+        data_dir: TFDS's data directory (default: TFDS's own).
         **as_dataset_kwargs: passed to ``as_dataset`` (``as_supervised``, ``shuffle_files``).
 
     Raises:

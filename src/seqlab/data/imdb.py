@@ -1,8 +1,7 @@
 """IMDB movie reviews as ``tf.data`` pipelines: the real 50K reviews (TFDS) or the offline sample.
 
-Batches are ``(text, label)``, ``(batch,)`` strings and ``(batch,)`` int64 labels (1 positive).
-As in the case study, the first 70% of TFDS's training reviews train, the remaining 30%
-validate, and TFDS's test split tests.
+Batches are ``(text, label)``, ``(batch,)`` strings and ``(batch,)`` int64 labels (1 positive);
+TFDS's training reviews split 70/30 into train/valid.
 """
 
 from __future__ import annotations
@@ -38,11 +37,9 @@ def load_imdb(source: str = "tfds", batch_size: int = 32, seed: int = config.SEE
     """Load the IMDB reviews, split as in the case study, as batched and prefetched pipelines.
 
     Args:
-        source: ``"tfds"`` for the real IMDB 50K reviews from TensorFlow Datasets, or
-            ``"sample"`` for the 1,000 reviews in ``data/imdb_sample/`` (FAST mode).
+        source: ``"tfds"`` (the 50K IMDB reviews) or ``"sample"`` (``data/imdb_sample/``, FAST).
         batch_size: reviews per batch.
-        seed: seeds the training split's shuffle (reshuffled every epoch); validation and test
-            keep a fixed order.
+        seed: seeds the training split's shuffle (reshuffled every epoch).
         data_dir: TFDS's data directory (``"tfds"``) or the folder of CSV files (``"sample"``).
 
     Returns:

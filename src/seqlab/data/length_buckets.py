@@ -66,8 +66,6 @@ def bucket_by_length(dataset: tf.data.Dataset, batch_size: int, *,
                      drop_remainder: bool = False) -> tf.data.Dataset:
     """``dataset``'s examples re-batched by length, zero-padded and reshuffled every epoch.
 
-    An example of length ``n`` goes to the first bucket whose boundary is above ``n``.
-
     Args:
         dataset: batches of ``(ids, label)``, ``ids`` ``(batch, length)`` padded with 0 at the
             end or a dict of features with a ``padding_mask``, or of
@@ -81,8 +79,7 @@ def bucket_by_length(dataset: tf.data.Dataset, batch_size: int, *,
         drop_remainder: drop each bucket's last, incomplete batch every epoch.
 
     Returns:
-        The regrouped dataset, sequences ``(batch, None)``; its cardinality is the number of
-        batches (:func:`bucketed_batches`).
+        The regrouped dataset, sequences ``(batch, None)``, with a known cardinality.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be a positive number of examples, got {batch_size}")

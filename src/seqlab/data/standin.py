@@ -1,11 +1,8 @@
 """The offline **stand-in** for the nnlm-en-dim50 TF-Hub module, built by this project.
 
-FAST mode and the tests use a small module with the real one's calling convention, learned from
-the sample's training reviews (PPMI of co-occurrences reduced by a truncated SVD; Levy, Goldberg
-and Dagan, 2015). Like nnlm-en-dim50 it splits on spaces only, hashes unknown tokens into OOV
-buckets and combines token vectors with "sqrtn",
-:math:`e(s) = \\frac{1}{\\sqrt{n}} \\sum_{i=1}^{n} E[t_i]`. It is cached under
-``models/standin-text-embedding/`` and rebuilt when its inputs change.
+Learned from the sample's training reviews (PPMI reduced by a truncated SVD; Levy, Goldberg
+and Dagan, 2015), with the real module's calling convention: split on spaces, OOV buckets,
+"sqrtn" combination :math:`e(s) = \\frac{1}{\\sqrt{n}} \\sum_{i=1}^{n} E[t_i]`.
 """
 
 from __future__ import annotations

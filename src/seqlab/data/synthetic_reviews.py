@@ -1,9 +1,8 @@
-"""A seeded generator of short movie reviews, written by this project for FAST mode.
+"""A seeded generator of short movie reviews for FAST mode (nothing here comes from IMDB).
 
-Nothing here comes from IMDB. The reviews carry negation, mixed opinions, intensity, neutral
-filler and varied length, so a bag-of-words model lands above chance but well short of 100%;
-each label is the sign of its sentences' scores. ``data/imdb_sample/`` was written from it by
-``python -m seqlab_instructor.imdb_sample``.
+Negation, mixed opinions and filler keep a bag-of-words model well short of 100%; each label is
+the sign of its sentences' scores. ``python -m seqlab_instructor.imdb_sample`` writes
+``data/imdb_sample/`` from it.
 """
 
 from __future__ import annotations

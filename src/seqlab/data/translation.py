@@ -1,9 +1,4 @@
-"""English-Spanish translation data as ``tf.data`` pipelines, shared by notebooks 04 and 05.
-
-:func:`load_translation` reads the pairs, splits them 80/10/10 with a fixed seed (so both
-notebooks test on the same sentences), and vectorises and batches them
-(:mod:`seqlab.data.translation_batches`).
-"""
+"""English-Spanish translation data as ``tf.data`` pipelines, shared by notebooks 04 and 05."""
 
 from __future__ import annotations
 
@@ -55,10 +50,8 @@ def read_pairs(path: str | os.PathLike) -> list[tuple[str, str]]:
 
 
 def resolve_anki_file(downloaded: str | os.PathLike) -> Path:
-    """Where ``spa-eng/spa.txt`` is, given what ``keras.utils.get_file(extract=True)`` returned.
-
-    That is the archive's path or the extraction folder, depending on the Keras version.
-    """
+    """Where ``spa-eng/spa.txt`` is, given what ``keras.utils.get_file(extract=True)`` returned
+    (the archive or the extraction folder, depending on the Keras version)."""
     downloaded = Path(downloaded)
     folder = downloaded if downloaded.is_dir() else downloaded.parent
     for candidate in (folder / "spa-eng" / "spa.txt", folder / "spa.txt"):
@@ -80,8 +73,7 @@ def download_anki(*, origin: str = ANKI_URL, cache_dir: str | os.PathLike | None
         text_sha256: the sha256 the extracted ``spa.txt`` must have (default: the pinned one).
 
     Raises:
-        DownloadError: the download failed (the original error is its ``__cause__``) or gave
-            another text than the known one; the message says how to work offline.
+        DownloadError: the download failed or gave another text than the known one.
     """
     what = f"the Anki English-Spanish pairs from {origin}"
     if cache_dir is not None:
@@ -132,9 +124,8 @@ def split_pairs(pairs: Sequence, seed: int = config.SEED) -> tuple[list, list, l
 class TranslationData:
     """What :func:`load_translation` returns; ``*_pairs`` are raw text pairs, in dataset order.
 
-    ``info["source_length"]`` / ``info["target_length"]`` are the padded lengths of every
-    validation and test batch, and of every training batch unless ``info["bucket_widths"]`` lists
-    the widths they are padded to instead.
+    ``info["source_length"]`` / ``info["target_length"]``: the padded lengths of the batches
+    (training batches: ``info["bucket_widths"]`` when bucketed).
     """
 
     train: tf.data.Dataset
@@ -180,10 +171,9 @@ def load_translation(source: str = "anki", direction: str = "eng-spa", *,
                      seed: int = config.SEED, num_examples: int | None = None,
                      cache_dir: str | os.PathLike | None = None,
                      bucket: bool | None = None) -> TranslationData:
-    """Load, split, vectorise and batch a translation corpus.
+    """Load, split 80/10/10, vectorise and batch a translation corpus.
 
-    Batches are ``((source_ids, target_in), target_out)``: the target shifted right (teacher
-    forcing) and left.
+    Batches are ``((source_ids, target_in), target_out)``: the target shifted right and left.
 
     Args:
         source: ``"anki"`` (download, full mode), ``"sample"`` (``data/translation``, offline)
@@ -192,12 +182,10 @@ def load_translation(source: str = "anki", direction: str = "eng-spa", *,
         vocab_size: maximum vocabulary per language, padding and ``[UNK]`` included.
         max_length: maximum tokens per sentence, ``[START]``/``[END]`` included (source) and
             per shifted target; longer pairs are dropped.
-        seed: the split's seed (keep the default to compare with the other notebooks).
-        num_examples: first ``n`` pairs of the corpus only (``dates``: how many to generate,
-            default 10,000).
+        seed: the split's seed.
+        num_examples: first ``n`` pairs only (``dates``: how many to generate, default 10,000).
         cache_dir: Keras's cache folder for ``"anki"`` (:func:`download_anki`).
-        bucket: group the training batches by length (:func:`make_bucketed_dataset`);
-            default only for ``"anki"``. Validation and test batches are never bucketed.
+        bucket: group the training batches by length; default only for ``"anki"``.
 
     Raises:
         ValueError: for an unknown ``source`` or ``direction``, a ``max_length`` below 2 or a

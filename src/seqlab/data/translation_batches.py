@@ -17,10 +17,7 @@ MIN_VOCAB_SIZE = 5
 
 
 def make_vectorizer(texts: Sequence[str], vocab_size: int) -> keras.layers.TextVectorization:
-    """A ragged ``TextVectorization`` with :func:`standardize_with_markers`, adapted on ``texts``.
-
-    Index 0 is padding, 1 is ``[UNK]``.
-    """
+    """A ragged ``TextVectorization`` with :func:`standardize_with_markers`, adapted on ``texts``."""
     vectorizer = keras.layers.TextVectorization(max_tokens=vocab_size, ragged=True,
                                                 standardize=standardize_with_markers)
     vectorizer.adapt(tf.data.Dataset.from_tensor_slices(list(texts)).batch(1024))
@@ -31,8 +28,7 @@ def vectorize_pairs(pairs: Sequence[tuple[str, str]], source_vectorizer, target_
                     max_length: int) -> tuple[tf.RaggedTensor, tf.RaggedTensor, np.ndarray]:
     """Ragged token ids of the pairs that fit in ``max_length``: ``(source_ids, target_ids, kept)``.
 
-    ``kept`` masks the pairs of at most ``max_length`` source and ``max_length + 1`` target tokens;
-    the others are dropped rather than cut, so no target loses ``[END]``.
+    Longer pairs are dropped rather than cut, so no target loses ``[END]``.
     """
     sources = source_vectorizer(tf.constant([s for s, _ in pairs], tf.string))
     targets = target_vectorizer(tf.constant([t for _, t in pairs], tf.string))
@@ -98,8 +94,7 @@ def make_bucketed_dataset(source_ids: tf.RaggedTensor, target_ids: tf.RaggedTens
                           ) -> tf.data.Dataset:
     """Shuffled training batches grouped by length: ``((source_ids, target_in), target_out)``.
 
-    Every batch holds ``batch_size`` pairs; each bucket leaves out its incomplete batch; the
-    dataset's ``cardinality()`` is its number of batches per epoch.
+    Every batch holds ``batch_size`` pairs (each bucket's incomplete batch is left out).
 
     Args:
         source_ids / target_ids: ragged token ids (:func:`vectorize_pairs`); target with

@@ -22,11 +22,8 @@ _NFKD_TABLE: tf.lookup.StaticHashTable | None = None
 
 
 def nfkd_table() -> tf.lookup.StaticHashTable:
-    """Character -> NFKD decomposition for every BMP character that decomposes.
-
-    Core TensorFlow has no Unicode normalisation op. Per character, so stacked combining marks
-    are not reordered. Made once, outside any graph, so tf.data and SavedModels can capture it.
-    """
+    """Character -> NFKD decomposition for every BMP character that decomposes (TensorFlow has
+    no normalisation op); made once, outside any graph, so tf.data and SavedModels capture it."""
     global _NFKD_TABLE
     if _NFKD_TABLE is None:
         with tf.init_scope():
@@ -52,8 +49,7 @@ def unicode_nfkd(text: tf.Tensor) -> tf.Tensor:
 def standardize_with_markers(text: tf.Tensor) -> tf.Tensor:
     """``"¿Qué hora es?"`` -> ``"[START] ¿ que\u0301 hora es ? [END]"``.
 
-    NFKD, lower case, everything but ``a-z``, digits, combining accents, apostrophes and
-    ``. ? ! , ¿ ¡ -`` replaced by a space, spaces around that punctuation, the markers added.
+    NFKD, lower case, only ``a-z``, digits, accents, apostrophes and ``. ? ! , ¿ ¡ -`` kept.
     """
     text = unicode_nfkd(text)
     text = tf.strings.lower(text, encoding="utf-8")
@@ -77,8 +73,7 @@ def standardize_text(text: str) -> str:
 
 #: Tokens a translation never shows: the markers, padding and the out-of-vocabulary token.
 HIDDEN_TOKENS = (START, END, "", "[UNK]")
-#: How :func:`detokenize` re-attaches punctuation: ``(pattern, replacement)`` pairs in order,
-#: shared with :func:`seqlab.export.detokenize_tensor`.
+#: How :func:`detokenize` (and :func:`seqlab.export.detokenize_tensor`) re-attach punctuation.
 DETOKENIZE_RULES = (
     (r" ([.?!,])", r"\1"),  # "hola ," -> "hola,"
     (r"([¿¡]) ", r"\1"),    # "¿ que" -> "¿que"

@@ -1,7 +1,5 @@
-"""A WordPiece vocabulary learned from unlabelled text, for notebook 08's BERT tokenizer.
-
-keras-hub is imported inside the functions, so importing :mod:`seqlab.data` never needs it.
-"""
+"""A WordPiece vocabulary learned from unlabelled text, for notebook 08's BERT tokenizer (keras-hub
+is imported inside the functions: :mod:`seqlab.data` never needs it)."""
 
 from __future__ import annotations
 
@@ -24,21 +22,18 @@ def import_keras_hub():
     return keras_hub
 
 
-def build_wordpiece_vocabulary(texts: Sequence[str], vocabulary_size: int = 1000, *,
-                               lowercase: bool = True) -> list[str]:
-    """Learn a WordPiece vocabulary of at most ``vocabulary_size`` tokens with keras-hub.
+def build_wordpiece_vocabulary(texts: Sequence[str], vocabulary_size: int = 1000) -> list[str]:
+    """Learn a lower-cased WordPiece vocabulary of at most ``vocabulary_size`` tokens (keras-hub).
 
     Args:
         texts: unlabelled documents (e.g. :func:`seqlab.data.corpus.load_review_corpus`).
         vocabulary_size: the most tokens to keep, special tokens included.
-        lowercase: lower-case before learning (the ``*_uncased`` BERT presets do too).
 
     Returns:
         The vocabulary as a list: :data:`SPECIAL_TOKENS` first (``[PAD]`` = 0), then the rest.
 
     Raises:
-        ValueError: for an empty ``texts`` or a ``vocabulary_size`` of at most 5 (the special
-            tokens).
+        ValueError: for an empty ``texts`` or a ``vocabulary_size`` of at most 5.
         ImportError: when keras-hub (or tensorflow-text) is not installed.
 
     Example:
@@ -57,7 +52,7 @@ def build_wordpiece_vocabulary(texts: Sequence[str], vocabulary_size: int = 1000
     keras_hub = import_keras_hub()
     data = tf.data.Dataset.from_tensor_slices(texts)
     return [str(token) for token in keras_hub.tokenizers.compute_word_piece_vocabulary(
-        data, vocabulary_size, lowercase=lowercase, reserved_tokens=list(SPECIAL_TOKENS))]
+        data, vocabulary_size, lowercase=True, reserved_tokens=list(SPECIAL_TOKENS))]
 
 
 def split_into_pieces(vocabulary: Sequence[str], words: Sequence[str]) -> dict[str, list[str]]:

@@ -1,8 +1,6 @@
 """Turning a trained translator into translations: greedy decoding, beam search, ``translate``.
 
-Both decoders work with any :class:`Translator` and stop at ``[END]`` or after ``max_length``
-tokens; output ids are ``(batch, T)``, ``[START]`` left out, ``[END]`` kept, 0 after it.
-TensorFlow only. Sampling from a language model is :mod:`seqlab.sampling`.
+Output ids are ``(batch, T)``, ``[START]`` left out, ``[END]`` kept, 0 after it.
 """
 
 from __future__ import annotations

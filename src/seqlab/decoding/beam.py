@@ -32,11 +32,9 @@ def _choose_extensions(ranked: list[_Extension], width: int, end_id: int, last_s
                        ) -> tuple[list[_Extension], list[_Extension]]:
     """One sentence's choice among its extensions, ranked best first.
 
-    Returns ``(continuing, ending)``: the best ``width`` extensions that do not emit ``[END]``
-    live on; an ``[END]`` ends its hypothesis, but counts only when it ranks among the top
-    ``width`` (otherwise ``width`` better hypotheses are still live). At the last step every
-    continuing extension also ends (it reached ``max_length``). An extension of score ``-inf``
-    (of an empty slot) stops the choice.
+    Returns ``(continuing, ending)``: the best ``width`` extensions without ``[END]`` live on;
+    an ``[END]`` among the top ``width`` ends its hypothesis; at the last step every continuing
+    extension ends too. A score of ``-inf`` (an empty slot) stops the choice.
     """
     continuing, ending = [], []
     for rank, (parent, token, score) in enumerate(ranked):
@@ -58,10 +56,8 @@ def beam_search(model: Translator, source_ids, start_id: int, end_id: int, max_l
                 beam_width: int = 4, length_penalty: float = 0.6, use_cache: bool = True):
     """Keep the ``beam_width`` most likely prefixes at every step; return the best finished one.
 
-    Finished hypotheses (``[END]`` or ``max_length`` tokens) are ranked by
-    ``log p / length ** length_penalty``; without it (``length_penalty=0``) short outputs win.
-    A sentence stops once it has ``beam_width`` finished hypotheses. With ``beam_width=1`` this
-    is exactly :func:`greedy_decode`; ``use_cache`` as there.
+    Finished hypotheses are ranked by ``log p / length ** length_penalty``; a sentence stops at
+    ``beam_width`` of them. ``beam_width=1`` is :func:`greedy_decode`; ``use_cache`` as there.
 
     Returns:
         ``(tokens (batch, T), attention (batch, T, S) or None, scores (batch,))`` as NumPy

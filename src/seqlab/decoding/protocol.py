@@ -1,5 +1,4 @@
-"""The decoding protocol: what the decoders of :mod:`seqlab.decoding` need of a translation
-model, as :class:`typing.Protocol` types."""
+"""What the decoders of :mod:`seqlab.decoding` need of a translation model (protocols)."""
 
 from __future__ import annotations
 
@@ -14,8 +13,7 @@ class Translator(Protocol):
     and notebook 05's translators satisfy it).
 
     * ``encode(source_ids) -> state``: ``source_ids`` ``(batch, S)`` int32, 0 = padding;
-      ``state`` a nested structure (dicts/lists) of tensors whose first axis is the batch.
-      Beam search reorders it along that axis, so every tensor in it must be batch-major.
+      ``state`` a nested structure of batch-major tensors (beam search reorders that axis).
     * ``decode_step(target_prefix_ids, state) -> (logits, new_state, attention)``:
       ``target_prefix_ids`` ``(batch, t)`` int32 starting with ``[START]``; ``logits``
       ``(batch, target_vocab)`` for token ``t + 1``; ``new_state`` with the same structure and

@@ -1,5 +1,4 @@
-"""Raw sentences in, readable translations out: :func:`translate` and its :class:`Translations`.
-"""
+"""Raw sentences in, readable translations out: :func:`translate` and its :class:`Translations`."""
 
 from __future__ import annotations
 
@@ -21,9 +20,8 @@ __all__ = ["Translations", "translate"]
 class Translations:
     """What :func:`translate` returns; index ``i`` belongs to input sentence ``i``.
 
-    ``attention[i]`` is ``(len(target_tokens[i]), len(source_tokens[i]))``, ready for
-    ``seqlab.plotting.plot_attention(attention[i], source_tokens[i], target_tokens[i])``
-    (``None`` for a model without attention).
+    ``attention[i]`` is ``(len(target_tokens[i]), len(source_tokens[i]))`` for
+    :func:`seqlab.plotting.plot_attention` (``None`` for a model without attention).
     """
 
     texts: list[str]
@@ -50,8 +48,7 @@ def translate(model: Translator, texts: str | Sequence[str], source_vectorizer,
     """Raw sentences in, readable translations (and their attention) out.
 
     Raises:
-        ValueError: for an empty (or punctuation-free whitespace) sentence, which has nothing
-            to translate, or an unknown ``method``.
+        ValueError: for a sentence empty after standardisation or an unknown ``method``.
     """
     if isinstance(texts, str):
         texts = [texts]

@@ -10,14 +10,12 @@ import keras
 
 def standard_callbacks(checkpoint_path: str | Path, monitor: str = "val_accuracy",
                        patience: int = 3, lr_patience: int | None = None,
-                       lr_factor: float = 0.5, min_lr: float = 1e-6,
-                       verbose: int = 0) -> list[keras.callbacks.Callback]:
+                       min_lr: float = 1e-6) -> list[keras.callbacks.Callback]:
     """Keras's ``[ModelCheckpoint, EarlyStopping, ReduceLROnPlateau]`` as the case study uses them.
 
-    The best epoch's weights written to ``checkpoint_path`` (a ``*.weights.h5`` file; its folder
-    is created), a stop after ``patience`` epochs without improvement of ``monitor`` (the best
-    weights restored), and the rate times ``lr_factor`` after ``lr_patience`` epochs without
-    improvement (default: half of ``patience``, at least 1).
+    The best weights saved to ``checkpoint_path`` (``*.weights.h5``), a stop after ``patience``
+    epochs without improvement of ``monitor`` (best weights restored), and the rate halved after
+    ``lr_patience`` such epochs (default: half of ``patience``, at least 1).
 
     Raises:
         ValueError: if ``checkpoint_path`` does not end in ``.weights.h5`` or a patience is
@@ -35,18 +33,17 @@ def standard_callbacks(checkpoint_path: str | Path, monitor: str = "val_accuracy
     checkpoint_path.parent.mkdir(parents=True, exist_ok=True)
     return [
         keras.callbacks.ModelCheckpoint(str(checkpoint_path), monitor=monitor,
-                                        save_best_only=True, save_weights_only=True,
-                                        verbose=verbose),
+                                        save_best_only=True, save_weights_only=True),
         keras.callbacks.EarlyStopping(monitor=monitor, patience=patience,
-                                      restore_best_weights=True, verbose=verbose),
-        keras.callbacks.ReduceLROnPlateau(monitor=monitor, factor=lr_factor,
-                                          patience=lr_patience, min_lr=min_lr, verbose=verbose),
+                                      restore_best_weights=True),
+        keras.callbacks.ReduceLROnPlateau(monitor=monitor, factor=0.5, patience=lr_patience,
+                                          min_lr=min_lr),
     ]
 
 
 class TimeBudget(keras.callbacks.Callback):
-    """Stops training after the first batch that ends ``seconds`` of wall time after ``fit``
-    began (tracing included), or after ``steps`` training steps; that epoch is validated.
+    """Stops training after the batch that ends ``seconds`` after ``fit`` began, or after
+    ``steps`` training steps; that epoch is validated.
 
     Args:
         seconds: the budget, > 0; ``None``: no budget, only record ``elapsed`` and ``steps``.

@@ -14,8 +14,7 @@ def compile_translator(model: keras.Model, optimizer="adam", *, label_smoothing:
                        **compile_options) -> keras.Model:
     """Compile an RNN or Transformer translator: masked cross-entropy and masked token accuracy.
 
-    Compiles in the model's strategy scope; an optimizer that is not built yet is re-created
-    there from its configuration (an optimizer keeps the strategy it was created under).
+    Compiles in the model's strategy scope, re-creating an optimizer not built yet there.
 
     Args:
         optimizer: a Keras optimizer, its name, or its configuration.
@@ -39,9 +38,8 @@ def compile_translator(model: keras.Model, optimizer="adam", *, label_smoothing:
 def compile_sentiment_classifier(model: keras.Model, learning_rate: float = 1e-3) -> keras.Model:
     """Compile as the slides do: Adam at ``learning_rate``, binary cross-entropy, accuracy.
 
-    Call it again after changing ``trainable`` (Keras fixes the trained weights when it
-    compiles). A model with a TF-Hub embedding gets :class:`seqlab.training.optimizers.LazyAdam`
-    (exactly Adam while the table is frozen), any other Keras's Adam.
+    Call it again after changing ``trainable``. A model with a TF-Hub embedding gets
+    :class:`seqlab.training.optimizers.LazyAdam`, any other Keras's Adam.
     """
     hub = any(isinstance(layer, HubTextEmbedding) for layer in model.layers)
     adam = LazyAdam if hub else keras.optimizers.Adam

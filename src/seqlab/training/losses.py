@@ -1,9 +1,7 @@
 """The masked loss and metric for sequence outputs where token id 0 is padding.
 
-The loss is the mean cross-entropy over the real tokens of the *global* batch. Under a strategy
-each replica divides its tokens' losses by the global token count (one all-reduce of a scalar)
-and the Keras reduction is ``"sum"``, so values and gradients equal the single-device ones
-(``"sum_over_batch_size"`` would average the replicas' own means instead).
+Each replica divides its tokens' losses by the global batch's token count and Keras sums them
+(reduction ``"sum"``), so several replicas give the single-device values and gradients.
 """
 
 from __future__ import annotations
@@ -21,15 +19,13 @@ def _token_losses(y_true, logits, label_smoothing: float = 0.0):
     negative_log_likelihood = ops.sparse_categorical_crossentropy(y_true, logits, from_logits=True)
     if not label_smoothing:
         return negative_log_likelihood
-    # Label smoothing: the target is (1 - eps) on the true token + eps spread uniformly; the
-    # uniform part's cross-entropy is -mean(log_softmax) = logsumexp - mean(logits).
+    # The uniform target's cross-entropy is -mean(log_softmax) = logsumexp - mean(logits).
     uniform = ops.logsumexp(logits, axis=-1) - ops.mean(logits, axis=-1)
     return (1.0 - label_smoothing) * negative_log_likelihood + label_smoothing * uniform
 
 
 def sum_over_replicas(value):
-    """``value`` summed over the replicas of the ``tf.distribute`` strategy running this step
-    (``value`` itself with one replica, or outside a replica function)."""
+    """``value`` summed over the replicas of the ``tf.distribute`` strategy running this step."""
     if keras.backend.backend() != "tensorflow":
         return value
     import tensorflow as tf
@@ -46,9 +42,8 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
     Args:
         from_logits: whether ``y_pred`` holds logits (default) or probabilities.
         label_smoothing: ``eps`` in ``(1 - eps) * one_hot + eps / vocab`` (0 turns it off).
-        tokens_per_batch: None (default): divide by the real tokens of this global batch. A
-            number: divide by it for every batch, so every token weighs the same when batches
-            are grouped by length.
+        tokens_per_batch: divide by this number for every batch instead of by the real tokens
+            of the global batch (every token weighs the same when batches are grouped by length).
 
     Call arguments:
         y_true: ``(batch, T)`` token ids, 0 for padding.
@@ -71,7 +66,7 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
     def __init__(self, from_logits: bool = True, label_smoothing: float = 0.0,
                  tokens_per_batch: float | None = None,
                  name: str = "masked_sparse_categorical_crossentropy", **kwargs):
-        # "sum" is part of the definition (see the module docstring); a saved config repeats it.
+        # "sum" is part of the definition; a saved config repeats it.
         if kwargs.setdefault("reduction", "sum") != "sum":
             raise ValueError("MaskedSparseCategoricalCrossentropy always averages over the real "
                              f"tokens of the global batch; got reduction={kwargs['reduction']!r}")
@@ -102,10 +97,7 @@ class MaskedSparseCategoricalCrossentropy(keras.losses.Loss):
 
 @keras.saving.register_keras_serializable(package="seqlab")
 class MaskedAccuracy(keras.metrics.Metric):
-    """Token accuracy over real (non-padding) tokens, accumulated exactly over an epoch.
-
-    ``correct / total`` over every real token seen since the last reset (not the mean of
-    per-batch ratios), the two counters summed over the replicas.
+    """Token accuracy over the real (non-padding) tokens seen since the last reset.
 
     Call arguments (``update_state``):
         y_true: ``(batch, T)`` token ids, 0 for padding.

@@ -1,8 +1,5 @@
-"""Two Adams for embedding tables, whose gradients are ``tf.IndexedSlices`` that Keras 3's Adam
-densifies: :class:`LazyAdam` updates the used rows only, :class:`FusedAdam` is exactly Adam in
-TensorFlow's fused kernel. Both first add up the rows of the same index, so several replicas
-match one device.
-"""
+"""Two Adams for embedding tables: :class:`LazyAdam` updates the used rows only,
+:class:`FusedAdam` is exactly Adam in TensorFlow's fused kernel."""
 
 from __future__ import annotations
 
@@ -14,16 +11,14 @@ import tensorflow as tf
 
 
 def sum_rows_per_index(gradient: tf.IndexedSlices) -> tf.IndexedSlices:
-    """The same gradient with one row per index (in order of first appearance), the rows of
-    the same index added up: values ``(n, ...)`` become ``(unique, ...)``."""
+    """The same gradient with the rows of each index added up: ``(n, ...)`` -> ``(unique, ...)``."""
     words, row_of = tf.unique(gradient.indices)                      # (unique,), (n,)
     rows = tf.math.unsorted_segment_sum(gradient.values, row_of, tf.shape(words)[0])
     return tf.IndexedSlices(rows, words, gradient.dense_shape)       # rows: (unique, ...)
 
 
 class _AdamWithMomentLookup(keras.optimizers.Adam):
-    """Keras's Adam that notes which moment tables belong to which variable (each replica's
-    copy, under a strategy) as the public :meth:`add_variable_from_reference` creates them."""
+    """Keras's Adam that notes which moment tables belong to which variable (and replica)."""
 
     def __init__(self, amsgrad=False, **kwargs):
         if amsgrad:
@@ -53,7 +48,7 @@ class _AdamWithMomentLookup(keras.optimizers.Adam):
         return slots["momentum"], slots["velocity"]
 
     def update_step(self, gradient, variable, learning_rate):
-        """Keras's Adam, on a sparse gradient whose rows of the same index are added up."""
+        # Rows of the same index added up first, so several replicas match one device.
         if isinstance(gradient, tf.IndexedSlices):
             gradient = sum_rows_per_index(gradient)
         super().update_step(gradient, variable, learning_rate)
@@ -63,16 +58,14 @@ class _AdamWithMomentLookup(keras.optimizers.Adam):
 class LazyAdam(_AdamWithMomentLookup):
     """Adam that updates only the rows of an embedding table that the batch used ("lazy" Adam).
 
-    For a dense gradient this is Keras's Adam. For a sparse one (``tf.IndexedSlices``, an
-    embedding lookup's gradient) the rows of the same index are added up, then Adam's update
-    runs on the used rows only:
+    For a dense gradient this is Keras's Adam. For an embedding lookup's ``tf.IndexedSlices``
+    Adam's update runs on the used rows only:
 
         m[i] ← β₁ m[i] + (1 − β₁) g[i],    v[i] ← β₂ v[i] + (1 − β₂) g[i]²,
         θ[i] ← θ[i] − α_t m[i] / (√v[i] + ε),    α_t = η √(1 − β₂ᵗ) / (1 − β₁ᵗ),
 
-    for each used row ``i`` (``t`` the step count); the other rows of ``θ``, ``m`` and ``v``
-    stay as they are. Not with ``amsgrad=True`` nor ``jit_compile`` (``tf.unique`` has dynamic
-    shapes). Its arguments are ``keras.optimizers.Adam``'s.
+    for each used row ``i``. Not with ``amsgrad=True`` nor ``jit_compile``. Its arguments are
+    ``keras.optimizers.Adam``'s.
 
     Example:
         >>> import numpy as np
@@ -112,11 +105,9 @@ class LazyAdam(_AdamWithMomentLookup):
 
 @keras.saving.register_keras_serializable(package="seqlab")
 class FusedAdam(_AdamWithMomentLookup):
-    """Adam on every weight, each variable updated in one pass by TensorFlow's fused kernel.
+    """Keras's Adam computed by ``tf.raw_ops.ResourceApplyAdam``, one pass per variable.
 
-    The same update as Keras's Adam on the dense gradient, computed by
-    ``tf.raw_ops.ResourceApplyAdam``, which reads and writes each table once. TensorFlow only;
-    not with ``amsgrad=True``. Its arguments are ``keras.optimizers.Adam``'s.
+    TensorFlow only; not with ``amsgrad=True``. Its arguments are ``keras.optimizers.Adam``'s.
 
     Example:
         >>> import numpy as np

@@ -1,7 +1,5 @@
-"""Training that survives a disconnect (:class:`TrainingRun` and its callback,
-:class:`ResumableBackup`): a lost session resumes from the last finished epoch, and a finished
-run is loaded instead of trained again. See docs/resuming.md.
-"""
+"""Training that survives a disconnect (:class:`TrainingRun`, :class:`ResumableBackup`); see
+docs/resuming.md."""
 
 from __future__ import annotations
 
@@ -48,8 +46,7 @@ def _without_names(value):
 
 
 def training_settings(model: keras.Model) -> dict:
-    """What a backup of ``model`` only fits: architecture, weights' shapes, optimizer settings
-    and number of replicas."""
+    """What a backup of ``model`` only fits: architecture, weights, optimizer and replicas."""
     try:
         architecture = _without_names(model.get_config())
     except NotImplementedError:
@@ -64,23 +61,6 @@ def training_settings(model: keras.Model) -> dict:
     }
 
 
-def settings_fingerprint(settings: dict) -> str:
-    """A short hash of :func:`training_settings`, recorded in the run's ``settings.json``."""
-    text = json.dumps(settings, sort_keys=True, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def as_history(records: list[dict]) -> keras.callbacks.History:
-    """A ``keras.callbacks.History`` of the epoch records, as ``fit`` returns one."""
-    history = keras.callbacks.History()
-    history.epoch = [record["epoch"] for record in records]
-    history.history = {}
-    for record in records:
-        for name, value in record["logs"].items():
-            history.history.setdefault(name, []).append(value)
-    return history
-
-
 def read_records(folder: Path) -> list[dict]:
     """The run's epoch records: ``{"epoch", "logs", "seconds", "steps"}`` per finished epoch."""
     path = folder / HISTORY_FILE
@@ -91,8 +71,8 @@ GOOGLE_DRIVE = Path("/content/drive/MyDrive")
 
 
 def backup_root() -> Path:
-    """The folder of every run's backups: ``$SEQLAB_BACKUP_DIR``, else ``seqlab/backups`` on
-    Google Drive when it is mounted on Colab, else ``models/backups``."""
+    """``$SEQLAB_BACKUP_DIR``, else ``seqlab/backups`` on a mounted Google Drive, else
+    ``models/backups``."""
     override = os.environ.get("SEQLAB_BACKUP_DIR")
     if override:
         return Path(override).expanduser()
@@ -108,11 +88,9 @@ _RESUMED_MODELS: weakref.WeakSet = weakref.WeakSet()
 class ResumableBackup(keras.callbacks.BackupAndRestore):
     """Keras's ``BackupAndRestore`` that also keeps the run's history and marks it finished.
 
-    Each finished epoch's logs, wall seconds and training steps go to ``history.json``; when
-    the fit completes, the final weights and ``finished.json`` are written before Keras deletes
-    the backup; an interrupted epoch restarts from its first batch. Pass it *last* in
-    ``fit(callbacks=...)``, so that ``EarlyStopping`` has put the best weights back before the
-    final weights are saved.
+    Each epoch's logs, seconds and steps go to ``history.json``; at the end of the fit, the
+    final weights and ``finished.json``. Pass it *last* in ``fit(callbacks=...)``, after
+    ``EarlyStopping`` restores the best weights.
 
     Args:
         folder: the run's folder; the backup itself goes to its ``backup`` subfolder.
@@ -131,8 +109,7 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
         self._epoch_steps = 0
 
     def _start_next_fit_at_epoch_zero(self):
-        """Make the model's next ``fit`` start at epoch 0 (Keras starts every later ``fit`` at
-        the epoch a backup restored): restore a backup with no finished epoch."""
+        # Keras starts every later fit at the epoch a backup restored: restore epoch 0.
         if self.model.optimizer is not None and not self.model.optimizer.built:
             self.model.optimizer.build(self.model.trainable_variables)
         super().on_epoch_end(-1)      # a backup of the current weights, 0 epochs finished
@@ -199,14 +176,12 @@ class ResumableBackup(keras.callbacks.BackupAndRestore):
 class TrainingRun:
     """One named training run that survives a disconnect: resumes, or loads when finished.
 
-    Create it right before the ``fit``. If this run finished earlier, it loads the final
-    weights into ``model`` and ``finished`` is True (the notebook skips ``fit``); otherwise
-    ``callbacks`` holds a :class:`ResumableBackup` for ``fit``. A run whose settings changed
-    (model, optimizer, replicas) starts afresh. Name each run after what it trains and its size
-    (``f"04-{variant}-{SIZE}"``).
+    If this run finished earlier, it loads the final weights and ``finished`` is True;
+    otherwise ``callbacks`` holds a :class:`ResumableBackup` for ``fit``. A run whose settings
+    changed (model, optimizer, replicas) starts afresh.
 
     Args:
-        name: the run's folder name: letters, digits, ``-``, ``_``, ``.``; no path separators.
+        name: the run's folder name, e.g. ``f"04-{variant}-{SIZE}"``.
         model: the model ``fit`` will train, built (its weights exist) and compiled.
         retrain: delete this run's backups and final weights and train from scratch.
         root: the folder of all runs; default :func:`backup_root` (Google Drive if mounted).
@@ -214,8 +189,7 @@ class TrainingRun:
     Attributes:
         folder: this run's folder (``root / name``).
         finished: True if an earlier ``fit`` of this run completed (weights now loaded).
-        callbacks: ``[ResumableBackup(...)]``, or ``[]`` when finished; put them last in
-            ``fit(callbacks=...)``.
+        callbacks: ``[ResumableBackup(...)]``, or ``[]`` when finished.
 
     Raises:
         ValueError: if ``name`` is empty or holds a path separator, or ``model`` is not a
@@ -259,10 +233,10 @@ class TrainingRun:
         print(f"{name}: backups in {self.folder} ({where})")
         if retrain and self.folder.exists():
             shutil.rmtree(self.folder)
-        # A backup or a finished run of other settings (a changed learning rate, layer size,
-        # optimizer or number of replicas) would resume or load the wrong thing: start afresh.
+        # A backup of other settings would resume or load the wrong thing: start afresh.
         settings = training_settings(model)
-        fingerprint = settings_fingerprint(settings)
+        text = json.dumps(settings, sort_keys=True, default=str)
+        fingerprint = hashlib.sha256(text.encode()).hexdigest()[:16]
         settings_file = self.folder / SETTINGS_FILE
         recorded = (json.loads(settings_file.read_text()).get("fingerprint")
                     if settings_file.is_file() else None)
@@ -271,7 +245,7 @@ class TrainingRun:
                 print(f"{name}: the model or its optimizer changed since this run was backed "
                       "up: training it from the start")
                 shutil.rmtree(self.folder)
-            self.folder.mkdir(parents=True)  # recording what a backup of it will fit
+            self.folder.mkdir(parents=True)
             write_json(settings_file, {"fingerprint": fingerprint, "settings": settings})
         final = self.folder / FINAL_WEIGHTS_FILE
         self.finished = (self.folder / FINISHED_FILE).is_file() and final.is_file()
@@ -290,8 +264,15 @@ class TrainingRun:
 
     @property
     def history(self) -> keras.callbacks.History:
-        """Every epoch trained so far in this run, across resumes (``.history``, ``.epoch``)."""
-        return as_history(read_records(self.folder))
+        """Every epoch trained so far in this run, across resumes, as ``fit`` returns it."""
+        records = read_records(self.folder)
+        history = keras.callbacks.History()
+        history.epoch = [record["epoch"] for record in records]
+        history.history = {}
+        for record in records:
+            for name, value in record["logs"].items():
+                history.history.setdefault(name, []).append(value)
+        return history
 
     @property
     def epoch_seconds(self) -> list[float]:
@@ -304,8 +285,7 @@ class TrainingRun:
         return sum(record["steps"] for record in read_records(self.folder))
 
     def seconds_per_epoch(self) -> float:
-        """Median epoch time, leaving out the first (tracing) epoch when there are others
-        (a ``ValueError`` before any epoch has finished)."""
+        """Median epoch time, leaving out the first (tracing) epoch when there are others."""
         seconds = self.epoch_seconds
         if not seconds:
             raise ValueError(f"run {self.name!r} has no finished epoch yet: fit it first.")

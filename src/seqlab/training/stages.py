@@ -18,8 +18,7 @@ from seqlab.training.resume import TrainingRun
 
 
 def stage_weights_path(stage: str, size: str) -> Path:
-    """``models/imdb_{stage}_{size}.weights.h5``: a stage's best weights, kept apart per size
-    (the stand-in and nnlm-en-dim50 have different weights).
+    """``models/imdb_{stage}_{size}.weights.h5``: a stage's best weights at one size.
 
     Example:
         >>> stage_weights_path("frozen", "fast").name
@@ -41,13 +40,9 @@ def count_parameters(model: keras.Model) -> dict[str, int]:
 def load_frozen_stage(model: keras.Model, handle: str, size: str, train: tf.data.Dataset,
                       valid: tf.data.Dataset, *, epochs: int,
                       learning_rate: float = 1e-3) -> tuple[dict, float]:
-    """Notebook 01's frozen stage in ``model`` (its embedding frozen), compiled at
-    ``learning_rate``.
-
-    Loads notebook 01's best frozen weights and its record (``models/imdb_results.json``) when
-    both exist for this ``size`` and ``handle``; otherwise trains the frozen stage here on the
-    batched ``train`` and ``valid`` pipelines with notebook 01's code (at most ``epochs``
-    epochs, early stopping, resumable) and says so.
+    """Notebook 01's frozen stage in ``model``, compiled at ``learning_rate``: its weights and
+    record when notebook 01 left them for this ``size`` and ``handle``, else trained here on
+    ``train`` and ``valid`` (at most ``epochs`` epochs, early stopping, resumable).
 
     Returns:
         ``(history, seconds_per_epoch)``: the frozen stage's ``History.history`` and its median

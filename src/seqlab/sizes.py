@@ -353,8 +353,8 @@ def choose(value: str | None = None, *, fast: bool | None = None, notebook: str 
         gpu = bool(tf.config.list_physical_devices("GPU"))
     if raw is None:
         if notebook is not None and gpu:
-            print("A GPU is here, so the full size: on a GPU its time is not measured (no GPU"
-                  f" was lent to this project); {_cpu_time(notebook, 'full')}.")
+            print("A GPU is here, so the full size: its time on a GPU is not measured; "
+                  f"{_cpu_time(notebook, 'full')}.")
         elif notebook is not None:
             print(f"No GPU on this runtime, so the class size ({_cpu_time(notebook, 'class')}"
                   f'); SIZE = "full" in the parameters cell trains the full size '

@@ -5,6 +5,7 @@ measured source of the FAST times the README table and the notebooks' title cell
     python -m benchmarks.notebooks --student  # also time the student copies (not recorded)
     python -m benchmarks.notebooks --sync     # no measuring: rewrite README + titles from the record
     python -m benchmarks.notebooks --only 08  # measure these notebooks, merge them into the record
+    python -m benchmarks.notebooks --other-versions  # a second version set: recorded beside, shown nowhere
 
 Measuring writes ``benchmarks/results/notebooks.json`` (seconds per notebook number, the
 device, the baseline) and then rewrites, from that file only, the FAST column of the README's
@@ -60,18 +61,29 @@ def read_record(path: Path = RECORD) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def versions() -> str:
+    """The TensorFlow and Keras a record was measured with (the kernel's: this interpreter's)."""
+    from importlib.metadata import version
+
+    return f"TensorFlow {version('tensorflow')}, Keras {version('keras')}"
+
+
 def write_record(seconds: dict[str, float], *, device: str, baseline: float | None,
                  source: str, path: Path = RECORD, sources: dict[str, str] | None = None) -> dict:
+    previous = read_record(path) if path.exists() else {}
     record = {
         "what": "FAST-mode wall time of each notebook in seconds: kernel start, TensorFlow "
                 "import and every cell, executed with seqlab_instructor.runner (papermill + nbclient)",
         "device": device,
         "source": source,
+        "versions": versions(),
         "baseline_seconds": baseline,
         "seconds": dict(sorted(seconds.items())),
     }
     if sources:
         record["sources"] = dict(sorted(sources.items()))
+    if "other_versions" in previous:
+        record["other_versions"] = previous["other_versions"]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return record
@@ -176,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="measure only these notebook numbers and merge them into the record")
     parser.add_argument("--sync", action="store_true",
                         help="do not measure: rewrite README and title cells from the record")
+    parser.add_argument("--other-versions", action="store_true",
+                        help="record these times under other_versions (README and titles keep "
+                             "the main record's)")
     args = parser.parse_args(argv)
     if args.sync:
         for name in sync(read_record()):
@@ -215,6 +230,13 @@ def main(argv: list[str] | None = None) -> int:
 
     measured = {notebook_number(p): round(s, 1) for p, s, _ in rows if p.parent.name == "notebooks"}
     source = f"python -m benchmarks.notebooks, {time.strftime('%Y-%m-%d')}"
+    if args.other_versions:
+        record = read_record()
+        record["other_versions"] = {"versions": versions(), "source": source,
+                                    "baseline_seconds": round(baseline, 1), "seconds": measured}
+        RECORD.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        print(f"\nrecorded under other_versions in {RECORD.relative_to(config.REPO_ROOT)}")
+        return 0
     sources = {}
     if args.only:  # keep the other notebooks' times; say which run measured which
         previous = read_record()

@@ -36,6 +36,7 @@ from pathlib import Path
 import nbformat
 
 from seqlab import config
+from seqlab.course.notebook import installed_version
 from seqlab_instructor.notebook_files import notebook_paths, setup_cell_source
 
 BUDGET_SECONDS = {"01": 60, "02": 60, "03": 60, "08": 60}
@@ -63,9 +64,13 @@ def read_record(path: Path = RECORD) -> dict:
 
 def versions() -> str:
     """The TensorFlow and Keras a record was measured with (the kernel's: this interpreter's)."""
-    from importlib.metadata import version
+    return (f"TensorFlow {installed_version('tensorflow')}, "
+            f"Keras {installed_version('keras')}")
 
-    return f"TensorFlow {version('tensorflow')}, Keras {version('keras')}"
+
+def save_record(record: dict, path: Path = RECORD) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
 
 def write_record(seconds: dict[str, float], *, device: str, baseline: float | None,
@@ -84,8 +89,7 @@ def write_record(seconds: dict[str, float], *, device: str, baseline: float | No
         record["sources"] = dict(sorted(sources.items()))
     if "other_versions" in previous:
         record["other_versions"] = previous["other_versions"]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    save_record(record, path)
     return record
 
 
@@ -234,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         record = read_record()
         record["other_versions"] = {"versions": versions(), "source": source,
                                     "baseline_seconds": round(baseline, 1), "seconds": measured}
-        RECORD.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        save_record(record)
         print(f"\nrecorded under other_versions in {RECORD.relative_to(config.REPO_ROOT)}")
         return 0
     sources = {}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -27,6 +28,7 @@ import nbformat
 import pytest
 
 from seqlab import config
+from seqlab.data.standin import STANDIN_DIRNAME, build_standin_text_embedding
 from seqlab_instructor.runner import run_notebook
 
 NOTEBOOK = config.REPO_ROOT / "notebooks" / "01_imdb_pretrained_embedding.ipynb"
@@ -37,9 +39,13 @@ PARAMETERS = {"EPOCHS": 12}
 
 
 def _home(folder: Path) -> Path:
-    """A SEQLAB_HOME: the checkout's data/, its own (empty) models/."""
+    """A SEQLAB_HOME: the checkout's data/, its own models/ holding only a link to the
+    checkout's stand-in text-embedding module (built once here; notebook 01's FAST runs in
+    tests/test_notebooks.py build it in a kernel)."""
     folder.mkdir()
     (folder / "data").symlink_to(config.DATA_DIR)
+    (folder / "models").mkdir()
+    (folder / "models" / STANDIN_DIRNAME).symlink_to(build_standin_text_embedding())
     (folder / "pyproject.toml").write_text("", encoding="utf-8")
     return folder
 
@@ -54,6 +60,7 @@ def _run_until_backed_up_then_kill(home: Path, output: Path, epochs_before_kill:
     number of epochs logged when the kill was sent."""
     import papermill
     from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
 
     papermill.execute_notebook(str(NOTEBOOK), str(output), parameters={"FAST": True, **PARAMETERS},
                                prepare_only=True, progress_bar=False, kernel_name="python3")
@@ -74,7 +81,11 @@ def _run_until_backed_up_then_kill(home: Path, output: Path, epochs_before_kill:
     async def run() -> int:
         async with client.async_setup_kernel(env=environment):
             for index in range(fit_cell):
-                await client.async_execute_cell(notebook.cells[index], index)
+                try:
+                    await client.async_execute_cell(notebook.cells[index], index)
+                except CellExecutionError as error:  # its last lines, not the whole cell
+                    tail = "\n".join(re.sub(r"\x1b\[[0-9;]*m", "", str(error)).splitlines()[-12:])
+                    pytest.fail(f"cell {index} failed before the fit:\n{tail}")
             fit = asyncio.ensure_future(
                 client.async_execute_cell(notebook.cells[fit_cell], fit_cell))
             deadline = time.monotonic() + 120

@@ -46,17 +46,6 @@ def test_stand_in_reviews_have_imdbs_lengths_labels_and_label_words():
     assert counts[0] > 20 * counts[99]
 
 
-def test_a_fit_stopped_early_is_counted_at_its_configured_epochs():
-    calls = [{"call": "fit", "model": "m", "seconds": 30.0, "epochs": 5,
-              "epoch_ends": [12.0, 21.0, 30.0]},          # epochs of 12, 9, 9 s; 2 missing
-             {"call": "evaluate", "model": "m", "seconds": 4.0, "epochs": None, "epoch_ends": None}]
-    seconds, notes = end_to_end.counted_seconds(calls)
-    assert seconds == pytest.approx(30 + 2 * 9 + 4)
-    assert notes == ["m stopped after 3 of 5 epochs, counted at 5 (9 s per missing epoch)"]
-    calls[0]["epoch_ends"] = [6.0 * k for k in range(1, 6)]  # all 5 run: counted as run
-    assert end_to_end.counted_seconds(calls) == (34.0, [])
-
-
 def test_the_start_up_file_logs_top_level_calls_and_grouping_only(tmp_path):
     log = tmp_path / "calls.jsonl"
     script = end_to_end.STARTUP + textwrap.dedent("""
@@ -83,36 +72,44 @@ def test_the_start_up_file_logs_top_level_calls_and_grouping_only(tmp_path):
     assert calls[1]["epoch_ends"][-1] <= calls[1]["seconds"]
 
 
-def test_the_record_text_names_the_stand_ins_and_the_former_figure():
+def test_the_record_text_names_the_data_and_the_stand_in_texts_figure():
     timing = {"number": "03", "size": "full", "seconds": 300.0, "notebook_seconds": 420.0,
-              "parameters": {"SIZE": "full", "EPOCHS": 3}, "notes": [],
-              "stopped": {"epochs": 3, "command": "a run on the real reviews"},
-              "calls": [{"call": "fit", "model": "m", "seconds": 280.0, "epochs": 3,
+              "parameters": {"SIZE": "full"},
+              "calls": [{"call": "fit", "model": "m", "seconds": 280.0, "epochs": 5,
                          "epoch_ends": [100.0, 190.0, 280.0]},
                         {"call": "evaluate", "model": "m", "seconds": 20.0, "epochs": None,
                          "epoch_ends": None}]}
-    text = end_to_end.how(timing, {"minutes": 2.5, "measured": "2026-11-28 03:01, load 0.4"})
-    assert "fit m: 280 s (3 epochs, first 100 s)" in text
+    stand_in = {"minutes": 2.5, "measured": "2026-11-28 03:01, load 0.4",
+                "how": "IMDB: its split sizes in generated words of Zipf frequencies"}
+    text = end_to_end.how(timing, stand_in)
+    assert "fit m: 280 s (3 of 5 epochs, first 100 s)" in text
     assert "evaluate and predict, per batch too, 20 s" in text
-    assert "stand-ins" in text and "EPOCHS = 3" in text
-    assert "2.5 min (2026-11-28 03:01, load 0.4); end to end is 2.0× that" in text
-    # measured end to end again: the former per-batch figure stays the one compared with
+    assert "IMDB: the real reviews" in text
+    assert "it was 2.5 min (2026-11-28 03:01, load 0.4): the real reviews take 2.0× that" in text
+    # measured on the real reviews again: the stand-in text's figure stays the one compared with
     again = end_to_end.how(timing, {"minutes": 4.0, "how": text, "measured": "today"})
-    assert "2.5 min (2026-11-28 03:01, load 0.4); end to end is 2.0× that" in again
+    assert "it was 2.5 min (2026-11-28 03:01, load 0.4): the real reviews take 2.0× that" in again
+    assert "stand-in text" not in end_to_end.how(timing, None)
 
 
-def test_notebook_03_trains_the_epochs_early_stopping_ran_on_the_real_reviews(monkeypatch):
-    from benchmarks import early_stopping
-    from seqlab import sizes
+def test_imdbs_notebooks_are_timed_on_the_real_reviews_only(tmp_path):
+    import gzip
 
-    monkeypatch.setattr(early_stopping, "epochs_at", lambda notebook, size: None)
-    assert end_to_end.notebook_parameters("03", "full") == ({"SIZE": "full"}, None)
-    stopped = {"epochs": 3, "command": "a run on the real reviews"}
-    monkeypatch.setattr(early_stopping, "epochs_at", lambda notebook, size: stopped)
-    assert end_to_end.notebook_parameters("03", "full") == ({"SIZE": "full", "EPOCHS": 3}, stopped)
-    assert sizes.settings("03", "class").epochs <= 3   # never more than the size's own epochs
-    assert end_to_end.notebook_parameters("03", "class") == ({"SIZE": "class"}, None)
-    assert end_to_end.notebook_parameters("06", "full") == ({"SIZE": "full"}, None)
+    stand_in_downloads.prepare_imdb(tmp_path / "tfds", {"train": 30, "test": 10, "unsupervised": 5})
+    assert not end_to_end.real_reviews(tmp_path)
+    with pytest.raises(SystemExit, match="--imdb"):
+        end_to_end.run("03", "class", tmp_path, tmp_path / "home", tmp_path / "runs")
+    real = tmp_path / "real"  # two files in the format of ../shared/data/imdb (our own text)
+    real.mkdir()
+    for split in ("train", "test"):
+        with gzip.open(real / f"{split}.tsv.gz", "wt", encoding="utf-8") as out:
+            out.writelines(f"{k % 2}\ta review, number {k}\n" for k in range(10))
+    stand_in_downloads.prepare_imdb(tmp_path / "tfds2", {"train": 10, "test": 10,
+                                                         "unsupervised": 5}, real=real)
+    other = tmp_path / "with-real"
+    other.mkdir()
+    (tmp_path / "tfds2").rename(other / "tfds")
+    assert end_to_end.real_reviews(other)
 
 
 def test_the_imdb_stand_in_is_read_by_the_notebooks_loader_and_profiled(tmp_path, capsys):

@@ -143,6 +143,26 @@ def real_reviews(stand_ins: Path) -> bool:
     return info.is_file() and "IMDB's real" in json.loads(info.read_text())["description"]
 
 
+def kernel_environment(stand_ins: Path, home: Path, backups: Path, log: Path) -> dict:
+    """A notebook kernel's variables: the prepared downloads, ``home`` as ``SEQLAB_HOME``, the
+    training runs' ``backups`` and the timing ``log``."""
+    return {"TFDS_DATA_DIR": str(stand_ins / "tfds"), "TFHUB_CACHE_DIR": str(stand_ins / "tfhub"),
+            "KAGGLEHUB_CACHE": str(stand_ins / "kagglehub"),
+            "IPYTHONDIR": str(stand_ins / "ipython"), "SEQLAB_HOME": str(home),
+            "SEQLAB_BACKUP_DIR": str(backups), "SEQLAB_TIMING_LOG": str(log)}
+
+
+def make_home(stand_ins: Path) -> Path:
+    """``stand_ins/home``, the notebooks' ``SEQLAB_HOME`` (their models/ and results, not ours)."""
+    home = stand_ins / "home"
+    if not home.is_dir():
+        home.mkdir()
+        for name in ("data", "notebooks", "pyproject.toml"):
+            (home / name).symlink_to(config.REPO_ROOT / name)
+        shutil.copytree(config.REPO_ROOT / "models", home / "models")
+    return home
+
+
 def run(number: str, size: str, stand_ins: Path, home: Path, output: Path) -> dict:
     """Run notebook ``number`` at ``size`` on the stand-ins; return its timings."""
     from seqlab_instructor.runner import run_notebook
@@ -157,10 +177,7 @@ def run(number: str, size: str, stand_ins: Path, home: Path, output: Path) -> di
     startup.mkdir(parents=True, exist_ok=True)
     (startup / "00-seqlab-timing.py").write_text(STARTUP, encoding="utf-8")
     backups = Path(tempfile.mkdtemp(prefix=f"e2e-backups-{number}-"))  # never a finished run
-    env = {"TFDS_DATA_DIR": str(stand_ins / "tfds"), "TFHUB_CACHE_DIR": str(stand_ins / "tfhub"),
-           "KAGGLEHUB_CACHE": str(stand_ins / "kagglehub"), "IPYTHONDIR": str(stand_ins / "ipython"),
-           "SEQLAB_HOME": str(home), "SEQLAB_BACKUP_DIR": str(backups),
-           "SEQLAB_TIMING_LOG": str(log)}
+    env = kernel_environment(stand_ins, home, backups, log)
     notebook = next((config.REPO_ROOT / "notebooks").glob(f"{number}_*.ipynb"))
     load = os.getloadavg()[0]
     started = time.strftime("%Y-%m-%d %H:%M")
@@ -237,12 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "sync":
         sync_prose()
         return 0
-    home = args.stand_ins / "home"  # SEQLAB_HOME: the notebooks' models/ and results, not ours
-    if not home.is_dir():
-        home.mkdir()
-        for name in ("data", "notebooks", "pyproject.toml"):
-            (home / name).symlink_to(config.REPO_ROOT / name)
-        shutil.copytree(config.REPO_ROOT / "models", home / "models")
+    home = make_home(args.stand_ins)
     output = args.stand_ins / "runs"
     output.mkdir(exist_ok=True)
     for number in args.numbers:

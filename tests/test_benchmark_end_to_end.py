@@ -15,7 +15,7 @@ import pytest
 from seqlab import config
 
 sys.path.insert(0, str(config.REPO_ROOT))  # benchmarks/ is a package at the repository root
-from benchmarks import end_to_end, stand_in_downloads, stand_ins  # noqa: E402
+from benchmarks import bert_control, end_to_end, stand_in_downloads, stand_ins  # noqa: E402
 
 
 def test_made_up_words_are_distinct_and_shortest_first():
@@ -99,6 +99,8 @@ def test_imdbs_notebooks_are_timed_on_the_real_reviews_only(tmp_path):
     assert not end_to_end.real_reviews(tmp_path)
     with pytest.raises(SystemExit, match="--imdb"):
         end_to_end.run("03", "class", tmp_path, tmp_path / "home", tmp_path / "runs")
+    with pytest.raises(SystemExit, match="--imdb"):
+        bert_control.main([str(tmp_path), "--rates", "1e-4"])
     real = tmp_path / "real"  # two files in the format of ../shared/data/imdb (our own text)
     real.mkdir()
     for split in ("train", "test"):

@@ -8,13 +8,13 @@ class-size configuration of notebooks 04 and 05, largest first.
 
 MINUTES = {
     '01': {'class': 0.6, 'full': 0.6},
-    '02': {'class': 1.9, 'full': 1.9},
-    '03': {'class': 3.1, 'full': 3.8},
+    '02': {'class': 1.4, 'full': 1.4},
+    '03': {'class': 3.2, 'full': 4.9},
     '04': {'class': 10.7, 'full': 71.6},
     '05': {'class': 12.7, 'full': 44.7},
-    '06': {'class': 4.2, 'full': 21.1},
+    '06': {'class': 4.8, 'full': 19.3},
     '07': {'class': 6.8, 'full': 40.9},
-    '08': {'class': 6.4, 'full': 15.2},
+    '08': {'class': 6.5, 'full': 18.8},
 }
 
 RECORD_SPEED = 190.5

@@ -1,7 +1,6 @@
 """When early stopping stops notebooks 03's and 07's full-size training on the real data: measured
-by running the notebook, recorded as data; ``benchmarks.end_to_end`` runs notebook 03 on its
-stand-in reviews for the epochs recorded here (notebook 07 it runs on the real text, where early
-stopping ends the run itself).
+by running the notebook, recorded as data (``benchmarks.end_to_end`` runs both on the real texts,
+where early stopping ends each run itself).
 
 Notebook 03's entry comes from issue 40's run of the notebook at full size on the real IMDB
 reviews (TFDS's split, TF 2.21), five epochs without early stopping: its validation losses are
@@ -129,11 +128,6 @@ def record(runs_folder: Path, notebook: str = "07", size: str = "full",
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     return entry
-
-
-def epochs_at(notebook: str, size: str, path: Path = RECORD) -> dict | None:
-    """The recorded epochs of ``notebook`` at ``size`` (``{"lstm_epochs": 9, ...}``), or None."""
-    return read_record(path).get(notebook, {}).get(size)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,8 +33,7 @@ def test_the_epochs_of_each_finished_training_are_recorded(tmp_path):
     entry = early_stopping.record(tmp_path, "07", "full", path=path)
     assert (entry["lstm_epochs"], entry["gpt_epochs"]) == (5, 4)
     assert entry["best_val_loss"] == {"lstm": 1.45, "gpt": 1.6}
-    assert early_stopping.epochs_at("07", "full", path=path)["lstm_epochs"] == 5
-    assert early_stopping.epochs_at("07", "class", path=path) is None
+    assert early_stopping.read_record(path)["07"]["full"]["lstm_epochs"] == 5
 
 
 def test_a_run_still_in_progress_is_refused_or_recorded_as_not_measured(tmp_path):

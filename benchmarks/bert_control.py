@@ -43,12 +43,13 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("prepare the folder with --imdb ../shared/data/imdb")
     output = args.stand_ins / "runs-bert-control"
     output.mkdir(exist_ok=True)
+    home = make_home(args.stand_ins)
     with tempfile.TemporaryDirectory(prefix="bert-control-") as backups:
         run = run_notebook(
             next((config.REPO_ROOT / "notebooks").glob("08_*.ipynb")), output, fast=False,
             parameters={"SIZE": args.size}, timeout=None, epilogue_timeout=3600,
-            cwd=args.stand_ins / "home" / "notebooks", epilogue=[EPILOGUE.format(rates=args.rates)],
-            env=kernel_environment(args.stand_ins, make_home(args.stand_ins), Path(backups),
+            cwd=home / "notebooks", epilogue=[EPILOGUE.format(rates=args.rates)],
+            env=kernel_environment(args.stand_ins, home, Path(backups),
                                    output / "keras_calls.jsonl"))
     import nbformat
 

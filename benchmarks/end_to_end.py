@@ -167,11 +167,11 @@ def run(number: str, size: str, stand_ins: Path, home: Path, output: Path) -> di
     """Run notebook ``number`` at ``size`` on the stand-ins; return its timings."""
     from seqlab_instructor.runner import run_notebook
 
-    log = output / f"{number}-{size}-{TIMING_LOG}"
-    log.unlink(missing_ok=True)
     if number != "07" and not real_reviews(stand_ins):
         raise SystemExit(f"notebook {number} is measured on IMDB's real reviews: prepare the "
                          "folder with --imdb ../shared/data/imdb")
+    log = output / f"{number}-{size}-{TIMING_LOG}"
+    log.unlink(missing_ok=True)
     parameters = {"SIZE": size}
     startup = stand_ins / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True, exist_ok=True)
